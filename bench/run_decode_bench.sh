@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# End-to-end decode benchmark: canal-binlog against mariadb-binlog on the same
+# 1M-row binlog, with pass/fail targets.
+#
+#   bench/run_decode_bench.sh [--build-dir DIR] [--data DIR] [--runs N] [--no-gbench]
+#
+# Data: DIR (default build/bench-data) made by bench/gen_bench_binlog.sh when it
+# has no MANIFEST yet, reused otherwise. Measures, best of N (default 3) runs of
+# wall-clock time each, output to /dev/null:
+#   typed  canal-binlog decode --count-only   (every row into typed values)
+#   json   canal-binlog decode                (one JSON line per row change)
+#   mysql  mariadb-binlog -vv --base64-output=decode-rows
+# and prints rows/s and MB/s (10^6 bytes of binlog) for each, and json's speed-up
+# over mariadb-binlog. Before timing it checks that canal-binlog sees every row.
+# Then (unless --no-gbench) runs build/bin/decode_bench on the same file.
+#
+# Fails (exit 1) when typed < BENCH_MIN_TYPED_ROWS_PER_S (default 1000000) rows/s
+# or the speed-up < BENCH_MIN_RATIO (default 5).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build"
+data=""
+runs=3
+gbench=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --no-gbench) gbench=0; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_decode_bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$data" ] || data="$build/bench-data"
+min_typed=${BENCH_MIN_TYPED_ROWS_PER_S:-1000000}
+min_ratio=${BENCH_MIN_RATIO:-5}
+
+say() { echo "run_decode_bench: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+canal_binlog="$build/bin/canal-binlog"
+[ -x "$canal_binlog" ] || fail "$canal_binlog not built (scripts/build.sh --release)"
+mariadb_binlog=$(command -v mariadb-binlog || command -v mysqlbinlog || true)
+[ -n "$mariadb_binlog" ] || fail "mariadb-binlog not found (install mariadb-client)"
+
+if [ ! -f "$data/MANIFEST" ]; then
+  say "no benchmark binlog in $data; generating it"
+  bash "$repo/bench/gen_bench_binlog.sh" "$data" ${BENCH_PORT:+--port "$BENCH_PORT"}
+else
+  say "reusing $data (delete it to regenerate)"
+fi
+manifest_value() { sed -n "s/^$1=//p" "$data/MANIFEST"; }
+rows=$(manifest_value rows)
+bytes=$(manifest_value bytes)
+read -r -a names <<< "$(manifest_value files)"
+files=()
+for n in "${names[@]}"; do files+=("$data/$n"); done
+if [ "${#files[@]}" -eq 0 ] || [ -z "$rows" ] || [ -z "$bytes" ]; then fail "bad $data/MANIFEST"; fi
+say "input: ${names[*]} in $data: $rows rows, $bytes bytes"
+
+# Untimed correctness checks: a fast wrong decoder is no result.
+summary=$("$canal_binlog" decode --count-only "${files[@]}") || fail "canal-binlog decode --count-only failed"
+say "count-only says: $summary"
+# Accepts rows=N, rows: N, "rows":N or N rows.
+counted=$(grep -oE '"?rows"?[=: ]+[0-9]+|[0-9]+ rows' <<< "$summary" | grep -oE '[0-9]+' | head -n 1 || true)
+[ "$counted" = "$rows" ] || fail "count-only reported ${counted:-no} rows, the binlog has $rows"
+json_rows=$("$canal_binlog" decode "${files[@]}" | grep -c '"type": *"INSERT"' || true)
+[ "$json_rows" = "$rows" ] || fail "decode printed $json_rows INSERT lines, the binlog has $rows"
+
+# Best wall-clock seconds of $runs runs of "$@" with output discarded.
+best_of() {
+  local best="" t0 t1 elapsed i
+  for ((i = 0; i < runs; i++)); do
+    t0=$EPOCHREALTIME
+    "$@" > /dev/null || { say "FAIL: command failed: $*" >&2; return 1; }
+    t1=$EPOCHREALTIME
+    elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+    if [ -z "$best" ] || awk -v e="$elapsed" -v b="$best" 'BEGIN { exit !(e < b) }'; then
+      best=$elapsed
+    fi
+  done
+  echo "$best"
+}
+
+say "timing, best of $runs runs each ..."
+t_typed=$(best_of "$canal_binlog" decode --count-only "${files[@]}") || exit 1
+t_json=$(best_of "$canal_binlog" decode "${files[@]}") || exit 1
+t_mysql=$(best_of "$mariadb_binlog" -vv --base64-output=decode-rows "${files[@]}") || exit 1
+
+awk -v rows="$rows" -v bytes="$bytes" -v tt="$t_typed" -v tj="$t_json" -v tm="$t_mysql" \
+    -v min_typed="$min_typed" -v min_ratio="$min_ratio" '
+function line(name, t) {
+  printf "%-44s %9.3f %14.0f %10.1f\n", name, t, rows / t, bytes / t / 1e6
+}
+BEGIN {
+  printf "%-44s %9s %14s %10s\n", "decoder", "seconds", "rows/s", "MB/s"
+  line("canal-binlog decode --count-only (typed)", tt)
+  line("canal-binlog decode (JSON lines)", tj)
+  line("mariadb-binlog -vv --base64-output=decode-rows", tm)
+  ratio = tm / tj
+  typed = rows / tt
+  printf "JSON speed-up over mariadb-binlog: %.2fx\n", ratio
+  printf "targets: typed >= %d rows/s (%s), speed-up >= %sx (%s)\n",
+         min_typed, typed >= min_typed ? "met" : "MISSED",
+         min_ratio, ratio >= min_ratio ? "met" : "MISSED"
+  exit !(typed >= min_typed && ratio >= min_ratio)
+}' || fail "a decode throughput target was missed"
+
+if [ "$gbench" = 1 ]; then
+  if [ -x "$build/bin/decode_bench" ]; then
+    say "Google Benchmark on ${files[0]}"
+    BENCH_BINLOG="${files[0]}" "$build/bin/decode_bench" --benchmark_min_time=0.5 \
+      || fail "decode_bench failed"
+  else
+    say "skipping decode_bench: $build/bin/decode_bench not built"
+  fi
+fi
+say "PASS"

@@ -1,0 +1,79 @@
+// RowsEvent: a WRITE/UPDATE/DELETE rows event kept raw, and RowsReader, which
+// decodes its rows one change at a time into reusable images.
+//
+// Decoding rows is the hot path: RowsReader allocates nothing per row once its
+// images have grown to the table's width; values are views into the event.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/column_value.h"
+#include "canal/parser/binlog/event_type.h"
+#include "canal/parser/binlog/table_map.h"
+
+namespace canal::binlog {
+
+struct RowsEvent {
+  RowsEventInfo info;
+  uint64_t table_id = 0;
+  uint16_t flags = 0;              // STMT_END_F = 1, ...
+  uint32_t column_count = 0;
+  std::string_view columns_before;  // bitmap: columns present in the before image (or only image)
+  std::string_view columns_after;   // bitmap: columns present in the after image (updates)
+  std::string_view rows;            // row images, back to back
+  const TableMap* table = nullptr;  // set by the decoder; never null in a decoded event
+  // For error messages.
+  std::string_view source;
+  uint64_t offset = 0;
+
+  bool statement_end() const { return flags & 1; }
+};
+
+// One image of one row: one value per table column (absent where the bitmap says).
+struct RowImage {
+  std::vector<ColumnValue> values;
+};
+
+struct RowChange {
+  RowsKind kind = RowsKind::kWrite;
+  bool has_before = false, has_after = false;
+  RowImage before, after;
+};
+
+class RowsReader {
+ public:
+  RowsReader() = default;
+  // Starts reading `event` (which must outlive the reader's use of it).
+  void Reset(const RowsEvent& event);
+
+  // Decodes the next change into *change. Sets *done and returns OK at the end.
+  // An image that runs past the event, a length outside it, or a value that does
+  // not fit its column is an error naming the source, event offset, row number,
+  // column and byte offset.
+  Status Next(RowChange* change, bool* done);
+
+  // Number of changes returned so far.
+  uint64_t row_index() const { return row_index_; }
+
+ private:
+  Status ReadImage(std::string_view present_bitmap, bool after, RowImage* image);
+  Status ReadValue(const ColumnInfo& col, size_t col_index, ColumnValue* v);
+  Status Error(std::string_view what, size_t col_index) const;
+
+  const RowsEvent* event_ = nullptr;
+  const uint8_t* p_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  uint64_t row_index_ = 0;
+  // Owned storage for values that had to be built (partial JSON documents);
+  // one slot per column so views stay stable while a row is in use.
+  std::vector<std::string> built_;
+  std::string_view partial_json_bits_;
+  bool after_partial_ = false;
+  RowImage* before_for_partial_ = nullptr;
+};
+
+}  // namespace canal::binlog

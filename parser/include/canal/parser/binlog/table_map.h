@@ -1,0 +1,72 @@
+// TableMap: what a TABLE_MAP event says about one table, plus the column facts
+// (names, keys, signedness, charsets, ENUM/SET labels) merged in from optional
+// metadata or from a TableSchemaProvider.
+//
+// TableMaps are owned by the EventDecoder (keyed by table id) and stay valid until
+// the next TABLE_MAP for the same id or the end of the statement. They own their
+// strings, so rows can refer to them after the event buffer is gone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/parser/binlog/column_type.h"
+
+namespace canal::binlog {
+
+struct ColumnInfo {
+  ColumnType type = ColumnType::kNull;  // as written in TABLE_MAP
+  ColumnType real_type = ColumnType::kNull;  // STRING meta unfolded: ENUM, SET or STRING
+  uint16_t meta = 0;                    // type metadata, decoded per type
+  bool nullable = true;
+  // Optional metadata (or schema provider); *_known says whether it was there.
+  bool is_unsigned = false;
+  bool signedness_known = false;
+  uint32_t charset = 0;  // collation id; 63 = binary; 0 = unknown
+  std::string name;      // empty when unknown
+  bool is_key = false;   // part of the primary key
+  bool visible = true;
+  uint8_t geometry_type = 0;
+  uint32_t vector_dimensions = 0;
+  std::vector<std::string> enum_or_set_labels;
+
+  // Derived facts.
+  // Field length for STRING/VARCHAR (bytes) and BIT (bits).
+  uint32_t max_length = 0;
+  uint8_t precision = 0, decimals = 0;  // NEWDECIMAL
+};
+
+struct TableMap {
+  uint64_t table_id = 0;
+  uint16_t flags = 0;
+  std::string db;
+  std::string table;
+  std::vector<ColumnInfo> columns;
+  // True when names came from the binlog or a schema provider; false means the
+  // decoder is naming columns by position ("@1", "@2", ...).
+  bool names_known = false;
+  bool keys_known = false;
+  // Optional-metadata kinds seen (bit i = kind i), for diagnostics and tests.
+  uint32_t optional_metadata_kinds = 0;
+};
+
+// Optional metadata field types (TABLE_MAP trailer TLVs).
+enum class OptionalMetadataType : uint8_t {
+  kSignedness = 1,
+  kDefaultCharset = 2,
+  kColumnCharset = 3,
+  kColumnName = 4,
+  kSetStrValue = 5,
+  kEnumStrValue = 6,
+  kGeometryType = 7,
+  kSimplePrimaryKey = 8,
+  kPrimaryKeyWithPrefix = 9,
+  kEnumAndSetDefaultCharset = 10,
+  kEnumAndSetColumnCharset = 11,
+  kColumnVisibility = 12,
+  kVectorDimensionality = 13,
+};
+
+}  // namespace canal::binlog

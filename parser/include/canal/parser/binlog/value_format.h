@@ -1,0 +1,50 @@
+// Rendering decoded column values as the strings Canal clients expect
+// (CANAL_PROTOCOL.md "Value strings"), and the java.sql.Types code of a column.
+//
+// Pure functions; thread-safe. Output is appended, so a caller can reuse one
+// std::string across rows without allocating.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/column_value.h"
+#include "canal/parser/binlog/table_map.h"
+
+namespace canal::binlog {
+
+struct ValueFormatOptions {
+  // Canal's mode: ENUM as 1-based index, SET as bitmask, binary as ISO-8859-1
+  // (one char per byte, UTF-8 encoded). Readable mode: ENUM/SET labels, binary as base64.
+  bool readable = false;
+  // Offset applied to TIMESTAMP values, in seconds east of UTC (default UTC).
+  int32_t timestamp_utc_offset_seconds = 0;
+};
+
+// Appends the Canal text of `value` (which must be present and not NULL) for
+// `column` to *out. JSON that fails to decode is an error; everything else renders.
+Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
+                        const ValueFormatOptions& options, std::string* out);
+
+// java.sql.Types code Canal puts in Column.sqlType.
+int CanalSqlType(const ColumnInfo& column);
+
+// MySQL type text Canal puts in Column.mysqlType ("int(10) unsigned" when known
+// from a schema; otherwise derived from the binlog type: "int", "varchar(255)", ...).
+std::string CanalMysqlType(const ColumnInfo& column);
+
+// Decimal text with exactly `scale` fraction digits, from MySQL's binary decimal.
+// `raw` must be DecimalBinarySize(precision, scale) bytes.
+Status AppendDecimalText(std::string_view raw, int precision, int scale, std::string* out);
+size_t DecimalBinarySize(int precision, int scale);
+
+// Appends `bytes` in collation `charset` as UTF-8. UTF-8 family and ASCII copy
+// through; latin1 (cp1252), binary and ucs2/utf16/utf16le/utf32 convert; other
+// charsets copy through unchanged (documented limitation).
+void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out);
+
+// True when the collation id is a binary one (63) — BLOB vs TEXT, BINARY vs CHAR.
+inline bool IsBinaryCharset(uint32_t charset) { return charset == 63; }
+
+}  // namespace canal::binlog

@@ -1,0 +1,27 @@
+// TABLE_MAP decoding (column types, metadata, nullability, optional metadata)
+// and merging column facts from a TableSchemaProvider. Internal to parser/.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/schema_provider.h"
+#include "canal/parser/binlog/table_map.h"
+
+namespace canal::binlog {
+
+// `body`: post-header + payload, checksum excluded.
+Status DecodeTableMap(std::string_view body, uint8_t post_header_length, TableMap* table);
+
+// Fills names, keys, signedness and charsets from the provider when the binlog
+// did not carry them. A provider whose column count differs from the event's is
+// an error: labelling values with the wrong column is never acceptable.
+Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* table);
+
+// Facts about a column's binlog type used by optional metadata numbering.
+bool IsNumericColumn(const ColumnInfo& c);
+bool IsCharacterColumn(const ColumnInfo& c);
+bool IsEnumOrSetColumn(const ColumnInfo& c);
+
+}  // namespace canal::binlog

@@ -1,0 +1,574 @@
+// Canal's value strings (CANAL_PROTOCOL.md "Value strings"), Column.sqlType and
+// Column.mysqlType.
+//
+// Hot path: called once per column per row. Numbers are formatted with
+// std::to_chars into stack buffers and appended; nothing here allocates except
+// the caller's output string growing.
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "canal/parser/binlog/json_binary.h"
+#include "canal/parser/binlog/value_format.h"
+
+namespace canal::binlog {
+
+namespace internal {
+// Defined in charset.cc: maximum bytes per character of a collation's charset,
+// 0 when the collation id is unknown.
+int CharsetMaxBytesPerChar(uint32_t collation);
+}  // namespace internal
+
+namespace {
+
+// java.sql.Types codes.
+constexpr int kSqlBit = -7;
+constexpr int kSqlTinyInt = -6;
+constexpr int kSqlBigInt = -5;
+constexpr int kSqlVarBinary = -3;
+constexpr int kSqlBinary = -2;
+constexpr int kSqlChar = 1;
+constexpr int kSqlDecimal = 3;
+constexpr int kSqlInteger = 4;
+constexpr int kSqlSmallInt = 5;
+constexpr int kSqlReal = 7;
+constexpr int kSqlDouble = 8;
+constexpr int kSqlVarchar = 12;
+constexpr int kSqlDate = 91;
+constexpr int kSqlTime = 92;
+constexpr int kSqlTimestamp = 93;
+constexpr int kSqlOther = 1111;
+constexpr int kSqlBlob = 2004;
+constexpr int kSqlClob = 2005;
+
+// The type that decides rendering: TABLE_MAP writes ENUM and SET as STRING with
+// the real type in the metadata, which the decoder unfolds into real_type.
+ColumnType EffectiveType(const ColumnInfo& column) {
+  return column.real_type != ColumnType::kNull ? column.real_type : column.type;
+}
+
+// BLOB vs TEXT needs the charset. Without it (no optional metadata) we cannot
+// tell, and say BLOB as Canal does when it has no table schema.
+bool IsTextBlob(const ColumnInfo& column) {
+  return column.charset != 0 && !IsBinaryCharset(column.charset);
+}
+
+template <typename Int>
+void AppendInt(Int v, std::string* out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+// At least `width` digits, zero-padded on the left.
+void AppendPadded(uint64_t v, int width, std::string* out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  const int len = static_cast<int>(r.ptr - buf);
+  if (len < width) out->append(static_cast<size_t>(width - len), '0');
+  out->append(buf, r.ptr);
+}
+
+// FLOAT and DOUBLE text.
+//
+// Digits: the shortest string that reads back as the same float/double (what the
+// protocol doc asks for, and what Java's Float/Double.toString, and so Canal,
+// print for FLOAT: 3.14159f -> "3.14159", not MySQL's 6-digit rounding).
+// Notation: MySQL's, not Java's. MySQL (checked on MariaDB 10.11, same code as
+// MySQL's my_gcvt) prints plain decimals for 1e-15 <= |x| < 1e15 and d.ddde[-]N
+// outside that (1e15, 1.5e-16, 1.7976931348623157e308). Canal prints Java's
+// String.valueOf: "1.0" for 1 and "1.0E7" for 1e7; we print "1" and "10000000",
+// as MySQL would show them. Every Java/JDBC parser reads both forms.
+// -0 keeps its sign ("-0"); NaN/infinity (not storable in MySQL) print as Java does.
+template <typename Float>
+void AppendFloating(Float v, std::string* out) {
+  if (std::isnan(v)) {
+    out->append("NaN");
+    return;
+  }
+  if (std::isinf(v)) {
+    out->append(v < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  char sci[40];
+  const auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
+  // sci is "[-]d[.ddd]e(+|-)XX": split into sign, digits and decimal exponent.
+  const char* p = sci;
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  char digits[24];
+  int ndigits = 0;
+  for (; p < r.ptr && *p != 'e'; ++p) {
+    if (*p != '.') digits[ndigits++] = *p;
+  }
+  int exponent = 0;
+  if (p < r.ptr) {
+    ++p;  // 'e'
+    const bool exp_negative = *p == '-';
+    ++p;  // sign
+    std::from_chars(p, r.ptr, exponent);
+    if (exp_negative) exponent = -exponent;
+  }
+
+  char buf[64];
+  char* o = buf;
+  if (negative) *o++ = '-';
+  if (exponent >= -15 && exponent < 15) {
+    if (exponent >= 0) {
+      const int int_digits = exponent + 1;
+      for (int i = 0; i < int_digits; ++i) *o++ = i < ndigits ? digits[i] : '0';
+      if (ndigits > int_digits) {
+        *o++ = '.';
+        for (int i = int_digits; i < ndigits; ++i) *o++ = digits[i];
+      }
+    } else {
+      *o++ = '0';
+      *o++ = '.';
+      for (int i = 0; i < -exponent - 1; ++i) *o++ = '0';
+      for (int i = 0; i < ndigits; ++i) *o++ = digits[i];
+    }
+  } else {
+    *o++ = digits[0];
+    if (ndigits > 1) {
+      *o++ = '.';
+      for (int i = 1; i < ndigits; ++i) *o++ = digits[i];
+    }
+    *o++ = 'e';
+    o = std::to_chars(o, buf + sizeof buf, exponent).ptr;
+  }
+  out->append(buf, o);
+}
+
+void AppendFraction(uint32_t micros, uint8_t fsp, std::string* out) {
+  if (fsp == 0) return;
+  if (fsp > 6) fsp = 6;
+  char frac[6];
+  uint32_t v = micros % 1000000;
+  for (int i = 5; i >= 0; --i) {
+    frac[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  out->push_back('.');
+  out->append(frac, fsp);
+}
+
+void AppendDate(uint64_t year, uint32_t month, uint32_t day, std::string* out) {
+  AppendPadded(year, 4, out);
+  out->push_back('-');
+  AppendPadded(month, 2, out);
+  out->push_back('-');
+  AppendPadded(day, 2, out);
+}
+
+void AppendClock(uint32_t hour, uint32_t minute, uint32_t second, std::string* out) {
+  AppendPadded(hour, 2, out);
+  out->push_back(':');
+  AppendPadded(minute, 2, out);
+  out->push_back(':');
+  AppendPadded(second, 2, out);
+}
+
+void AppendTime(const TemporalValue& t, uint8_t fsp, std::string* out) {
+  // MySQL normalises -00:00:00 to 00:00:00, so a sign only goes with a non-zero value.
+  if (t.negative && (t.hour | t.minute | t.second | t.micros) != 0) out->push_back('-');
+  AppendClock(t.hour, t.minute, t.second, out);
+  AppendFraction(t.micros, fsp, out);
+}
+
+// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+// civil_from_days arithmetic: eras of 400 years = 146097 days, years starting
+// in March so that the leap day is last). No libc time calls: thread-safe and
+// independent of the process time zone.
+struct CivilDate {
+  int64_t year;
+  uint32_t month, day;
+};
+CivilDate CivilFromDays(int64_t days) {
+  const int64_t z = days + 719468;  // days since 0000-03-01
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t day_of_era = z - era * 146097;  // [0, 146096]
+  const int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const int64_t month_from_march = (5 * day_of_year + 2) / 153;  // [0, 11]
+  const auto day = static_cast<uint32_t>(day_of_year - (153 * month_from_march + 2) / 5 + 1);
+  const auto month = static_cast<uint32_t>(month_from_march < 10 ? month_from_march + 3
+                                                                 : month_from_march - 9);
+  const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+  return {year, month, day};
+}
+
+void AppendTimestamp(uint64_t unix_seconds, uint32_t micros, uint8_t fsp, int32_t offset_seconds,
+                     std::string* out) {
+  if (unix_seconds == 0) {
+    // TIMESTAMP 0 is MySQL's zero timestamp, not the epoch (which it cannot store).
+    out->append("0000-00-00 00:00:00");
+    AppendFraction(micros, fsp, out);
+    return;
+  }
+  // Far beyond any real TIMESTAMP (2038 / 2106); capped so the arithmetic cannot overflow.
+  constexpr uint64_t kMaxSeconds = uint64_t{1} << 50;
+  const int64_t local =
+      static_cast<int64_t>(unix_seconds < kMaxSeconds ? unix_seconds : kMaxSeconds) +
+      offset_seconds;
+  int64_t days = local / 86400;
+  int64_t secs = local % 86400;
+  if (secs < 0) {
+    secs += 86400;
+    --days;
+  }
+  const CivilDate date = CivilFromDays(days);
+  // local >= 1 - 2^31 puts the year at 1901 or later: never negative.
+  AppendDate(static_cast<uint64_t>(date.year), date.month, date.day, out);
+  out->push_back(' ');
+  const auto s = static_cast<uint32_t>(secs);
+  AppendClock(s / 3600, s / 60 % 60, s % 60, out);
+  AppendFraction(micros, fsp, out);
+}
+
+void AppendYear(int64_t year, std::string* out) {
+  if (year < 0) {
+    AppendInt(year, out);  // not a YEAR MySQL can store; show it as is
+    return;
+  }
+  AppendPadded(static_cast<uint64_t>(year), 4, out);  // 0 -> "0000"
+}
+
+void AppendBase64(std::string_view bytes, std::string* out) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out->reserve(out->size() + (bytes.size() + 2) / 3 * 4);
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t n = bytes.size();
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const uint32_t v = uint32_t(p[i]) << 16 | uint32_t(p[i + 1]) << 8 | p[i + 2];
+    const char quad[4] = {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63],
+                          kAlphabet[v & 63]};
+    out->append(quad, 4);
+  }
+  if (i < n) {
+    const uint32_t v = uint32_t(p[i]) << 16 | (i + 1 < n ? uint32_t(p[i + 1]) << 8 : 0);
+    const char quad[4] = {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63],
+                          i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=', '='};
+    out->append(quad, 4);
+  }
+}
+
+// Readable ENUM: the 1-based label; 0 is MySQL's "" error value. Without labels
+// (no optional metadata / schema) or with an index past them, the index.
+void AppendEnumLabel(uint64_t index, const ColumnInfo& column, std::string* out) {
+  if (index == 0) return;
+  const auto& labels = column.enum_or_set_labels;
+  if (index > labels.size()) {
+    AppendInt(index, out);
+    return;
+  }
+  AppendAsUtf8(labels[index - 1], column.charset, out);
+}
+
+// Readable SET: labels of the set bits, comma-separated, in definition order
+// (as MySQL prints them). Without labels for every set bit, the bitmask.
+void AppendSetLabels(uint64_t bits, const ColumnInfo& column, std::string* out) {
+  const auto& labels = column.enum_or_set_labels;
+  if (labels.size() < 64 && (bits >> labels.size()) != 0) {
+    AppendInt(bits, out);
+    return;
+  }
+  bool first = true;
+  for (size_t i = 0; i < labels.size() && i < 64; ++i) {
+    if ((bits >> i & 1) == 0) continue;
+    if (!first) out->push_back(',');
+    first = false;
+    AppendAsUtf8(labels[i], column.charset, out);
+  }
+}
+
+void AppendInteger(const ColumnValue& value, ColumnType type, const ColumnInfo& column,
+                   const ValueFormatOptions& options, std::string* out) {
+  if (type == ColumnType::kYear && value.kind == ColumnValue::Kind::kSigned) {
+    AppendYear(value.i64, out);
+  } else if (type == ColumnType::kYear) {
+    AppendPadded(value.u64, 4, out);
+  } else if (value.kind == ColumnValue::Kind::kSigned) {
+    AppendInt(value.i64, out);
+  } else if (options.readable && type == ColumnType::kEnum) {
+    AppendEnumLabel(value.u64, column, out);
+  } else if (options.readable && type == ColumnType::kSet) {
+    AppendSetLabels(value.u64, column, out);
+  } else {
+    AppendInt(value.u64, out);
+  }
+}
+
+}  // namespace
+
+Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
+                        const ValueFormatOptions& options, std::string* out) {
+  const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+  switch (value.kind) {
+    case ColumnValue::Kind::kAbsent:
+    case ColumnValue::Kind::kNull:
+      return Status::InvalidArgument("an absent or NULL column has no value text");
+    case ColumnValue::Kind::kSigned:
+    case ColumnValue::Kind::kUnsigned:
+      AppendInteger(value, type, column, options, out);
+      return Status::OK();
+    case ColumnValue::Kind::kFloat:
+      AppendFloating(value.f32, out);
+      return Status::OK();
+    case ColumnValue::Kind::kDouble:
+      AppendFloating(value.f64, out);
+      return Status::OK();
+    case ColumnValue::Kind::kDecimal: {
+      const size_t old_size = out->size();
+      Status s = AppendDecimalText(value.raw, column.precision, column.decimals, out);
+      if (!s.ok()) out->resize(old_size);
+      return s;
+    }
+    case ColumnValue::Kind::kDate:
+      AppendDate(value.temporal.year, value.temporal.month, value.temporal.day, out);
+      return Status::OK();
+    case ColumnValue::Kind::kTime:
+      AppendTime(value.temporal, value.fsp, out);
+      return Status::OK();
+    case ColumnValue::Kind::kDateTime:
+      AppendDate(value.temporal.year, value.temporal.month, value.temporal.day, out);
+      out->push_back(' ');
+      AppendClock(value.temporal.hour, value.temporal.minute, value.temporal.second, out);
+      AppendFraction(value.temporal.micros, value.fsp, out);
+      return Status::OK();
+    case ColumnValue::Kind::kTimestamp:
+      AppendTimestamp(value.u64, value.timestamp_micros, value.fsp,
+                      options.timestamp_utc_offset_seconds, out);
+      return Status::OK();
+    case ColumnValue::Kind::kString:
+      AppendAsUtf8(value.raw, column.charset, out);
+      return Status::OK();
+    case ColumnValue::Kind::kBytes:
+      if (options.readable) {
+        AppendBase64(value.raw, out);
+      } else {
+        AppendAsUtf8(value.raw, /*charset=binary: ISO-8859-1*/ 63, out);
+      }
+      return Status::OK();
+    case ColumnValue::Kind::kJson: {
+      if (value.json_is_text) {
+        // MariaDB's JSON is LONGTEXT in the column's charset; a document the
+        // decoder built is UTF-8 already.
+        if (IsBinaryCharset(column.charset)) {
+          out->append(value.raw);
+        } else {
+          AppendAsUtf8(value.raw, column.charset, out);
+        }
+        return Status::OK();
+      }
+      const size_t old_size = out->size();
+      Status s = AppendJsonText(value.raw, out);
+      if (!s.ok()) {
+        out->resize(old_size);
+        return s.WithContext("JSON value");
+      }
+      return Status::OK();
+    }
+  }
+  return Status::InvalidArgument("unknown column value kind");
+}
+
+int CanalSqlType(const ColumnInfo& column) {
+  const ColumnType t = EffectiveType(column);
+  switch (t) {
+    case ColumnType::kTiny: return kSqlTinyInt;
+    case ColumnType::kShort: return kSqlSmallInt;
+    case ColumnType::kInt24:
+    case ColumnType::kLong: return kSqlInteger;
+    // Canal moves unsigned BIGINT to DECIMAL: values above 2^63-1 do not fit a Java long.
+    case ColumnType::kLongLong: return column.is_unsigned ? kSqlDecimal : kSqlBigInt;
+    case ColumnType::kFloat: return kSqlReal;
+    case ColumnType::kDouble: return kSqlDouble;
+    case ColumnType::kDecimal:
+    case ColumnType::kNewDecimal: return kSqlDecimal;
+    case ColumnType::kBit: return kSqlBit;
+    case ColumnType::kEnum: return kSqlInteger;
+    case ColumnType::kSet: return kSqlBit;
+    case ColumnType::kDate:
+    case ColumnType::kNewDate: return kSqlDate;
+    case ColumnType::kTime:
+    case ColumnType::kTime2: return kSqlTime;
+    case ColumnType::kTimestamp:
+    case ColumnType::kTimestamp2:
+    case ColumnType::kDateTime:
+    case ColumnType::kDateTime2: return kSqlTimestamp;
+    case ColumnType::kYear: return kSqlVarchar;
+    case ColumnType::kVarchar:
+    case ColumnType::kVarString:
+      return IsBinaryCharset(column.charset) ? kSqlVarBinary : kSqlVarchar;
+    case ColumnType::kString: return IsBinaryCharset(column.charset) ? kSqlBinary : kSqlChar;
+    case ColumnType::kTinyBlob:
+    case ColumnType::kMediumBlob:
+    case ColumnType::kLongBlob:
+    case ColumnType::kBlob: return IsTextBlob(column) ? kSqlClob : kSqlBlob;
+    // Binary payloads like BLOB (Canal reports its GEOMETRY values as BLOB).
+    case ColumnType::kGeometry:
+    case ColumnType::kVector: return kSqlBlob;
+    case ColumnType::kJson: return kSqlVarchar;
+    case ColumnType::kNull:
+    case ColumnType::kTypedArray: return kSqlOther;
+  }
+  return kSqlOther;
+}
+
+namespace {
+
+void AppendParenthesized(uint64_t n, std::string* out) {
+  out->push_back('(');
+  AppendInt(n, out);
+  out->push_back(')');
+}
+
+// CHAR/VARCHAR length in characters when the charset is known, else in bytes.
+uint32_t LengthInChars(uint32_t bytes, uint32_t charset) {
+  const int per_char = internal::CharsetMaxBytesPerChar(charset);
+  return per_char > 0 ? bytes / static_cast<uint32_t>(per_char) : bytes;
+}
+
+void AppendLabelList(std::string_view keyword, const ColumnInfo& column, std::string* out) {
+  out->append(keyword);
+  if (column.enum_or_set_labels.empty()) return;
+  out->push_back('(');
+  bool first = true;
+  for (const std::string& label : column.enum_or_set_labels) {
+    if (!first) out->push_back(',');
+    first = false;
+    out->push_back('\'');
+    std::string utf8;
+    AppendAsUtf8(label, column.charset, &utf8);
+    for (char c : utf8) {
+      if (c == '\'') out->push_back('\'');  // SQL quoting, as SHOW CREATE TABLE prints it
+      out->push_back(c);
+    }
+    out->push_back('\'');
+  }
+  out->push_back(')');
+}
+
+std::string_view GeometryTypeName(uint8_t geometry_type) {
+  switch (geometry_type) {
+    case 1: return "point";
+    case 2: return "linestring";
+    case 3: return "polygon";
+    case 4: return "multipoint";
+    case 5: return "multilinestring";
+    case 6: return "multipolygon";
+    case 7: return "geometrycollection";
+    default: return "geometry";
+  }
+}
+
+}  // namespace
+
+std::string CanalMysqlType(const ColumnInfo& column) {
+  const ColumnType t = EffectiveType(column);
+  std::string s;
+  bool numeric = true;
+  switch (t) {
+    case ColumnType::kTiny: s = "tinyint"; break;
+    case ColumnType::kShort: s = "smallint"; break;
+    case ColumnType::kInt24: s = "mediumint"; break;
+    case ColumnType::kLong: s = "int"; break;
+    case ColumnType::kLongLong: s = "bigint"; break;
+    case ColumnType::kFloat: s = "float"; break;
+    case ColumnType::kDouble: s = "double"; break;
+    case ColumnType::kDecimal:
+    case ColumnType::kNewDecimal:
+      s = "decimal";
+      if (column.precision != 0) {
+        s.push_back('(');
+        AppendInt(unsigned{column.precision}, &s);
+        s.push_back(',');
+        AppendInt(unsigned{column.decimals}, &s);
+        s.push_back(')');
+      }
+      break;
+    default: numeric = false; break;
+  }
+  if (numeric) {
+    if (column.is_unsigned) s += " unsigned";
+    return s;
+  }
+
+  const uint8_t fsp = static_cast<uint8_t>(column.meta > 6 ? 6 : column.meta);
+  switch (t) {
+    case ColumnType::kBit:
+      s = "bit";
+      if (column.max_length != 0) AppendParenthesized(column.max_length, &s);
+      return s;
+    case ColumnType::kYear: return "year";
+    case ColumnType::kDate:
+    case ColumnType::kNewDate: return "date";
+    case ColumnType::kTime: return "time";
+    case ColumnType::kDateTime: return "datetime";
+    case ColumnType::kTimestamp: return "timestamp";
+    case ColumnType::kTime2:
+    case ColumnType::kDateTime2:
+    case ColumnType::kTimestamp2:
+      s = t == ColumnType::kTime2 ? "time" : t == ColumnType::kDateTime2 ? "datetime" : "timestamp";
+      if (fsp != 0) AppendParenthesized(fsp, &s);
+      return s;
+    case ColumnType::kVarchar:
+    case ColumnType::kVarString: {
+      const uint32_t bytes = column.max_length != 0 ? column.max_length : column.meta;
+      if (IsBinaryCharset(column.charset)) {
+        s = "varbinary";
+        AppendParenthesized(bytes, &s);
+      } else {
+        s = "varchar";
+        AppendParenthesized(LengthInChars(bytes, column.charset), &s);
+      }
+      return s;
+    }
+    case ColumnType::kString:
+      if (IsBinaryCharset(column.charset)) {
+        s = "binary";
+        AppendParenthesized(column.max_length, &s);
+      } else {
+        s = "char";
+        AppendParenthesized(LengthInChars(column.max_length, column.charset), &s);
+      }
+      return s;
+    case ColumnType::kEnum:
+      AppendLabelList("enum", column, &s);
+      return s;
+    case ColumnType::kSet:
+      AppendLabelList("set", column, &s);
+      return s;
+    case ColumnType::kTinyBlob:
+    case ColumnType::kMediumBlob:
+    case ColumnType::kLongBlob:
+    case ColumnType::kBlob: {
+      // BLOB's metadata is the size of its length prefix: 1..4 bytes.
+      int size_class = t == ColumnType::kTinyBlob     ? 1
+                       : t == ColumnType::kBlob       ? 2
+                       : t == ColumnType::kMediumBlob ? 3
+                                                      : 4;
+      if (t == ColumnType::kBlob && column.meta >= 1 && column.meta <= 4) size_class = column.meta;
+      static constexpr std::string_view kPrefixes[] = {"tiny", "", "medium", "long"};
+      s = kPrefixes[size_class - 1];
+      s += IsTextBlob(column) ? "text" : "blob";
+      return s;
+    }
+    case ColumnType::kJson: return "json";
+    case ColumnType::kGeometry: return std::string(GeometryTypeName(column.geometry_type));
+    case ColumnType::kVector:
+      s = "vector";
+      if (column.vector_dimensions != 0) AppendParenthesized(column.vector_dimensions, &s);
+      return s;
+    default: return std::string();
+  }
+}
+
+}  // namespace canal::binlog

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package the project needs to build, test and run.
+# Idempotent and non-interactive; safe to run again. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential g++ cmake ninja-build ccache pkg-config git python3
+  # clang for the libFuzzer target (optional at run time, installed for CI)
+  clang
+  # libraries
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libspdlog-dev libfmt-dev
+  libzstd-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev
+  libboost-dev libssl-dev
+  libprotobuf-dev protobuf-compiler
+  libre2-dev
+  default-libmysqlclient-dev
+  libzookeeper-mt-dev
+  # servers for integration tests, the benchmark and the quick start
+  mariadb-server mariadb-client
+  zookeeper
+  # tools used by tests and fixture helpers
+  zstd xxd procps
+)
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# The mariadb-server package would start a system-wide server on port 3306; the
+# project runs its own sandboxes, so keep package scripts from starting services.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# A throwaway MariaDB server for tests, the benchmark and the quick start.
+#
+#   mariadb-sandbox.sh start|stop|status [--port N] [--dir D] [--wipe]
+#
+# Uses Debian's mariadb-server binaries with a private config: 127.0.0.1 only,
+# ROW binlogs with FULL row image and FULL row metadata, server_id=1, utf8mb4.
+# Everything lives under --dir (default /tmp/canal-mariadb-PORT): data/, binlog/,
+# my.cnf, the socket, the pid file and error.log.
+#
+# start   initialises the data dir if needed, starts the server, waits (bounded)
+#         until it answers, creates the replication user canal/canal, and prints
+#         the binlog directory alone on stdout (messages go to stderr), so
+#         `dir=$(mariadb-sandbox.sh start)` works. Already running: says so.
+# stop    shuts the server down cleanly and waits; --wipe also deletes --dir.
+# status  prints pid, port, socket and binlog dir; exit 0 running, 3 stopped.
+#
+# Connect as root (no password) through the socket:
+#   mariadb --socket=D/mariadbd.sock -uroot
+# or as the replication user over TCP:
+#   mariadb -h127.0.0.1 -PN -ucanal -pcanal
+set -euo pipefail
+
+readonly START_TIMEOUT_S=30
+readonly STOP_TIMEOUT_S=60
+
+usage() {
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+log() { echo "mariadb-sandbox: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Debian keeps the server in /usr/sbin, which is not on a normal user's PATH.
+find_tool() {
+  local name
+  for name in "$@"; do
+    if command -v "$name" >/dev/null 2>&1; then command -v "$name"; return 0; fi
+    if [ -x "/usr/sbin/$name" ]; then echo "/usr/sbin/$name"; return 0; fi
+  done
+  return 1
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+port=13306
+dir=""
+wipe=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
+    --port=*) port=${1#--port=}; shift ;;
+    --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+    --dir=*) dir=${1#--dir=}; shift ;;
+    --wipe) wipe=1; shift ;;
+    -h|--help) usage ;;
+    *) log "unknown argument: $1"; usage ;;
+  esac
+done
+if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+  die "bad --port: $port"
+fi
+[ -n "$dir" ] || dir="/tmp/canal-mariadb-$port"
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+
+readonly cnf="$dir/my.cnf"
+readonly sock="$dir/mariadbd.sock"
+readonly pidfile="$dir/mariadbd.pid"
+readonly errlog="$dir/error.log"
+readonly binlog_dir="$dir/binlog"
+# Marks a directory this script created, so --wipe never deletes anything else.
+readonly marker="$dir/.canal-mariadb-sandbox"
+
+user_args=()
+if [ "$(id -u)" = "0" ]; then user_args=(--user=root); fi
+
+running_pid() {
+  local pid
+  [ -f "$pidfile" ] || return 1
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+admin() {
+  local tool
+  tool=$(find_tool mariadb-admin mysqladmin) || die "mariadb-admin not found (install mariadb-client)"
+  "$tool" --no-defaults --socket="$sock" -uroot --connect-timeout=2 "$@"
+}
+
+sql() {
+  local tool
+  tool=$(find_tool mariadb mysql) || die "mariadb client not found (install mariadb-client)"
+  "$tool" --no-defaults --socket="$sock" -uroot --default-character-set=utf8mb4 "$@"
+}
+
+show_error_log() {
+  if [ -f "$errlog" ]; then
+    log "last lines of $errlog:"
+    tail -n 25 "$errlog" >&2 || true
+  fi
+}
+
+write_config() {
+  cat > "$cnf" <<EOF
+# Written by scripts/mariadb-sandbox.sh; regenerated on every start.
+[mariadbd]
+datadir=$dir/data
+tmpdir=$dir/tmp
+socket=$sock
+pid-file=$pidfile
+log-error=$errlog
+port=$port
+bind-address=127.0.0.1
+skip-name-resolve
+log-bin=$binlog_dir/mariadb-bin
+log-bin-index=$binlog_dir/mariadb-bin.index
+binlog_format=ROW
+binlog_row_image=FULL
+binlog_row_metadata=FULL
+server_id=1
+character-set-server=utf8mb4
+collation-server=utf8mb4_general_ci
+max_allowed_packet=64M
+# A sandbox trades durability for speed; none of this changes what is logged.
+sync_binlog=0
+innodb_flush_log_at_trx_commit=2
+innodb_buffer_pool_size=256M
+innodb_log_file_size=256M
+performance_schema=OFF
+EOF
+}
+
+do_start() {
+  local pid server install
+  if pid=$(running_pid); then
+    log "already running (pid $pid, port $port, dir $dir)"
+    echo "$binlog_dir"
+    return 0
+  fi
+  server=$(find_tool mariadbd mysqld) || die "mariadbd not found (install mariadb-server: scripts/install-deps.sh)"
+  install=$(find_tool mariadb-install-db mysql_install_db) || die "mariadb-install-db not found (install mariadb-server)"
+
+  mkdir -p "$dir/data" "$dir/tmp" "$binlog_dir"
+  touch "$marker"
+  rm -f "$pidfile" "$sock"
+  write_config
+
+  if [ ! -d "$dir/data/mysql" ]; then
+    log "initialising $dir/data"
+    if ! "$install" --defaults-file="$cnf" "${user_args[@]}" \
+        --auth-root-authentication-method=normal --skip-test-db \
+        > "$dir/install.log" 2>&1; then
+      tail -n 25 "$dir/install.log" >&2 || true
+      die "mariadb-install-db failed (full log: $dir/install.log)"
+    fi
+  fi
+
+  log "starting mariadbd on 127.0.0.1:$port"
+  : > "$errlog.start"
+  # setsid: the server must outlive this script and not get the caller's
+  # terminal signals (Ctrl-C in a quick start should not kill it half-way).
+  setsid "$server" --defaults-file="$cnf" "${user_args[@]}" \
+    < /dev/null >> "$errlog.start" 2>&1 &
+  local child=$!
+
+  local deadline=$((SECONDS + START_TIMEOUT_S))
+  until admin ping >/dev/null 2>&1; do
+    if ! kill -0 "$child" 2>/dev/null; then
+      show_error_log
+      die "mariadbd exited during start-up (port $port in use? see $errlog)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      show_error_log
+      kill "$child" 2>/dev/null || true
+      die "mariadbd did not answer within ${START_TIMEOUT_S}s"
+    fi
+    sleep 0.2
+  done
+
+  # The replication user: TCP clients come from 127.0.0.1 (names are not
+  # resolved), socket clients as localhost. Kept out of the binlog so that it
+  # holds only what tests and workloads write.
+  sql --batch <<'EOF' || { show_error_log; die "could not create the replication user"; }
+SET SESSION sql_log_bin=0;
+CREATE USER IF NOT EXISTS 'canal'@'127.0.0.1' IDENTIFIED BY 'canal';
+CREATE USER IF NOT EXISTS 'canal'@'localhost' IDENTIFIED BY 'canal';
+GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'canal'@'127.0.0.1';
+GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'canal'@'localhost';
+CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+EOF
+  pid=$(running_pid) || die "server answered but $pidfile is missing"
+  log "running (pid $pid); root via --socket=$sock, replication user canal/canal on 127.0.0.1:$port"
+  echo "$binlog_dir"
+}
+
+do_stop() {
+  local pid
+  if pid=$(running_pid); then
+    log "stopping pid $pid"
+    # A clean shutdown closes the current binlog (clears its in-use flag).
+    admin shutdown >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + STOP_TIMEOUT_S))
+    while kill -0 "$pid" 2>/dev/null; do
+      if [ "$SECONDS" -ge "$deadline" ]; then
+        log "pid $pid still running after ${STOP_TIMEOUT_S}s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.5
+        break
+      fi
+      sleep 0.2
+    done
+    log "stopped"
+  else
+    log "not running (port $port, dir $dir)"
+  fi
+  if [ "$wipe" = 1 ] && [ -d "$dir" ]; then
+    [ -f "$marker" ] || die "refusing to delete $dir: not made by this script"
+    rm -rf "$dir"
+    log "deleted $dir"
+  fi
+}
+
+do_status() {
+  local pid
+  if pid=$(running_pid); then
+    echo "running"
+    echo "pid: $pid"
+    echo "port: $port"
+    echo "socket: $sock"
+    echo "binlog dir: $binlog_dir"
+    return 0
+  fi
+  echo "stopped (port $port, dir $dir)"
+  return 3
+}
+
+case "$cmd" in
+  start) do_start ;;
+  stop) do_stop ;;
+  status) do_status ;;
+  -h|--help) usage ;;
+  *) log "unknown command: $cmd"; usage ;;
+esac

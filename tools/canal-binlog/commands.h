@@ -1,0 +1,22 @@
+// The canal-binlog subcommands: decode (JSON lines per row change) and stats.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace canal::tools {
+
+struct DecodeCommandOptions {
+  std::vector<std::string> inputs;
+  bool readable = false;          // ENUM/SET labels, base64 binaries
+  bool count_only = false;        // decode every value, print only a summary
+  bool verify_checksum = true;
+  int32_t tz_offset_seconds = 0;  // for TIMESTAMP rendering
+};
+
+// Both return the process exit status; errors go to stderr.
+int RunDecode(const DecodeCommandOptions& options);
+int RunStats(const std::vector<std::string>& inputs, bool verify_checksum);
+
+}  // namespace canal::tools
