@@ -337,7 +337,7 @@ TEST(DecodeGtidTaggedEvent, DecodesMySQL96Body) {
   EXPECT_EQ(g.sid, kSidB);
   EXPECT_EQ(g.tag, "mytag");
   EXPECT_EQ(g.gno, 3);
-  EXPECT_EQ(g.flags, 1);
+  EXPECT_EQ(g.flags, 0);  // row-only transaction
   EXPECT_TRUE(g.has_logical_clock);
   EXPECT_EQ(g.last_committed, 0);
   EXPECT_EQ(g.sequence_number, 1);
@@ -365,6 +365,8 @@ std::string SidField(const std::array<uint8_t, 16>& sid) {
   for (uint8_t x : sid) b.Varlen(x);
   return b.str();
 }
+
+std::string Gno1() { return Bytes().SVarlen(1).str(); }
 
 std::string TagField(std::string_view tag) { return Bytes().Varlen(tag.size()).Raw(tag).str(); }
 
@@ -426,53 +428,63 @@ TEST(DecodeGtidTaggedEvent, UnknownNonIgnorableFieldIsNotSupported) {
 }
 
 TEST(DecodeGtidTaggedEvent, OtherSerializationVersionIsNotSupported) {
-  const std::string body = TaggedMessage({{1, SidField(kSidA)}, {2, "\x02"}}, 0, 2);
+  const std::string body = TaggedMessage({{1, SidField(kSidA)}, {2, Gno1()}}, 0, 2);
   GtidEvent g;
   EXPECT_TRUE(DecodeGtidTaggedEvent(body, &g).IsNotSupported());
 }
 
-TEST(DecodeGtidTaggedEvent, MissingSidOrGnoIsCorruption) {
+// Corruption whose message mentions `what`, so that a test cannot pass for the
+// wrong reason.
+void ExpectCorruption(const Status& s, std::string_view what) {
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(what), std::string_view::npos) << s.ToString();
+}
+
+Status DecodeTagged(const std::string& body) {
   GtidEvent g;
-  EXPECT_TRUE(DecodeGtidTaggedEvent(TaggedMessage({{2, "\x02"}}), &g).IsCorruption());
-  EXPECT_TRUE(DecodeGtidTaggedEvent(TaggedMessage({{1, SidField(kSidA)}}), &g).IsCorruption());
-  EXPECT_TRUE(
-      DecodeGtidTaggedEvent(TaggedMessage({{1, SidField(kSidA)}, {2, Bytes().SVarlen(0).str()}}), &g)
-          .IsCorruption());
+  return DecodeGtidTaggedEvent(body, &g);
+}
+
+TEST(DecodeGtidTaggedEvent, MissingSidOrGnoIsCorruption) {
+  ExpectCorruption(DecodeTagged(TaggedMessage({{2, Gno1()}})), "sid missing");
+  ExpectCorruption(DecodeTagged(TaggedMessage({{1, SidField(kSidA)}})), "gno missing");
+  ExpectCorruption(
+      DecodeTagged(TaggedMessage({{1, SidField(kSidA)}, {2, Bytes().SVarlen(0).str()}})),
+      "gno 0 out of range");
+  ExpectCorruption(
+      DecodeTagged(TaggedMessage({{1, SidField(kSidA)}, {2, Bytes().SVarlen(-7).str()}})),
+      "gno -7 out of range");
 }
 
 TEST(DecodeGtidTaggedEvent, OutOfRangeValuesAreCorruption) {
-  GtidEvent g;
   // sid bytes are uint8.
   std::string sid = SidField(kSidA);
   sid.replace(0, Bytes().Varlen(kSidA[0]).size(), Bytes().Varlen(256).str());
-  EXPECT_TRUE(DecodeGtidTaggedEvent(TaggedMessage({{1, sid}, {2, "\x02"}}), &g).IsCorruption());
+  ExpectCorruption(DecodeTagged(TaggedMessage({{1, sid}, {2, Gno1()}})), "sid value 256");
   // flags is uint8, server versions uint32.
-  EXPECT_TRUE(DecodeGtidTaggedEvent(
-                  TaggedMessage({{0, Bytes().Varlen(300).str()}, {1, SidField(kSidA)}, {2, "\x02"}}), &g)
-                  .IsCorruption());
-  EXPECT_TRUE(DecodeGtidTaggedEvent(TaggedMessage({{1, SidField(kSidA)},
-                                                   {2, "\x02"},
-                                                   {9, Bytes().Varlen(1ull << 32).str()}}),
-                                    &g)
-                  .IsCorruption());
+  ExpectCorruption(
+      DecodeTagged(TaggedMessage({{0, Bytes().Varlen(300).str()}, {1, SidField(kSidA)}, {2, Gno1()}})),
+      "flags value 300");
+  ExpectCorruption(DecodeTagged(TaggedMessage(
+                       {{1, SidField(kSidA)}, {2, Gno1()}, {9, Bytes().Varlen(1ull << 32).str()}})),
+                   "immediate_server_version");
 }
 
 TEST(DecodeGtidTaggedEvent, InvalidTagsAreCorruption) {
-  GtidEvent g;
-  for (std::string_view tag : {"1abc", "a-b", "with space", "x\x01"}) {
-    EXPECT_TRUE(DecodeGtidTaggedEvent(
-                    TaggedMessage({{1, SidField(kSidA)}, {2, "\x02"}, {3, TagField(tag)}}), &g)
-                    .IsCorruption())
-        << tag;
+  for (std::string_view tag : {"1abc", "a-b", "with space", "x\x01", "_\xc3\xa9"}) {
+    ExpectCorruption(
+        DecodeTagged(TaggedMessage({{1, SidField(kSidA)}, {2, Gno1()}, {3, TagField(tag)}})),
+        "tag has invalid characters");
   }
-  const std::string long_tag(33, 'a');
-  EXPECT_TRUE(DecodeGtidTaggedEvent(
-                  TaggedMessage({{1, SidField(kSidA)}, {2, "\x02"}, {3, TagField(long_tag)}}), &g)
-                  .IsCorruption());
-  const std::string max_tag(32, 'a');
-  EXPECT_TRUE(DecodeGtidTaggedEvent(
-                  TaggedMessage({{1, SidField(kSidA)}, {2, "\x02"}, {3, TagField(max_tag)}}), &g)
-                  .ok());
+  ExpectCorruption(DecodeTagged(TaggedMessage(
+                       {{1, SidField(kSidA)}, {2, Gno1()}, {3, TagField(std::string(33, 'a'))}})),
+                   "tag length 33");
+  GtidEvent g;
+  const std::string max_tag = "_" + std::string(30, 'B') + "9";
+  const Status s = DecodeGtidTaggedEvent(
+      TaggedMessage({{1, SidField(kSidA)}, {2, Gno1()}, {3, TagField(max_tag)}}), &g);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(g.tag, "_" + std::string(30, 'b') + "9");
 }
 
 TEST(DecodeGtidTaggedEvent, MessageSizeMustFitTheBody) {
@@ -702,7 +714,7 @@ TEST(DecodeMariaGtidListEvent, EmptyAndAbsurdCount) {
   MariaGtidListEvent l;
   ASSERT_TRUE(DecodeMariaGtidListEvent(Bytes().LE(0, 4).str(), &l).ok());
   EXPECT_EQ(l.ToString(), "");
-  EXPECT_TRUE(DecodeMariaGtidListEvent(Bytes().LE(0x0FFFFFFF, 4).LE(0, 16).str(), &l).IsCorruption());
+  EXPECT_TRUE(DecodeMariaGtidListEvent(Bytes().LE(0x0FFFFFFF, 4).LE(0, 8).LE(0, 8).str(), &l).IsCorruption());
 }
 
 // ======================= XA_PREPARE =======================

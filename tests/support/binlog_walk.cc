@@ -43,6 +43,10 @@ WalkResult WalkBinlog(const std::string& path, const WalkOptions& options, const
               if (!v.is_present() || v.is_null()) continue;
               text.clear();
               s = binlog::AppendCanalValue(v, re->table->columns[i], fo, &text);
+              if (!s.ok()) {
+                s = s.WithContext(path + ": offset " + std::to_string(ev.offset) + ": `" + re->table->db + "`.`" +
+                                  re->table->table + "` column " + std::to_string(i + 1));
+              }
               ++res.values;
             }
           }

@@ -628,8 +628,10 @@ Status ReadmeParser::CrossCheckNegativeTests() const {
   for (const Backticked& b : BacktickedTokens(negative_tests_cell_)) {
     if (StartsWith(b.after, " is NOT")) continue;  // "`x` is NOT corrupt"
     const FixtureFileExpectation* match = nullptr;
+    std::string slash_name = "/";
+    slash_name += b.token;
     for (const FixtureFileExpectation& e : *out_) {
-      if (e.path == b.token || EndsWith(e.path, "/" + std::string(b.token))) {
+      if (e.path == b.token || EndsWith(e.path, slash_name)) {
         if (match != nullptr) {
           return Status::Corruption(std::string(source_) + " line " + std::to_string(negative_tests_line_) +
                                     ": negative test `" + std::string(b.token) + "` is ambiguous");

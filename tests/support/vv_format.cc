@@ -49,11 +49,11 @@ int Fsp(const ColumnValue& v, const ColumnInfo& col) {
 
 std::string Fraction(uint32_t micros, int fsp) {
   if (fsp <= 0) return {};
-  uint32_t scaled = micros % 1000000;
-  for (int i = fsp; i < 6; ++i) scaled /= 10;
-  char buf[16];
-  std::snprintf(buf, sizeof buf, ".%0*u", fsp, scaled);
-  return buf;
+  if (fsp > 6) fsp = 6;
+  std::string digits = std::to_string(1000000 + micros % 1000000).substr(1);  // 6 digits
+  digits.resize(static_cast<size_t>(fsp));
+  digits.insert(digits.begin(), '.');
+  return digits;
 }
 
 std::string FormatInteger(uint64_t bits, int width) {
@@ -102,7 +102,12 @@ std::string SetString(uint64_t value, int nbytes) {
   return s + "'";
 }
 
-std::string Quoted(std::string_view raw) { return "'" + EscapeLikeMariadbBinlog(raw) + "'"; }
+std::string Quoted(std::string_view raw) {
+  std::string out = "'";
+  out += EscapeLikeMariadbBinlog(raw);
+  out += '\'';
+  return out;
+}
 
 // ---- parsing -vv text ------------------------------------------------------
 
@@ -183,8 +188,11 @@ std::optional<std::string> NormalizeDecimal(std::string_view s) {
   while (int_part.size() > 1 && int_part.front() == '0') int_part.remove_prefix(1);
   while (!frac.empty() && frac.back() == '0') frac.remove_suffix(1);
   std::string out(int_part.empty() ? std::string_view("0") : int_part);
-  if (!frac.empty()) out += "." + std::string(frac);
-  if (negative && out != "0") out = "-" + out;
+  if (!frac.empty()) {
+    out += '.';
+    out += frac;
+  }
+  if (negative && out != "0") out.insert(out.begin(), '-');
   return out;
 }
 
@@ -193,7 +201,7 @@ bool Fail(std::string* why, std::string msg) {
   return false;
 }
 
-bool MatchInteger(const ColumnValue& v, ColumnType type, std::string_view text, std::string* why) {
+bool MatchInteger(const ColumnValue& v, std::string_view text, std::string* why) {
   // "S" or "S (U)".
   std::string_view s_text = text, u_text;
   size_t sp = text.find(" (");
@@ -216,7 +224,6 @@ bool MatchInteger(const ColumnValue& v, ColumnType type, std::string_view text, 
     return Fail(why, "ours " + std::to_string(v.i64) + ", -vv reads " + std::string(text));
   }
   if (v.u64 == u) return true;
-  (void)type;
   return Fail(why, "ours " + std::to_string(v.u64) + " (unsigned), -vv reads " + std::string(text));
 }
 
@@ -261,7 +268,7 @@ bool MatchImpl(const ColumnValue& v, const ColumnInfo& col, std::string_view tex
         if (index == bits) return true;
         return Fail(why, "ours ENUM index " + std::to_string(bits) + ", -vv " + std::string(text));
       }
-      return MatchInteger(v, type, text, why);
+      return MatchInteger(v, text, why);
     }
     case Kind::kFloat: {
       std::string ours = FormatLikeMariadbBinlog(v, col);

@@ -90,7 +90,7 @@ void AppendHeader(const Position& p, std::string& b) {
 }
 
 Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const binlog::ValueFormatOptions& fo,
-                   std::string* scratch, std::string& b) {
+                   const Position& pos, std::string* scratch, std::string& b) {
   b.push_back('{');
   bool first = true;
   for (size_t i = 0; i < img.values.size(); ++i) {
@@ -105,7 +105,11 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
       continue;
     }
     scratch->clear();
-    CANAL_RETURN_IF_ERROR(binlog::AppendCanalValue(v, t.columns[i], fo, scratch));
+    Status s = binlog::AppendCanalValue(v, t.columns[i], fo, scratch);
+    if (!s.ok()) {
+      return s.WithContext(std::string(pos.file) + ": offset " + std::to_string(pos.pos) + ": `" + t.db + "`.`" +
+                           t.table + "` column " + std::to_string(i + 1) + " (" + t.columns[i].name + ")");
+    }
     AppendJsonString(*scratch, &b);
   }
   b.push_back('}');
@@ -195,11 +199,11 @@ int RunDecode(const DecodeCommandOptions& o) {
         if (!t.names_known) b.append(",\"columns\":\"by-position\"");
         if (change.has_before) {
           b.append(",\"before\":");
-          CANAL_RETURN_IF_ERROR(AppendImage(change.before, t, fo, &scratch, b));
+          CANAL_RETURN_IF_ERROR(AppendImage(change.before, t, fo, pos, &scratch, b));
         }
         if (change.has_after) {
           b.append(",\"after\":");
-          CANAL_RETURN_IF_ERROR(AppendImage(change.after, t, fo, &scratch, b));
+          CANAL_RETURN_IF_ERROR(AppendImage(change.after, t, fo, pos, &scratch, b));
         }
         b.push_back('}');
         out.EndLine();

@@ -46,7 +46,7 @@ constexpr std::array<CharsetFacts, kTableSize> BuildTable() {
   // armscii8, cp866, keybcs2, macce, macroman, cp852, cp1256, geostd8.
   for (uint32_t id : {2, 3, 4, 6, 7, 9, 10, 14, 16, 18, 20, 21, 22, 23, 25, 26, 27, 29, 30, 32,
                       34, 36, 37, 38, 39, 40, 41, 42, 43, 44, 50, 51, 52, 53, 57, 58, 59, 64, 66,
-                      67, 68, 69, 70, 71, 72, 73, 74, 75, 77, 78, 79, 80, 81, 82, 92, 93, 99}) {
+                      67, 68, 69, 70, 71, 72, 73, 74, 75, 77, 78, 79, 80, 81, 82, 89, 92, 93, 99}) {
     set(id, Encoding::kOther, 1);
   }
   // Multi-byte charsets we pass through: big5, sjis, euckr, gb2312, gbk, cp932

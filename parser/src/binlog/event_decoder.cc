@@ -11,6 +11,7 @@
 #include "binlog/compression.h"
 #include "binlog/format_description.h"
 #include "binlog/gtid_events.h"
+#include "binlog/json_row_cache.h"
 #include "binlog/query_event.h"
 #include "binlog/table_map_decoder.h"
 
@@ -311,6 +312,11 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       rows.rows = inflate_buf_;
     }
     rows.table = table;
+    if (table->has_json && fde_->flavor == ServerFlavor::kMySQL &&
+        (fde_->version_major > 8 || (fde_->version_major == 8 && (fde_->version_minor > 0 || fde_->version_patch >= 3)))) {
+      if (!json_rows_) json_rows_ = std::make_unique<JsonRowCache>();
+      rows.json_rows = json_rows_.get();
+    }
     event->body = rows;
     return Status::OK();
   }

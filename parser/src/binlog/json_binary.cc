@@ -10,9 +10,11 @@
 
 #include "canal/parser/binlog/json_binary.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -355,6 +357,12 @@ class Walker {
     return Status::OK();
   }
 
+  // Adds the value's position to a payload error from the sink.
+  static Status Located(Status s, size_t offset) {
+    if (s.ok()) return s;
+    return Status::Corruption(std::string(s.message()) + At(offset));
+  }
+
   // A value of `type` whose bytes start at `begin` and may run up to `end`.
   Status Value(uint8_t type, size_t begin, size_t end, int depth) {
     CANAL_RETURN_IF_ERROR(Charge(1, begin));
@@ -402,7 +410,7 @@ class Walker {
         if (type == kTypeUint64) return sink_->Uint(v);
         double d;
         std::memcpy(&d, &v, sizeof(d));
-        return sink_->Double(d);
+        return Located(sink_->Double(d), begin);
       }
       case kTypeString: {
         std::string_view s;
@@ -413,7 +421,7 @@ class Walker {
         CANAL_RETURN_IF_ERROR(need(1, "opaque type"));
         std::string_view s;
         CANAL_RETURN_IF_ERROR(LengthPrefixed(begin + 1, end, "opaque value", &s));
-        return sink_->Opaque(p[0], s);
+        return Located(sink_->Opaque(p[0], s), begin);
       }
       default:
         return Status::Corruption("JSON binary: unknown value type " + std::to_string(type) +

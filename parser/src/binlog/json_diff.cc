@@ -7,6 +7,8 @@
 // member or inserts into an array (indexes past the end append); REMOVE needs
 // an existing member or in-bounds element.
 
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
@@ -322,16 +324,10 @@ Status Apply(DiffOp op, const std::vector<PathLeg>& legs, JsonNode* root, JsonNo
 
 }  // namespace
 
-Status ApplyJsonDiffs(std::string_view before_binary, std::string_view diffs,
-                      std::string* after_text) {
-  after_text->clear();
-  JsonNode root;  // an empty before image is the JSON null
-  if (!before_binary.empty()) {
-    Status s = json::ParseJsonBinary(before_binary, &root);
-    if (!s.ok()) return s.WithContext("JSON diff before image");
-  }
+namespace {
 
-  std::deque<std::string> arena;  // unescaped member names used as keys
+// Applies one column's diff list to *root. Keys parsed from paths live in *arena.
+Status ApplyDiffList(std::string_view diffs, JsonNode* root, std::deque<std::string>* arena) {
   std::vector<PathLeg> legs;
   JsonNode value;
   ByteReader reader(diffs);
@@ -352,7 +348,7 @@ Status ApplyJsonDiffs(std::string_view before_binary, std::string_view diffs,
     if (!reader.ReadPackedInt(&path_length) || !reader.ReadBytes(path_length, &path)) {
       return fail("truncated path");
     }
-    Status s = PathParser(path, &arena).Parse(&legs);
+    Status s = PathParser(path, arena).Parse(&legs);
     if (!s.ok()) return s.WithContext(where);
     if (op != DiffOp::kRemove) {
       uint64_t value_length;
@@ -363,12 +359,35 @@ Status ApplyJsonDiffs(std::string_view before_binary, std::string_view diffs,
       s = json::ParseJsonBinary(value_binary, &value);
       if (!s.ok()) return s.WithContext(where + " value");
     }
-    s = Apply(op, legs, &root, &value);
+    s = Apply(op, legs, root, &value);
     if (!s.ok()) return s.WithContext(where + " " + OpName(op) + " " + std::string(path));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ApplyJsonDiffChain(std::string_view before_binary, const std::vector<std::string_view>& diff_lists,
+                          std::string* after_text) {
+  after_text->clear();
+  JsonNode root;  // an empty before image is the JSON null
+  if (!before_binary.empty()) {
+    Status s = json::ParseJsonBinary(before_binary, &root);
+    if (!s.ok()) return s.WithContext("JSON diff before image");
+  }
+  std::deque<std::string> arena;  // unescaped member names used as keys
+  for (size_t i = 0; i < diff_lists.size(); ++i) {
+    Status s = ApplyDiffList(diff_lists[i], &root, &arena);
+    if (!s.ok()) return diff_lists.size() > 1 ? s.WithContext("diff list " + std::to_string(i + 1)) : s;
   }
   Status s = json::AppendJsonNodeText(root, after_text);
   if (!s.ok()) after_text->clear();
   return s;
+}
+
+Status ApplyJsonDiffs(std::string_view before_binary, std::string_view diffs,
+                      std::string* after_text) {
+  return ApplyJsonDiffChain(before_binary, {diffs}, after_text);
 }
 
 }  // namespace canal::binlog

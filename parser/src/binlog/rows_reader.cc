@@ -2,6 +2,7 @@
 #include <string>
 
 #include "binlog/byte_reader.h"
+#include "binlog/json_row_cache.h"
 #include "canal/parser/binlog/json_binary.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/value_format.h"
@@ -95,6 +96,7 @@ Status RowsReader::Next(RowChange* change, bool* done) {
     return Status::OK();
   }
   const RowsEventInfo& info = event_->info;
+  const uint8_t* row_start = p_;
   change->kind = info.kind;
   change->has_before = info.kind != RowsKind::kWrite;
   change->has_after = info.kind != RowsKind::kDelete;
@@ -119,7 +121,19 @@ Status RowsReader::Next(RowChange* change, bool* done) {
       p_ = r.current();
     }
     before_for_partial_ = &change->before;
+    rebuilt_.assign(event_->column_count, 0);
     CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_after, true, &change->after));
+  }
+  // A row that takes no bytes (no column present) would repeat forever.
+  if (p_ == row_start) return Error("row image has no columns (empty column bitmap)", static_cast<size_t>(-1));
+  if (event_->json_rows != nullptr) {
+    if (info.kind == RowsKind::kWrite) {
+      event_->json_rows->Remember(*event_->table, change->after, nullptr, nullptr);
+    } else if (info.kind == RowsKind::kUpdate) {
+      event_->json_rows->Remember(*event_->table, change->after, &change->before, &rebuilt_);
+    } else {
+      event_->json_rows->Forget(*event_->table, change->before);
+    }
   }
   ++row_index_;
   return Status::OK();
@@ -416,13 +430,19 @@ Status RowsReader::ReadValue(const ColumnInfo& col, size_t ci, ColumnValue* v) {
         const bool is_diff = (static_cast<uint8_t>(partial_json_bits_[ord >> 3]) >> (ord & 7)) & 1;
         if (is_diff) {
           const ColumnValue& before = before_for_partial_->values[ci];
-          if (before.kind != ColumnValue::Kind::kJson) {
-            return Error("partial JSON update of a column whose before image is not a JSON document", ci);
-          }
           std::string& doc = built_[ci];
           doc.clear();
-          Status s = ApplyJsonDiffs(before.raw, v->raw, &doc);
-          if (!s.ok()) return Error("JSON diff: " + std::string(s.message()), ci);
+          if (before.kind == ColumnValue::Kind::kJson && !before.json_is_text) {
+            Status s = ApplyJsonDiffs(before.raw, v->raw, &doc);
+            if (!s.ok()) return Error("JSON diff: " + std::string(s.message()), ci);
+          } else if (before.kind == ColumnValue::Kind::kAbsent && event_->json_rows != nullptr) {
+            // MINIMAL before image: start from the row's last document in the stream.
+            Status s = event_->json_rows->Rebuild(*event_->table, *before_for_partial_, ci, v->raw, &doc);
+            if (!s.ok()) return Error(s.message(), ci);
+            rebuilt_[ci] = 1;
+          } else {
+            return Error("partial JSON update of a column whose before image holds no JSON document", ci);
+          }
           v->raw = doc;
           v->json_is_text = true;
         }

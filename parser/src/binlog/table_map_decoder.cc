@@ -322,7 +322,10 @@ Status DecodeTableMap(std::string_view body, uint8_t post_header_length, TableMa
   const uint8_t* types = nullptr;
   if (!r.ReadBytes(ncols, &types)) return Status::Truncated("column types truncated");
   t->columns.assign(ncols, ColumnInfo{});
-  for (size_t i = 0; i < ncols; ++i) t->columns[i].type = static_cast<ColumnType>(types[i]);
+  for (size_t i = 0; i < ncols; ++i) {
+    t->columns[i].type = static_cast<ColumnType>(types[i]);
+    if (t->columns[i].type == ColumnType::kJson) t->has_json = true;
+  }
   if (r.empty()) {
     // Pre-GA 5.1 trees wrote no metadata block and no null bitmap: every column
     // is nullable and CHAR lengths fit one byte.

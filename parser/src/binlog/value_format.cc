@@ -51,11 +51,11 @@ ColumnType EffectiveType(const ColumnInfo& column) {
   return column.real_type != ColumnType::kNull ? column.real_type : column.type;
 }
 
-// BLOB vs TEXT needs the charset. Without it (no optional metadata) we cannot
-// tell, and say BLOB as Canal does when it has no table schema.
-bool IsTextBlob(const ColumnInfo& column) {
-  return column.charset != 0 && !IsBinaryCharset(column.charset);
-}
+// BLOB vs TEXT by charset. An unknown charset (no optional metadata) counts as
+// text, as in the row decoder, which renders such values as UTF-8 text: the
+// sqlType then tells clients to read the value as the string it is. (Canal,
+// without a table schema, says BLOB and sends ISO-8859-1 instead.)
+bool IsTextBlob(const ColumnInfo& column) { return !IsBinaryCharset(column.charset); }
 
 template <typename Int>
 void AppendInt(Int v, std::string* out) {

@@ -76,6 +76,7 @@ class EventDecoder {
   struct PayloadState;
   std::unique_ptr<PayloadState> payload_;
   std::string inflate_buf_;  // decompressed MariaDB compressed events
+  std::unique_ptr<JsonRowCache> json_rows_;  // documents for MINIMAL partial JSON updates
 };
 
 }  // namespace canal::binlog

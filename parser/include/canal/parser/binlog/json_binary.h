@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 
@@ -25,5 +26,11 @@ Status AppendJsonText(std::string_view binary, std::string* out);
 // document `before_binary`, and writes the complete after document as JSON text.
 Status ApplyJsonDiffs(std::string_view before_binary, std::string_view diffs,
                       std::string* after_text);
+
+// The same for several updates in a row: applies each diff list in order to the
+// document `before_binary`, as when a row's JSON column was partially updated by
+// successive events since its last full image.
+Status ApplyJsonDiffChain(std::string_view before_binary, const std::vector<std::string_view>& diff_lists,
+                          std::string* after_text);
 
 }  // namespace canal::binlog

@@ -17,6 +17,8 @@
 
 namespace canal::binlog {
 
+class JsonRowCache;
+
 struct RowsEvent {
   RowsEventInfo info;
   uint64_t table_id = 0;
@@ -26,6 +28,9 @@ struct RowsEvent {
   std::string_view columns_after;   // bitmap: columns present in the after image (updates)
   std::string_view rows;            // row images, back to back
   const TableMap* table = nullptr;  // set by the decoder; never null in a decoded event
+  // Set by the decoder for tables with JSON columns on servers that can log
+  // partial JSON updates (MySQL 8.0.3+); lets MINIMAL partial updates be rebuilt.
+  JsonRowCache* json_rows = nullptr;
   // For error messages.
   std::string_view source;
   uint64_t offset = 0;
@@ -74,6 +79,7 @@ class RowsReader {
   std::string_view partial_json_bits_;
   bool after_partial_ = false;
   RowImage* before_for_partial_ = nullptr;
+  std::vector<uint8_t> rebuilt_;  // per column: document rebuilt through json_rows
 };
 
 }  // namespace canal::binlog

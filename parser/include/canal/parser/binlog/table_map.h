@@ -48,6 +48,7 @@ struct TableMap {
   // decoder is naming columns by position ("@1", "@2", ...).
   bool names_known = false;
   bool keys_known = false;
+  bool has_json = false;  // some column is MySQL binary JSON
   // Optional-metadata kinds seen (bit i = kind i), for diagnostics and tests.
   uint32_t optional_metadata_kinds = 0;
 };
