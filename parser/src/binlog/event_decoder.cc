@@ -143,17 +143,29 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
   if (h.type() == EventType::kFormatDescription) {
     auto fde = std::make_unique<FormatDescription>();
     bool has_checksum = false;
-    Status s = DecodeFormatDescription(data + hlen, body_size, fde.get(), &has_checksum);
-    if (!s.ok()) return Fail(s.code(), offset, std::string("FORMAT_DESCRIPTION: ") + std::string(s.message()));
-    if (has_checksum && options_.verify_checksum) {
-      // The server computes the FDE checksum with LOG_EVENT_BINLOG_IN_USE_F
-      // cleared, then sets the flag in place while the file is open.
+    // The server computes the FDE checksum with LOG_EVENT_BINLOG_IN_USE_F
+    // cleared, then sets the flag in place while the file is open.
+    auto fde_crc = [&](uint32_t* computed, uint32_t* stored) {
       uint8_t head[19];
       std::memcpy(head, data, 19);
       head[17] &= static_cast<uint8_t>(~kLogEventBinlogInUseFlag);
-      uint32_t crc = Crc32(head, 19);
-      crc = Crc32(data + 19, size - 19 - kChecksumLength, crc);
-      uint32_t stored = LoadU32LE(data + size - kChecksumLength);
+      *computed = Crc32(data + 19, size - 19 - kChecksumLength, Crc32(head, 19));
+      *stored = LoadU32LE(data + size - kChecksumLength);
+    };
+    Status s = DecodeFormatDescription(data + hlen, body_size, fde.get(), &has_checksum);
+    if (!s.ok()) {
+      uint32_t crc = 0, stored = 0;
+      if (size >= 19 + kChecksumLength) fde_crc(&crc, &stored);
+      if (size >= 19 + kChecksumLength && crc != stored && s.code() != Status::Code::kTruncated) {
+        // Most likely a damaged event rather than an unknown format.
+        return Fail(Status::Code::kCorruption, offset,
+                    "FORMAT_DESCRIPTION damaged (" + std::string(s.message()) + "; CRC32 does not match either)");
+      }
+      return Fail(s.code(), offset, std::string("FORMAT_DESCRIPTION: ") + std::string(s.message()));
+    }
+    if (has_checksum && options_.verify_checksum) {
+      uint32_t crc = 0, stored = 0;
+      fde_crc(&crc, &stored);
       if (crc != stored) {
         return Fail(Status::Code::kCorruption, offset,
                     "FORMAT_DESCRIPTION checksum mismatch: stored " + Hex(stored) + ", computed " + Hex(crc));
