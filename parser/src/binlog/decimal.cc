@@ -83,55 +83,49 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
   const int frac_groups = scale / kDigitsPerGroup;
   const int trail_digits = scale % kDigitsPerGroup;
 
-  // All digits, integer part first; sign, point and a lone "0" are added on output.
-  std::array<char, kMaxPrecision> text;
-  char* const digits_begin = text.data();
-  char* p = digits_begin;
+  // Layout in `text`: two spare chars (for "-" and a lone "0"), the integer
+  // digits, then "." and the fraction digits; appended to *out in one go.
+  std::array<char, 2 + kMaxPrecision + 1> text;
+  char* const int_start = text.data() + 2;
+  char* p = int_start;
   const uint8_t* in = bytes.data();
+  uint32_t bad_value = 0;
+  int bad_digits = 0;
 
-  auto read_group = [&](int digits, int nbytes, const char* part) -> Status {
+  // One group of `digits` digits in `nbytes` bytes; false when it holds more digits.
+  auto read_group = [&](int digits, int nbytes) {
     const uint32_t v = LoadBigEndian(in, nbytes);
     in += nbytes;
     if (v >= kPowersOf10[digits]) {
-      return Status::Corruption(std::string("DECIMAL ") + part + " group " + std::to_string(v) +
-                                " has more than " + std::to_string(digits) + " digits");
+      bad_value = v;
+      bad_digits = digits;
+      return false;
     }
     p = PutDigits(v, digits, p);
-    return Status::OK();
+    return true;
   };
 
-  if (lead_digits > 0) {
-    CANAL_RETURN_IF_ERROR(read_group(lead_digits, kDigitBytes[lead_digits], "integer"));
-  }
-  for (int g = 0; g < int_groups; ++g) {
-    CANAL_RETURN_IF_ERROR(read_group(kDigitsPerGroup, kBytesPerGroup, "integer"));
-  }
+  bool ok = lead_digits == 0 || read_group(lead_digits, kDigitBytes[lead_digits]);
+  for (int g = 0; ok && g < int_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
   char* const int_end = p;
-  for (int g = 0; g < frac_groups; ++g) {
-    CANAL_RETURN_IF_ERROR(read_group(kDigitsPerGroup, kBytesPerGroup, "fraction"));
+  if (scale > 0) *p++ = '.';
+  for (int g = 0; ok && g < frac_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
+  if (ok && trail_digits > 0) ok = read_group(trail_digits, kDigitBytes[trail_digits]);
+  if (!ok) {
+    return Status::Corruption("DECIMAL(" + std::to_string(precision) + "," +
+                              std::to_string(scale) + ") digit group " +
+                              std::to_string(bad_value) + " has more than " +
+                              std::to_string(bad_digits) + " digits");
   }
-  if (trail_digits > 0) {
-    CANAL_RETURN_IF_ERROR(read_group(trail_digits, kDigitBytes[trail_digits], "fraction"));
-  }
-  char* const frac_end = p;
 
   // Integer part without leading zeros; "0" when it is all zeros (or absent).
-  char* int_begin = digits_begin;
-  while (int_begin < int_end && *int_begin == '0') ++int_begin;
-  bool is_zero = int_begin == int_end;
-  for (const char* f = int_end; is_zero && f < frac_end; ++f) is_zero = *f == '0';
-
-  out->reserve(out->size() + static_cast<size_t>(frac_end - digits_begin) + 3);
-  if (negative && !is_zero) out->push_back('-');  // never "-0"
-  if (int_begin == int_end) {
-    out->push_back('0');
-  } else {
-    out->append(int_begin, int_end);
-  }
-  if (scale > 0) {
-    out->push_back('.');
-    out->append(int_end, frac_end);
-  }
+  char* begin = int_start;
+  while (begin < int_end && *begin == '0') ++begin;
+  bool is_zero = begin == int_end;
+  for (const char* f = int_end; is_zero && f < p; ++f) is_zero = *f == '0' || *f == '.';
+  if (begin == int_end) *--begin = '0';
+  if (negative && !is_zero) *--begin = '-';  // never "-0"
+  out->append(begin, p);
   return Status::OK();
 }
 

@@ -64,15 +64,6 @@ void AppendInt(Int v, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-// At least `width` digits, zero-padded on the left.
-void AppendPadded(uint64_t v, int width, std::string* out) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  const int len = static_cast<int>(r.ptr - buf);
-  if (len < width) out->append(static_cast<size_t>(width - len), '0');
-  out->append(buf, r.ptr);
-}
-
 // FLOAT and DOUBLE text.
 //
 // Digits: the shortest string that reads back as the same float/double (what the
@@ -143,40 +134,78 @@ void AppendFloating(Float v, std::string* out) {
   out->append(buf, o);
 }
 
-void AppendFraction(uint32_t micros, uint8_t fsp, std::string* out) {
-  if (fsp == 0) return;
-  if (fsp > 6) fsp = 6;
-  char frac[6];
-  uint32_t v = micros % 1000000;
-  for (int i = 5; i >= 0; --i) {
-    frac[i] = static_cast<char>('0' + v % 10);
-    v /= 10;
+// Temporal text is built in a stack buffer and appended once. Fields wider than
+// MySQL allows (corrupt input) still fit: 64 bits of year and 32 of each other field.
+struct TemporalText {
+  char buf[128];
+  char* p = buf;
+
+  void Char(char c) { *p++ = c; }
+  // At least `width` digits, zero-padded on the left.
+  void Padded(uint64_t v, int width) {
+    char tmp[24];
+    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    for (int len = static_cast<int>(r.ptr - tmp); len < width; ++len) *p++ = '0';
+    for (const char* c = tmp; c < r.ptr; ++c) *p++ = *c;
   }
-  out->push_back('.');
-  out->append(frac, fsp);
+  void Date(uint64_t year, uint32_t month, uint32_t day) {
+    Padded(year, 4);
+    Char('-');
+    Padded(month, 2);
+    Char('-');
+    Padded(day, 2);
+  }
+  void Clock(uint32_t hour, uint32_t minute, uint32_t second) {
+    Padded(hour, 2);
+    Char(':');
+    Padded(minute, 2);
+    Char(':');
+    Padded(second, 2);
+  }
+  // Exactly fsp digits (at most 6) of the microseconds, as MySQL prints TIME(fsp).
+  void Fraction(uint32_t micros, uint8_t fsp) {
+    if (fsp == 0) return;
+    if (fsp > 6) fsp = 6;
+    char frac[6];
+    uint32_t v = micros % 1000000;
+    for (int i = 5; i >= 0; --i) {
+      frac[i] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    }
+    Char('.');
+    for (int i = 0; i < fsp; ++i) *p++ = frac[i];
+  }
+  void AppendTo(std::string* out) const { out->append(buf, static_cast<size_t>(p - buf)); }
+};
+
+void AppendPadded(uint64_t v, int width, std::string* out) {
+  TemporalText t;
+  t.Padded(v, width);
+  t.AppendTo(out);
 }
 
-void AppendDate(uint64_t year, uint32_t month, uint32_t day, std::string* out) {
-  AppendPadded(year, 4, out);
-  out->push_back('-');
-  AppendPadded(month, 2, out);
-  out->push_back('-');
-  AppendPadded(day, 2, out);
+void AppendDate(const TemporalValue& v, std::string* out) {
+  TemporalText t;
+  t.Date(v.year, v.month, v.day);
+  t.AppendTo(out);
 }
 
-void AppendClock(uint32_t hour, uint32_t minute, uint32_t second, std::string* out) {
-  AppendPadded(hour, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
-}
-
-void AppendTime(const TemporalValue& t, uint8_t fsp, std::string* out) {
+void AppendTime(const TemporalValue& v, uint8_t fsp, std::string* out) {
+  TemporalText t;
   // MySQL normalises -00:00:00 to 00:00:00, so a sign only goes with a non-zero value.
-  if (t.negative && (t.hour | t.minute | t.second | t.micros) != 0) out->push_back('-');
-  AppendClock(t.hour, t.minute, t.second, out);
-  AppendFraction(t.micros, fsp, out);
+  if (v.negative && (v.hour | v.minute | v.second | v.micros) != 0) t.Char('-');
+  t.Clock(v.hour, v.minute, v.second);
+  t.Fraction(v.micros, fsp);
+  t.AppendTo(out);
+}
+
+void AppendDateTime(const TemporalValue& v, uint8_t fsp, std::string* out) {
+  TemporalText t;
+  t.Date(v.year, v.month, v.day);
+  t.Char(' ');
+  t.Clock(v.hour, v.minute, v.second);
+  t.Fraction(v.micros, fsp);
+  t.AppendTo(out);
 }
 
 // Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
@@ -204,30 +233,33 @@ CivilDate CivilFromDays(int64_t days) {
 
 void AppendTimestamp(uint64_t unix_seconds, uint32_t micros, uint8_t fsp, int32_t offset_seconds,
                      std::string* out) {
+  TemporalText t;
   if (unix_seconds == 0) {
     // TIMESTAMP 0 is MySQL's zero timestamp, not the epoch (which it cannot store).
-    out->append("0000-00-00 00:00:00");
-    AppendFraction(micros, fsp, out);
-    return;
+    t.Date(0, 0, 0);
+    t.Char(' ');
+    t.Clock(0, 0, 0);
+  } else {
+    // Far beyond any real TIMESTAMP (2038 / 2106); capped so the arithmetic cannot overflow.
+    constexpr uint64_t kMaxSeconds = uint64_t{1} << 50;
+    const int64_t local =
+        static_cast<int64_t>(unix_seconds < kMaxSeconds ? unix_seconds : kMaxSeconds) +
+        offset_seconds;
+    int64_t days = local / 86400;
+    int64_t secs = local % 86400;
+    if (secs < 0) {
+      secs += 86400;
+      --days;
+    }
+    const CivilDate date = CivilFromDays(days);
+    // local >= 1 - 2^31 puts the year at 1901 or later: never negative.
+    t.Date(static_cast<uint64_t>(date.year), date.month, date.day);
+    t.Char(' ');
+    const auto s = static_cast<uint32_t>(secs);
+    t.Clock(s / 3600, s / 60 % 60, s % 60);
   }
-  // Far beyond any real TIMESTAMP (2038 / 2106); capped so the arithmetic cannot overflow.
-  constexpr uint64_t kMaxSeconds = uint64_t{1} << 50;
-  const int64_t local =
-      static_cast<int64_t>(unix_seconds < kMaxSeconds ? unix_seconds : kMaxSeconds) +
-      offset_seconds;
-  int64_t days = local / 86400;
-  int64_t secs = local % 86400;
-  if (secs < 0) {
-    secs += 86400;
-    --days;
-  }
-  const CivilDate date = CivilFromDays(days);
-  // local >= 1 - 2^31 puts the year at 1901 or later: never negative.
-  AppendDate(static_cast<uint64_t>(date.year), date.month, date.day, out);
-  out->push_back(' ');
-  const auto s = static_cast<uint32_t>(secs);
-  AppendClock(s / 3600, s / 60 % 60, s % 60, out);
-  AppendFraction(micros, fsp, out);
+  t.Fraction(micros, fsp);
+  t.AppendTo(out);
 }
 
 void AppendYear(int64_t year, std::string* out) {
@@ -331,16 +363,13 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
       return s;
     }
     case ColumnValue::Kind::kDate:
-      AppendDate(value.temporal.year, value.temporal.month, value.temporal.day, out);
+      AppendDate(value.temporal, out);
       return Status::OK();
     case ColumnValue::Kind::kTime:
       AppendTime(value.temporal, value.fsp, out);
       return Status::OK();
     case ColumnValue::Kind::kDateTime:
-      AppendDate(value.temporal.year, value.temporal.month, value.temporal.day, out);
-      out->push_back(' ');
-      AppendClock(value.temporal.hour, value.temporal.minute, value.temporal.second, out);
-      AppendFraction(value.temporal.micros, value.fsp, out);
+      AppendDateTime(value.temporal, value.fsp, out);
       return Status::OK();
     case ColumnValue::Kind::kTimestamp:
       AppendTimestamp(value.u64, value.timestamp_micros, value.fsp,
