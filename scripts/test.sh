@@ -11,13 +11,16 @@
 #
 # Each step is timed; a failed build skips the steps that need it. Exits non-zero
 # when any step failed, after a summary whose last line is "N passed, N failed".
-# Environment: JOBS (default 2), FUZZ_SECONDS, SKIP_BENCH=1, SKIP_FUZZ=1.
+# Environment: JOBS (default 2), FUZZ_SECONDS, CTEST_TIMEOUT (per test, default
+# 600 s), SKIP_BENCH=1, SKIP_FUZZ=1.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
 export JOBS=${JOBS:-2}
 fuzz_seconds=${FUZZ_SECONDS:-60}
+# Per-test limit, so that a hanging test fails in minutes instead of holding CI.
+ctest_timeout=${CTEST_TIMEOUT:-600}
 shared="$repo/../shared"
 
 results=()
@@ -190,7 +193,8 @@ run_fuzz() {
 run_step "install deps" bash scripts/install-deps.sh
 
 if run_step "release build" bash scripts/build.sh --release; then
-  run_step "release ctest" ctest --test-dir build --output-on-failure -j "$JOBS"
+  run_step "release ctest" ctest --test-dir build --output-on-failure -j "$JOBS" \
+    --timeout "$ctest_timeout"
 else
   skip_step "release ctest" "release build failed"
 fi
@@ -198,7 +202,8 @@ fi
 if run_step "asan build" bash scripts/build.sh --asan; then
   run_step "asan ctest (unit, fixture)" \
     env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L '^(unit|fixture)$'
+    ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L '^(unit|fixture)$' \
+    --timeout "$ctest_timeout"
 else
   skip_step "asan ctest (unit, fixture)" "asan build failed"
 fi

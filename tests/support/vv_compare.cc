@@ -1,5 +1,6 @@
 #include "support/vv_compare.h"
 
+#include <memory>
 #include <vector>
 
 #include "support/binlog_walk.h"
@@ -16,19 +17,16 @@ struct OurRow {
   binlog::RowsKind kind;
   binlog::RowChange change;  // copied; views into owned copies below
   std::vector<binlog::ColumnInfo> columns;
-  std::vector<std::string> storage;  // owns raw bytes of values
+  // Owns raw bytes of values; heap strings so that views survive moving the row.
+  std::vector<std::unique_ptr<std::string>> storage;
 };
 
-void Own(binlog::RowImage& img, std::vector<std::string>& storage) {
+void Own(binlog::RowImage& img, std::vector<std::unique_ptr<std::string>>& storage) {
   for (auto& v : img.values) {
     if (!v.raw.empty()) {
-      storage.emplace_back(v.raw);
+      storage.push_back(std::make_unique<std::string>(v.raw));
+      v.raw = *storage.back();
     }
-  }
-  // Re-point after all copies exist (vector may have reallocated).
-  size_t k = storage.size();
-  for (auto it = img.values.rbegin(); it != img.values.rend(); ++it) {
-    if (!it->raw.empty()) it->raw = storage[--k];
   }
 }
 
@@ -50,9 +48,9 @@ VvComparison CompareWithMariadbBinlogVv(const std::string& binlog_path, const st
   WalkOptions wo;
   wo.on_row = [&](const binlog::Event& ev, const binlog::TableMap& t, const binlog::RowChange& c) {
     OurRow r{ev.offset, t.db, t.table, c.kind, c, t.columns, {}};
-    r.storage.reserve(2 * c.before.values.size() + 2 * c.after.values.size() + 2);
-    Own(r.change.before, r.storage);
-    Own(r.change.after, r.storage);
+    // Only the images this kind of change has: the other one is stale.
+    if (c.has_before) Own(r.change.before, r.storage); else r.change.before.values.clear();
+    if (c.has_after) Own(r.change.after, r.storage); else r.change.after.values.clear();
     ours.push_back(std::move(r));
     return Status::OK();
   };

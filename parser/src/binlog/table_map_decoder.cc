@@ -54,7 +54,7 @@ Status ReadColumnMeta(ByteReader* r, ColumnInfo* c, size_t index) {
       c->meta = static_cast<uint16_t>(b0 << 8 | b1);
       c->precision = b0;
       c->decimals = b1;
-      if (b0 == 0 || b0 > 65 || b1 > 30 || b1 > b0) {
+      if (b0 == 0 || b0 > 65 || b1 > 38 || b1 > b0) {  // MariaDB allows scale 38
         return Status::Corruption("column " + std::to_string(index + 1) + " has DECIMAL(" + std::to_string(b0) +
                                   "," + std::to_string(b1) + ")");
       }

@@ -1,9 +1,10 @@
 // Canal's value strings (CANAL_PROTOCOL.md "Value strings"), Column.sqlType and
 // Column.mysqlType.
 //
-// Hot path: called once per column per row. Numbers are formatted with
-// std::to_chars into stack buffers and appended; nothing here allocates except
-// the caller's output string growing.
+// AppendCanalValue is the hot path (once per column per row): numbers and
+// temporal values are formatted with std::to_chars into stack buffers and
+// appended, so it allocates nothing beyond the caller's string growing (errors
+// aside). CanalMysqlType builds a fresh string; callers can cache it per table.
 #include <array>
 #include <charconv>
 #include <cmath>

@@ -43,6 +43,8 @@ struct RowImage {
   std::vector<ColumnValue> values;
 };
 
+// The images a change does not have (before for an insert, after for a delete)
+// keep whatever the reader last put there: check has_before / has_after.
 struct RowChange {
   RowsKind kind = RowsKind::kWrite;
   bool has_before = false, has_after = false;
