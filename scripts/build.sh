@@ -20,7 +20,7 @@ if [ $# -gt 0 ]; then
     --release) mode=release; shift ;;
     --asan) mode=asan; shift ;;
     --fuzz) mode=fuzz; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   esac
 fi
 build_args=("$@")

@@ -24,9 +24,10 @@ set -euo pipefail
 readonly START_TIMEOUT_S=30
 readonly STOP_TIMEOUT_S=60
 
+# usage [STATUS]: the header comment as help; 2 (bad usage) unless told.
 usage() {
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
+  exit "${1:-2}"
 }
 
 log() { echo "mariadb-sandbox: $*" >&2; }
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
     --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
     --dir=*) dir=${1#--dir=}; shift ;;
     --wipe) wipe=1; shift ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) log "unknown argument: $1"; usage ;;
   esac
 done
@@ -163,8 +164,9 @@ do_start() {
   : > "$errlog.start"
   # setsid: the server must outlive this script and not get the caller's
   # terminal signals (Ctrl-C in a quick start should not kill it half-way).
+  # 9>&-: the server must not inherit (and so hold forever) the command lock.
   setsid "$server" --defaults-file="$cnf" "${user_args[@]}" \
-    < /dev/null >> "$errlog.start" 2>&1 &
+    < /dev/null >> "$errlog.start" 2>&1 9>&- &
   local child=$!
 
   local deadline=$((SECONDS + START_TIMEOUT_S))
@@ -239,10 +241,18 @@ do_status() {
   return 3
 }
 
+# Serialises commands on one sandbox dir: two concurrent starts would otherwise
+# both initialise the data dir, and a stop could wipe a half-started server.
+lock_dir() {
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 9>> "$dir/.lock"
+  flock -w 120 9 || die "timed out waiting for another command on $dir"
+}
+
 case "$cmd" in
-  start) do_start ;;
-  stop) do_stop ;;
+  start) mkdir -p "$dir"; lock_dir; do_start ;;
+  stop) if [ -f "$marker" ]; then lock_dir; fi; do_stop ;;
   status) do_status ;;
-  -h|--help) usage ;;
+  -h|--help) usage 0 ;;
   *) log "unknown command: $cmd"; usage ;;
 esac

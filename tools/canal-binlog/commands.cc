@@ -1,10 +1,18 @@
 #include "commands.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
@@ -89,8 +97,45 @@ void AppendHeader(const Position& p, std::string& b) {
   b.append(std::to_string(p.ts));
 }
 
-Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const binlog::ValueFormatOptions& fo,
-                   const Position& pos, std::string* scratch, std::string& b) {
+// Kinds whose Canal text is always printable ASCII without quotes or
+// backslashes (ENUM/SET print labels in readable mode, so only in Canal mode).
+bool NeedsNoEscaping(const ColumnValue& v, const binlog::ValueFormatOptions& fo) {
+  switch (v.kind) {
+    case ColumnValue::Kind::kSigned:
+    case ColumnValue::Kind::kFloat:
+    case ColumnValue::Kind::kDouble:
+    case ColumnValue::Kind::kDecimal:
+    case ColumnValue::Kind::kDate:
+    case ColumnValue::Kind::kTime:
+    case ColumnValue::Kind::kDateTime:
+    case ColumnValue::Kind::kTimestamp:
+      return true;
+    case ColumnValue::Kind::kUnsigned:
+      return !fo.readable || (v.type != binlog::ColumnType::kEnum && v.type != binlog::ColumnType::kSet);
+    default:
+      return false;
+  }
+}
+
+// `"name":` of each column of one table, escaped once per TABLE_MAP.
+struct ColumnKeys {
+  const binlog::TableMap* table = nullptr;
+  std::vector<std::string> keys;
+  void Refresh(const binlog::TableMap& t) {
+    if (table == &t && keys.size() == t.columns.size()) return;
+    table = &t;
+    keys.clear();
+    for (const auto& c : t.columns) {
+      std::string k;
+      AppendJsonString(c.name, &k);
+      k.push_back(':');
+      keys.push_back(std::move(k));
+    }
+  }
+};
+
+Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
+                   const binlog::ValueFormatOptions& fo, const Position& pos, std::string* scratch, std::string& b) {
   b.push_back('{');
   bool first = true;
   for (size_t i = 0; i < img.values.size(); ++i) {
@@ -98,27 +143,38 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
     if (!v.is_present()) continue;
     if (!first) b.push_back(',');
     first = false;
-    AppendJsonString(t.columns[i].name, &b);
-    b.push_back(':');
+    b.append(keys.keys[i]);
     if (v.is_null()) {
       b.append("null");
       continue;
     }
-    scratch->clear();
-    Status s = binlog::AppendCanalValue(v, t.columns[i], fo, scratch);
+    Status s;
+    if (NeedsNoEscaping(v, fo)) {
+      // Numbers and dates are plain ASCII: render straight into the line.
+      b.push_back('"');
+      s = binlog::AppendCanalValue(v, t.columns[i], fo, &b);
+      b.push_back('"');
+    } else if (v.kind == ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(t.columns[i].charset)) {
+      AppendJsonString(v.raw, &b);  // the Canal text is the bytes themselves
+    } else {
+      scratch->clear();
+      s = binlog::AppendCanalValue(v, t.columns[i], fo, scratch);
+      if (s.ok()) AppendJsonString(*scratch, &b);
+    }
     if (!s.ok()) {
       return s.WithContext(std::string(pos.file) + ": offset " + std::to_string(pos.pos) + ": `" + t.db + "`.`" +
                            t.table + "` column " + std::to_string(i + 1) + " (" + t.columns[i].name + ")");
     }
-    AppendJsonString(*scratch, &b);
   }
   b.push_back('}');
   return Status::OK();
 }
 
 // Walks every event of every input, calling `on_event` for each.
-template <typename F>
-int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_event) {
+// `before_close` runs whenever the reader is about to let go of a file's bytes
+// (next file, end, error): nothing may use that file's events afterwards.
+template <typename F, typename G>
+int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_event, G&& before_close) {
   std::vector<std::string> files;
   Status s = binlog::ExpandBinlogPaths(inputs, &files);
   if (!s.ok()) {
@@ -132,109 +188,280 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
   Event ev;
   for (const auto& f : files) {
     s = reader.Open(f);
+    while (s.ok()) {
+      bool eof = false;
+      s = reader.Next(&ev, &eof);
+      if (!s.ok() || eof) break;
+      s = on_event(reader, ev);
+    }
+    before_close();
     if (!s.ok()) {
       Fail(s);
       return 1;
     }
+  }
+  return 0;
+}
+
+template <typename F>
+int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_event) {
+  return ForEachEvent(inputs, verify, on_event, [] {});
+}
+
+}  // namespace
+
+namespace {
+
+// A table as one rows event saw it, with its JSON keys, shared with the
+// formatting threads (the decoder replaces its own TableMap on the next
+// TABLE_MAP for the id, which may happen while a worker still formats rows).
+struct TableSnapshot {
+  binlog::TableMap table;
+  ColumnKeys keys;
+};
+
+// The JSON lines of one event, produced by a worker (rows) or inline (DDL).
+struct OutputTask {
+  // Inputs (rows events only).
+  binlog::RowsEvent event;
+  std::shared_ptr<const TableSnapshot> table;
+  std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
+  std::string source;      // file name for error messages
+  std::string prefix;      // the line up to the images
+  Position pos;
+  // Outputs.
+  std::string out;
+  Status status;
+  uint64_t rows = 0;
+  bool done = false;
+};
+
+void FormatRows(OutputTask* t, const binlog::ValueFormatOptions& fo, binlog::RowsReader* reader,
+                binlog::RowChange* change, std::string* scratch) {
+  reader->Reset(t->event);
+  const binlog::TableMap& table = t->table->table;
+  while (true) {
+    bool done = false;
+    t->status = reader->Next(change, &done);
+    if (!t->status.ok() || done) return;
+    ++t->rows;
+    std::string& b = t->out;
+    b.append(t->prefix);
+    if (change->has_before) {
+      b.append(",\"before\":");
+      t->status = AppendImage(change->before, table, t->table->keys, fo, t->pos, scratch, b);
+      if (!t->status.ok()) return;
+    }
+    if (change->has_after) {
+      b.append(",\"after\":");
+      t->status = AppendImage(change->after, table, t->table->keys, fo, t->pos, scratch, b);
+      if (!t->status.ok()) return;
+    }
+    b.append("}\n");
+  }
+}
+
+// Formats rows events on worker threads; results are written in event order.
+class FormatPool {
+ public:
+  FormatPool(int threads, const binlog::ValueFormatOptions& fo) : fo_(fo) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  }
+  ~FormatPool() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Submit(std::shared_ptr<OutputTask> t) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      queue_.push_back(std::move(t));
+    }
+    work_cv_.notify_one();
+  }
+  void Wait(const OutputTask& t) {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return t.done; });
+  }
+
+ private:
+  void Work() {
+    binlog::RowsReader reader;
+    binlog::RowChange change;
+    std::string scratch;
     while (true) {
-      bool eof = false;
-      s = reader.Next(&ev, &eof);
-      if (!s.ok()) {
-        Fail(s);
-        return 1;
+      std::shared_ptr<OutputTask> t;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        t = std::move(queue_.front());
+        queue_.pop_front();
       }
-      if (eof) break;
-      s = on_event(reader, ev);
-      if (!s.ok()) {
-        Fail(s);
-        return 1;
+      FormatRows(t.get(), fo_, &reader, &change, &scratch);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        t->done = true;
       }
+      done_cv_.notify_all();
     }
   }
+
+  const binlog::ValueFormatOptions fo_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::shared_ptr<OutputTask>> queue_;
+  bool stop_ = false;
+};
+
+int CountOnly(const DecodeCommandOptions& o) {
+  binlog::RowsReader rows_reader;
+  binlog::RowChange change;
+  uint64_t rows = 0, events = 0, bytes = 0;
+  auto start = std::chrono::steady_clock::now();
+  int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader&, const Event& ev) -> Status {
+    ++events;
+    if (!ev.in_payload) bytes += ev.raw.size();
+    if (const auto* rows_ev = ev.As<binlog::RowsEvent>()) {
+      rows_reader.Reset(*rows_ev);
+      while (true) {
+        bool done = false;
+        CANAL_RETURN_IF_ERROR(rows_reader.Next(&change, &done));
+        if (done) break;
+        ++rows;
+      }
+    }
+    return Status::OK();
+  });
+  if (rc != 0) return rc;
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("{\"rows\":%llu,\"events\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"rows_per_second\":%.0f,\"mb_per_second\":%.2f}\n",
+              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(events),
+              static_cast<unsigned long long>(bytes), secs, secs > 0 ? rows / secs : 0.0,
+              secs > 0 ? bytes / secs / 1e6 : 0.0);
   return 0;
 }
 
 }  // namespace
 
 int RunDecode(const DecodeCommandOptions& o) {
-  JsonLineWriter out(stdout);
+  if (o.count_only) return CountOnly(o);
   binlog::ValueFormatOptions fo;
   fo.readable = o.readable;
   fo.timestamp_utc_offset_seconds = o.tz_offset_seconds;
-  binlog::RowsReader rows_reader;
-  binlog::RowChange change;
-  std::string scratch;
+  const int threads = o.threads;
+  std::unique_ptr<FormatPool> pool;
+  if (threads > 0) pool = std::make_unique<FormatPool>(threads, fo);
+  // Inline formatting (threads == 0, and events whose rows depend on decoder
+  // state, such as partial JSON updates) uses these.
+  binlog::RowsReader inline_reader;
+  binlog::RowChange inline_change;
+  std::string inline_scratch;
+
+  std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
+  std::deque<std::shared_ptr<OutputTask>> inflight;
+  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
+  bool write_failed = false;
+  Status task_error;
+  // Writes finished tasks in order; with `all`, waits for every one.
+  auto drain = [&](bool all) {
+    while (!inflight.empty() && (all || inflight.size() > max_inflight)) {
+      auto t = std::move(inflight.front());
+      inflight.pop_front();
+      if (pool) pool->Wait(*t);
+      if (task_error.ok() && !write_failed) {
+        if (std::fwrite(t->out.data(), 1, t->out.size(), stdout) != t->out.size()) write_failed = true;
+        if (!t->status.ok()) task_error = t->status;
+      }
+    }
+  };
   Position pos;
-  uint64_t rows = 0, events = 0, bytes = 0;
-  auto start = std::chrono::steady_clock::now();
 
   int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader& r, const Event& ev) -> Status {
-    ++events;
-    if (!ev.in_payload) bytes += ev.raw.size();
+    if (!task_error.ok()) return task_error;
     pos.file = BaseName(r.path());
     pos.pos = ev.offset;
     pos.ts = ev.header.timestamp;
+    if (ev.type() == EventType::kFormatDescription) tables.clear();
     if (const auto* g = ev.As<binlog::MariaGtidEvent>()) {
       pos.gtid = g->ToString();
     } else if (const auto* g2 = ev.As<binlog::GtidEvent>()) {
       pos.gtid = g2->anonymous ? std::string() : g2->ToString();
+    } else if (const auto* tm = ev.As<binlog::TableMapEventRef>()) {
+      auto snap = std::make_shared<TableSnapshot>();
+      snap->table = *tm->table;
+      snap->keys.Refresh(snap->table);
+      if (tables.size() > 4096) tables.clear();
+      tables[tm->table->table_id] = std::move(snap);
     } else if (const auto* rows_ev = ev.As<binlog::RowsEvent>()) {
-      rows_reader.Reset(*rows_ev);
-      const binlog::TableMap& t = *rows_ev->table;
-      while (true) {
-        bool done = false;
-        CANAL_RETURN_IF_ERROR(rows_reader.Next(&change, &done));
-        if (done) break;
-        ++rows;
-        if (o.count_only) continue;
-        std::string& b = out.buffer();
-        AppendHeader(pos, b);
-        b.append(",\"db\":");
-        AppendJsonString(t.db, &b);
-        b.append(",\"table\":");
-        AppendJsonString(t.table, &b);
-        b.append(",\"type\":\"");
-        b.append(KindName(change.kind));
-        b.push_back('"');
-        if (!t.names_known) b.append(",\"columns\":\"by-position\"");
-        if (change.has_before) {
-          b.append(",\"before\":");
-          CANAL_RETURN_IF_ERROR(AppendImage(change.before, t, fo, pos, &scratch, b));
+      auto task = std::make_shared<OutputTask>();
+      auto it = tables.find(rows_ev->table_id);
+      if (it == tables.end()) return Status::Corruption("rows event without a table snapshot");
+      task->table = it->second;
+      task->event = *rows_ev;
+      task->event.table = &task->table->table;
+      task->source = std::string(rows_ev->source);
+      task->event.source = task->source;
+      task->pos = pos;
+      const binlog::TableMap& t = task->table->table;
+      task->prefix.reserve(160);
+      AppendHeader(pos, task->prefix);
+      task->prefix.append(",\"db\":");
+      AppendJsonString(t.db, &task->prefix);
+      task->prefix.append(",\"table\":");
+      AppendJsonString(t.table, &task->prefix);
+      task->prefix.append(",\"type\":\"");
+      task->prefix.append(KindName(rows_ev->info.kind));
+      task->prefix.push_back('"');
+      if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
+      const bool stateful = rows_ev->json_rows != nullptr;
+      if (!pool || stateful) {
+        // Partial JSON documents come from the decoder's row cache, in order.
+        if (stateful) task->event.table = rows_ev->table;
+        FormatRows(task.get(), fo, &inline_reader, &inline_change, &inline_scratch);
+        task->done = true;
+      } else {
+        if (rows_ev->info.compressed) {
+          // Inflated rows live in a decoder buffer that the next event reuses.
+          task->owned_rows.assign(rows_ev->rows);
+          task->event.rows = task->owned_rows;
         }
-        if (change.has_after) {
-          b.append(",\"after\":");
-          CANAL_RETURN_IF_ERROR(AppendImage(change.after, t, fo, pos, &scratch, b));
-        }
-        b.push_back('}');
-        out.EndLine();
+        pool->Submit(task);
       }
+      inflight.push_back(std::move(task));
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
-      if (!o.count_only && !IsTransactionControl(q->query)) {
-        std::string& b = out.buffer();
+      if (!IsTransactionControl(q->query)) {
+        auto task = std::make_shared<OutputTask>();
+        std::string& b = task->out;
         AppendHeader(pos, b);
         b.append(",\"db\":");
         AppendJsonString(q->db, &b);
         b.append(IsDdl(q->query) ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
         AppendJsonString(q->query, &b);
-        b.push_back('}');
-        out.EndLine();
+        b.append("}\n");
+        task->done = true;
+        inflight.push_back(std::move(task));
       }
     }
-    return Status::OK();
-  });
-  if (!out.Flush()) {
-    std::fprintf(stderr, "canal-binlog: writing to stdout failed\n");
+    drain(false);
+    if (write_failed) return Status::IOError("writing to stdout failed");
+    return task_error;
+  }, [&] { drain(true); });  // rows point into the file's mapping
+  // A worker's error surfaces through the walk (reported there) or only at the
+  // final drain (reported here).
+  if (rc == 0 && !task_error.ok()) {
+    Fail(task_error);
+    rc = 1;
+  }
+  if (std::fflush(stdout) != 0 || write_failed) {
+    if (rc == 0) std::fprintf(stderr, "canal-binlog: writing to stdout failed\n");
     return 1;
   }
-  if (rc != 0) return rc;
-  if (o.count_only) {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("{\"rows\":%llu,\"events\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"rows_per_second\":%.0f,\"mb_per_second\":%.2f}\n",
-                static_cast<unsigned long long>(rows), static_cast<unsigned long long>(events),
-                static_cast<unsigned long long>(bytes), secs, secs > 0 ? rows / secs : 0.0,
-                secs > 0 ? bytes / secs / 1e6 : 0.0);
-  }
-  return 0;
+  return rc;
 }
 
 int RunStats(const std::vector<std::string>& inputs, bool verify) {

@@ -13,6 +13,9 @@ struct DecodeCommandOptions {
   bool count_only = false;        // decode every value, print only a summary
   bool verify_checksum = true;
   int32_t tz_offset_seconds = 0;  // for TIMESTAMP rendering
+  // Threads formatting rows events (0 = format on the decoding thread). Output
+  // order is the binlog's whatever the count.
+  int threads = 0;
 };
 
 // Both return the process exit status; errors go to stderr.

@@ -1,5 +1,8 @@
 #include "json_lines.h"
 
+#include <array>
+#include <cstring>
+
 namespace canal::tools {
 
 namespace {
@@ -26,6 +29,25 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
+// Bytes that cannot be copied as they are: controls, '"', '\\', non-ASCII.
+constexpr std::array<bool, 256> MakeSpecial() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return t;
+}
+constexpr std::array<bool, 256> kSpecial = MakeSpecial();
+
+// True when any of the 8 bytes in `w` needs attention: a control byte (< 0x20),
+// '"', '\\' or a byte >= 0x80. Classic SWAR zero-byte tests, so plain ASCII text
+// is scanned a word at a time.
+inline bool WordNeedsEscape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | (w & kHigh)) != 0;
+}
+
 }  // namespace
 
 void AppendJsonString(std::string_view s, std::string* out) {
@@ -33,8 +55,15 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t i = 0, run = 0;
   while (i < s.size()) {
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if (WordNeedsEscape(w)) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     const uint8_t c = static_cast<uint8_t>(s[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+    if (!kSpecial[c]) {
       ++i;
       continue;
     }

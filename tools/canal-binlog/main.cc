@@ -1,5 +1,7 @@
 // canal-binlog: decode binlog files to JSON lines, or count what is in them.
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -39,6 +41,10 @@ int main(int argc, char** argv) {
   decode->add_flag("--count-only", dopts.count_only, "decode every value but print only a throughput summary");
   decode->add_option("--timezone", tz, "offset for TIMESTAMP values, e.g. +08:00 (default UTC)");
   decode->add_flag("--no-verify-checksum", no_verify, "skip CRC32 verification");
+  dopts.threads = static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
+  decode->add_option("--threads", dopts.threads,
+                     "threads formatting rows into JSON (default: cores, at most 4; 0 = none besides the decoder)")
+      ->check(CLI::Range(0, 64));
 
   std::vector<std::string> stat_inputs;
   bool stats_no_verify = false;

@@ -232,3 +232,19 @@ void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out) {
 }
 
 }  // namespace canal::binlog
+
+namespace canal::binlog {
+
+bool CopiesThroughAsUtf8(uint32_t charset) {
+  switch (LookupCharset(charset).encoding) {
+    case Encoding::kUnknown:
+    case Encoding::kUtf8:
+    case Encoding::kAscii:
+    case Encoding::kOther:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace canal::binlog

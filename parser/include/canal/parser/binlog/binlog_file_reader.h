@@ -1,8 +1,9 @@
 // BinlogFileReader: reads binlog files from disk and yields their events in order.
 //
 // Checks the magic (FE 'b' 'i' 'n'), frames events by their header's length, and
-// decodes them with an EventDecoder. Files are read whole into memory (binlog
-// files are bounded by max_binlog_size, 1 GiB at most). A directory or a list of
+// decodes them with an EventDecoder. Plain files are memory-mapped read-only
+// (binlog files are bounded by max_binlog_size, 1 GiB at most); .gz files and
+// buffers are held in memory. A directory or a list of
 // files is read in name order with one decoder, as a replica would see them.
 //
 // Not thread-safe.
@@ -36,13 +37,20 @@ class BinlogFileReader {
   Status Next(Event* event, bool* eof);
 
   const std::string& path() const { return name_; }
-  uint64_t size() const { return data_.size(); }
+  uint64_t size() const { return size_; }
   uint64_t position() const { return pos_; }
 
  private:
   EventDecoder* decoder_;
   std::string name_;
-  std::string data_;
+  void Close();
+  Status Start(std::string name, const char* base, size_t size);
+
+  std::string data_;          // owned bytes (gzip, buffers)
+  void* map_ = nullptr;       // or a read-only mapping of the file
+  size_t map_length_ = 0;
+  const char* base_ = nullptr;
+  size_t size_ = 0;
   uint64_t pos_ = 0;
 };
 

@@ -44,6 +44,10 @@ size_t DecimalBinarySize(int precision, int scale);
 // charsets copy through unchanged (documented limitation).
 void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out);
 
+// True when AppendAsUtf8 copies bytes of this collation unchanged, so a caller
+// that escapes text anyway may use a kString value's raw bytes directly.
+bool CopiesThroughAsUtf8(uint32_t charset);
+
 // True when the collation id is a binary one (63) — BLOB vs TEXT, BINARY vs CHAR.
 inline bool IsBinaryCharset(uint32_t charset) { return charset == 63; }
 
