@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -95,6 +96,40 @@ void AppendHeader(const Position& p, std::string& b) {
   AppendJsonString(p.gtid, &b);
   b.append(",\"ts\":");
   b.append(std::to_string(p.ts));
+}
+
+// A user variable's value as text: strings as their bytes, numbers decoded from
+// the little-endian forms the server logs (REAL 8-byte double, INT 8-byte
+// integer with the unsigned flag, DECIMAL as precision, scale and binary decimal).
+void UserVarText(const binlog::UserVarEvent& uv, std::string* out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(uv.value.data());
+  const size_t n = uv.value.size();
+  switch (uv.value_type) {
+    case 1:  // REAL_RESULT
+      if (n == 8) {
+        double d;
+        std::memcpy(&d, p, 8);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", d);
+        out->append(buf);
+        return;
+      }
+      break;
+    case 2:  // INT_RESULT
+      if (n == 8) {
+        uint64_t u = 0;
+        for (int i = 7; i >= 0; --i) u = (u << 8) | p[i];
+        out->append((uv.flags & 1) ? std::to_string(u) : std::to_string(static_cast<int64_t>(u)));
+        return;
+      }
+      break;
+    case 4:  // DECIMAL_RESULT
+      if (n >= 2 && binlog::AppendDecimalText(uv.value.substr(2), p[0], p[1], out).ok()) return;
+      break;
+    default:
+      break;
+  }
+  out->append(uv.value);
 }
 
 // Kinds whose Canal text is always printable ASCII without quotes or
@@ -380,6 +415,7 @@ int RunDecode(const DecodeCommandOptions& o) {
     }
   };
   Position pos;
+  std::string context, user_vars;  // INTVAR/RAND/USER_VAR for the next statement
 
   int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader& r, const Event& ev) -> Status {
     if (!task_error.ok()) return task_error;
@@ -433,6 +469,25 @@ int RunDecode(const DecodeCommandOptions& o) {
         pool->Submit(task);
       }
       inflight.push_back(std::move(task));
+    } else if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
+      // Statement context: what a statement-format replica needs to replay the next statement.
+      context.append(context.empty() ? "" : ",");
+      context.append(iv->kind == 1 ? "\"last_insert_id\":" : "\"insert_id\":");
+      context.append(std::to_string(iv->value));
+    } else if (const auto* rd = ev.As<binlog::RandEvent>()) {
+      context.append(context.empty() ? "" : ",");
+      context.append("\"rand_seed1\":" + std::to_string(rd->seed1) + ",\"rand_seed2\":" + std::to_string(rd->seed2));
+    } else if (const auto* uv = ev.As<binlog::UserVarEvent>()) {
+      user_vars.append(user_vars.empty() ? "" : ",");
+      AppendJsonString(uv->name, &user_vars);
+      user_vars.push_back(':');
+      if (uv->is_null) {
+        user_vars.append("null");
+      } else {
+        std::string text;
+        UserVarText(*uv, &text);
+        AppendJsonString(text, &user_vars);
+      }
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
       if (!IsTransactionControl(q->query)) {
         auto task = std::make_shared<OutputTask>();
@@ -442,10 +497,25 @@ int RunDecode(const DecodeCommandOptions& o) {
         AppendJsonString(q->db, &b);
         b.append(IsDdl(q->query) ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
         AppendJsonString(q->query, &b);
+        if (!context.empty() || !user_vars.empty()) {
+          b.append(",\"context\":{");
+          b.append(context);
+          if (!user_vars.empty()) {
+            b.append(context.empty() ? "\"user_vars\":{" : ",\"user_vars\":{");
+            b.append(user_vars);
+            b.push_back('}');
+          }
+          b.push_back('}');
+        }
         b.append("}\n");
         task->done = true;
         inflight.push_back(std::move(task));
       }
+      context.clear();
+      user_vars.clear();
+    } else if (ev.type() == EventType::kXid) {
+      context.clear();
+      user_vars.clear();
     }
     drain(false);
     if (write_failed) return Status::IOError("writing to stdout failed");
