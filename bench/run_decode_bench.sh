@@ -6,7 +6,7 @@
 #
 # Data: DIR (default build/bench-data) made by bench/gen_bench_binlog.sh when it
 # has no MANIFEST yet, reused otherwise. Measures wall-clock time, output to
-# /dev/null, best of N (default 3) rounds in which the decoders take turns:
+# /dev/null, best of N (default 5) rounds in which the decoders take turns:
 #   typed  canal-binlog decode --count-only   (every row into typed values, 1 core)
 #   json   canal-binlog decode                (one JSON line per row change; rows
 #          events are formatted on one thread per core, at most 4)
@@ -24,7 +24,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build"
 data=""
-runs=3
+runs=5
 gbench=1
 while [ $# -gt 0 ]; do
   case "$1" in
