@@ -1,0 +1,48 @@
+// LogPosition: where a change sits in one upstream's binlog stream.
+//
+// The same value travels from the parser (each entry's position), through the
+// store (batch ranges) to the meta manager (a client's cursor, persisted in
+// Canal's JSON shape). Positions of one stream are totally ordered by
+// (journal file name, offset); file names of one server sort in order
+// (mysql-bin.000009 < mysql-bin.000010), so name order is binlog order.
+// A plain value type; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+namespace canal {
+
+struct LogPosition {
+  std::string journal_name;  // binlog file, e.g. "mysql-bin.000004"
+  uint64_t position = 0;     // offset of the event in that file
+  uint32_t server_id = 0;
+  std::string gtid;          // GTID of the transaction ("" when none)
+  int64_t timestamp_ms = 0;  // event time, milliseconds since the epoch (Canal's unit)
+  // Canal's "included": whether the event at `position` itself has been
+  // consumed (true) or consumption resumes at it (false).
+  bool included = false;
+
+  bool empty() const { return journal_name.empty(); }
+
+  // Stream order; GTID, timestamp and server id do not take part.
+  friend bool operator<(const LogPosition& a, const LogPosition& b) {
+    return std::tie(a.journal_name, a.position, a.included) < std::tie(b.journal_name, b.position, b.included);
+  }
+  friend bool operator==(const LogPosition& a, const LogPosition& b) {
+    return a.journal_name == b.journal_name && a.position == b.position && a.included == b.included &&
+           a.server_id == b.server_id && a.gtid == b.gtid && a.timestamp_ms == b.timestamp_ms;
+  }
+  friend bool operator!=(const LogPosition& a, const LogPosition& b) { return !(a == b); }
+  friend bool operator<=(const LogPosition& a, const LogPosition& b) { return !(b < a); }
+
+  // "mysql-bin.000004:13885" (plus "@gtid" when set), for logs and messages.
+  std::string ToString() const {
+    std::string s = journal_name + ":" + std::to_string(position);
+    if (!gtid.empty()) s += "@" + gtid;
+    return s;
+  }
+};
+
+}  // namespace canal
