@@ -1,0 +1,71 @@
+// Value types shared by every MetaManager back end.
+//
+// ClientIdentity names a subscriber (destination + client id, as Canal's
+// com.alibaba.otter.canal.protocol.ClientIdentity); two identities are the same
+// client when destination and client id match, whatever their filters, so a
+// re-subscription with a new filter replaces the old one and keeps the cursor.
+// LogIdentity is the upstream a cursor was taken from (Canal writes it beside
+// every cursor). PositionRange is one batch handed to a client. Plain values;
+// thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#include "canal/common/log_position.h"
+
+namespace canal::meta {
+
+struct ClientIdentity {
+  std::string destination;
+  int16_t client_id = 0;  // Canal keeps it in a Java short
+  std::string filter;     // table filter regex; "" = the instance's filter
+
+  // Same client: destination and id; the filter does not take part (Canal's rule).
+  bool SameClient(const ClientIdentity& other) const {
+    return destination == other.destination && client_id == other.client_id;
+  }
+  friend bool operator==(const ClientIdentity& a, const ClientIdentity& b) {
+    return a.SameClient(b) && a.filter == b.filter;
+  }
+
+  // "client 1001 of destination example", for error messages.
+  std::string ToString() const {
+    return "client " + std::to_string(client_id) + " of destination " + destination;
+  }
+};
+
+// The upstream server a cursor belongs to, so that a restart against a
+// different master can tell the cursor is not its own.
+struct LogIdentity {
+  int64_t slave_id = -1;  // Canal writes -1
+  std::string address;    // host name or IP of the master
+  int32_t port = 0;
+
+  friend bool operator==(const LogIdentity& a, const LogIdentity& b) {
+    return std::tie(a.slave_id, a.address, a.port) == std::tie(b.slave_id, b.address, b.port);
+  }
+};
+
+// The positions of one batch: first and last entry, and the position a cursor
+// may move to when the batch is acked (the end of the last complete
+// transaction in it; empty when the batch holds no such point).
+struct PositionRange {
+  LogPosition start;
+  LogPosition end;
+  LogPosition ack;
+
+  friend bool operator==(const PositionRange& a, const PositionRange& b) {
+    return a.start == b.start && a.end == b.end && a.ack == b.ack;
+  }
+};
+
+struct Batch {
+  int64_t id = 0;
+  PositionRange range;
+
+  friend bool operator==(const Batch& a, const Batch& b) { return a.id == b.id && a.range == b.range; }
+};
+
+}  // namespace canal::meta

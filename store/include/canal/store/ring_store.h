@@ -1,0 +1,247 @@
+// RingStore: the bounded ring of serialised entries between one destination's
+// sink (the producer) and the client session subscribed to it (the consumer).
+//
+// Every entry was serialised once by the sink; the ring copies those bytes
+// into a slot whose buffer it reuses, so a steady stream of small entries
+// allocates nothing. Three sequences count entries from 0:
+//
+//   ack <= get <= put,   put - ack <= buffer_size
+//
+// [ack, get) has been handed out and awaits Ack or Rollback, [get, put) waits
+// for the next Get. Entry number s lives in slot s % buffer_size until acked.
+// In MEMSIZE mode the bytes of [ack, put) are also bounded, by
+// buffer_size * memunit: a Put that would exceed either bound waits, so the
+// parser feels the back-pressure and memory stays bounded however slow the
+// client. (One exception keeps a huge entry from wedging the ring: an entry
+// larger than the whole byte bound is admitted once the ring is empty.)
+//
+// Threads: exactly one producer calls Put/TryPut; exactly one consumer calls
+// Get/TryGet/BatchReady/NotifyWhenReady/CancelNotify/Ack/Rollback. The
+// consumer's calls need not come from one OS thread (an Asio strand is fine)
+// but must be sequenced, never concurrent. Stop, stopped and stats are safe
+// from any thread. Producer and consumer share only atomics; the hot paths
+// take no mutex.
+//
+// Waiting for data from an asynchronous server: the consumer arms a one-shot
+// callback with NotifyWhenReady(batch_size, cb). It runs once, on the
+// producer's thread (or the thread calling Stop or Rollback), as soon as a
+// full batch is ready (see BatchReady) or the store stops. It must be quick
+// and must not call the RingStore: post to the session's executor and call
+// TryGet there. A timed wait arms a timer beside it; when the timer wins,
+// CancelNotify() says whether the callback was withdrawn (false: it has run
+// or is running, so the session must tolerate that late call, e.g. by a
+// generation number).
+// The blocking Get is built on the same mechanism, for tests and tools.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/log_position.h"
+#include "canal/common/status.h"
+#include "canal/store/ring_store_options.h"
+
+namespace canal::store {
+
+// What an entry is, as far as batching and resuming care.
+enum class EntryKind : uint8_t {
+  kOther,             // ROWDATA, heartbeat, GTID log, ...
+  kTransactionBegin,  // TRANSACTIONBEGIN
+  kTransactionEnd,    // TRANSACTIONEND
+  kDdl,               // a RowChange with isDdl (batched alone under ddl_isolation)
+};
+
+// What the ring knows about an entry besides its bytes.
+struct EntryMeta {
+  LogPosition position;
+  EntryKind kind = EntryKind::kOther;
+  // True when a resume after this entry neither repeats nor skips: the sink
+  // sets it on TRANSACTIONEND, on a DDL, and on the last entry of each piece
+  // of a large transaction that it flushes in pieces.
+  bool safe_resume_point = false;
+};
+
+// One entry of a batch: a view into the ring, valid until the entry is acked
+// (a Rollback keeps it valid; the next Get hands it out again).
+struct EntryView {
+  uint64_t sequence = 0;
+  std::string_view bytes;           // one serialised Entry
+  const EntryMeta* meta = nullptr;  // never null in a batch
+};
+
+// The result of a Get. Reuse one Batch across calls: Get clears it and keeps
+// its vector's capacity.
+struct Batch {
+  std::vector<EntryView> entries;
+  uint64_t first_sequence = 0;  // sequence of entries.front()
+  uint64_t end_sequence = 0;    // one past entries.back(): Ack(end_sequence) frees the batch
+  uint64_t bytes = 0;           // sum of the entries' sizes
+  LogPosition first_position;
+  LogPosition last_position;
+  // Where a cursor may move once this batch is acked: the position of the
+  // last safe resume point in the batch; absent when the batch holds none
+  // (the middle of a transaction), so the cursor must stay where it is.
+  std::optional<LogPosition> safe_position;
+
+  bool empty() const { return entries.empty(); }
+  size_t size() const { return entries.size(); }
+};
+
+// A snapshot for metrics and tests; approximate when read while the
+// producer and consumer run.
+struct RingStoreStats {
+  uint64_t put_sequence = 0;
+  uint64_t get_sequence = 0;
+  uint64_t ack_sequence = 0;
+  uint64_t held_bytes = 0;  // bytes of the entries in [ack, put)
+};
+
+class RingStore {
+ public:
+  using DataCallback = std::function<void()>;
+
+  // Get's timeout, following the protocol: negative (kNoWait) returns what
+  // is there now; zero waits until a full batch is ready; positive waits at
+  // most that long for a full batch, then returns what is there.
+  static constexpr std::chrono::nanoseconds kNoWait{-1};
+
+  // Validates `options` (InvalidArgument naming the key) and allocates the
+  // slots.
+  static Status Create(const RingStoreOptions& options, std::unique_ptr<RingStore>* out);
+
+  RingStore(const RingStore&) = delete;
+  RingStore& operator=(const RingStore&) = delete;
+  ~RingStore();
+
+  const RingStoreOptions& options() const { return options_; }
+
+  // ---- producer ----------------------------------------------------------
+
+  // Copies `bytes` and `meta` into the next slot, waiting while the ring is
+  // full by count or (MEMSIZE) by bytes. Aborted once Stop has been called
+  // (also when Stop ends the wait); the entry is then not stored.
+  Status Put(std::string_view bytes, const EntryMeta& meta);
+
+  // Put without waiting: false when the ring is full or stopped (stopped()
+  // tells which); the entry is then not stored.
+  bool TryPut(std::string_view bytes, const EntryMeta& meta);
+
+  // ---- consumer ----------------------------------------------------------
+
+  // Hands out the entries after `get` (at most a batch: batch_size entries
+  // in ITEMSIZE mode, batch_size * memunit bytes in MEMSIZE mode, where a
+  // single entry larger than that still comes alone), waiting as `timeout`
+  // says. Under ddl_isolation a DDL entry comes in a batch of its own. An
+  // empty batch is a normal outcome. InvalidArgument for batch_size 0;
+  // Aborted once stopped.
+  Status Get(size_t batch_size, std::chrono::nanoseconds timeout, Batch* out);
+  Status TryGet(size_t batch_size, Batch* out) { return Get(batch_size, kNoWait, out); }
+
+  // Whether a Get(batch_size) would be a full batch now: a batch's worth of
+  // entries or bytes is waiting, or (ddl_isolation) a DDL is waiting, or the
+  // producer is blocked because the ring is full (more cannot arrive until
+  // the consumer acks), or the store is stopped.
+  bool BatchReady(size_t batch_size) const;
+
+  // Arms `callback` to run once when BatchReady(batch_size) becomes true
+  // (see the file comment). Returns true when armed; false when a full
+  // batch is ready already or the store is stopped, in which case the
+  // callback is dropped without running and the caller should TryGet now.
+  // Arming again replaces an earlier callback that has not run.
+  bool NotifyWhenReady(size_t batch_size, DataCallback callback);
+
+  // Withdraws the armed callback. True when withdrawn before running; false
+  // when none was armed or it has run or is about to run.
+  bool CancelNotify();
+
+  // Frees the entries with sequence < end_sequence (a batch's
+  // end_sequence). InvalidArgument when that is beyond get (never handed
+  // out, or handed out before a Rollback) or frees nothing new.
+  Status Ack(uint64_t end_sequence);
+
+  // Ack(batch.end_sequence); InvalidArgument for an empty batch.
+  Status Ack(const Batch& batch);
+
+  // Frees the entries up to and including the first un-acked, handed-out
+  // entry at `last_position` (same journal name, offset and included flag).
+  // InvalidArgument when no entry in [ack, get) is at that position.
+  Status Ack(const LogPosition& last_position);
+
+  // get = ack: everything handed out and not acked comes again.
+  void Rollback();
+
+  // ---- any thread --------------------------------------------------------
+
+  // Wakes every waiter; Put, TryPut and Get fail with Aborted from now on.
+  // Idempotent.
+  void Stop();
+  bool stopped() const { return stopped_.load(std::memory_order_acquire); }
+
+  RingStoreStats stats() const;
+
+ private:
+  struct Slot {
+    std::string bytes;
+    EntryMeta meta;
+    uint64_t end_bytes = 0;  // put_bytes_ after this entry, so acks are O(1)
+  };
+  static constexpr uint64_t kNotArmed = ~uint64_t{0};
+
+  explicit RingStore(const RingStoreOptions& options);
+
+  bool MemSize() const { return options_.batch_mode == BatchMode::kMemSize; }
+  uint64_t BatchByteLimit(size_t batch_size) const;
+  bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const;
+  bool RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size);
+  Status WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size);
+  void Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes, const EntryMeta& meta);
+  // Runs the armed callback if any; unless `force`, only if the producer's
+  // progress (`put` or bytes) reached the target or a DDL arrived.
+  void FireNotify(bool force, uint64_t progress, bool ddl);
+  Status CollectBatch(size_t batch_size, Batch* out);
+
+  const RingStoreOptions options_;
+  const uint64_t capacity_;
+  const uint64_t mask_;
+  const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
+  std::unique_ptr<Slot[]> slots_;
+
+  // Written by the producer only. put_ is the publication point: a slot's
+  // contents are visible to whoever reads put_ past it.
+  alignas(64) std::atomic<uint64_t> put_{0};
+  std::atomic<uint64_t> put_bytes_{0};
+  // The producer's last view of ack_/ack_bytes_; stale only on the safe side.
+  uint64_t cached_ack_ = 0;
+  uint64_t cached_ack_bytes_ = 0;
+
+  // Written by the consumer only (atomic so that the producer and stats may
+  // read them).
+  alignas(64) std::atomic<uint64_t> ack_{0};
+  std::atomic<uint64_t> ack_bytes_{0};
+  std::atomic<uint64_t> get_{0};
+  std::atomic<uint64_t> get_bytes_{0};
+
+  // A blocked producer sleeps on space_epoch_; Ack (when producer_waiting_)
+  // and Stop bump it.
+  alignas(64) std::atomic<uint32_t> space_epoch_{0};
+  std::atomic<bool> producer_waiting_{false};
+  std::atomic<bool> stopped_{false};
+
+  // The armed callback fires when the producer's progress (put_ in ITEMSIZE,
+  // put_bytes_ in MEMSIZE) reaches notify_target_; kNotArmed otherwise. The
+  // mutex guards only arming and firing, never a plain put.
+  alignas(64) std::atomic<uint64_t> notify_target_{kNotArmed};
+  std::mutex notify_mu_;
+  DataCallback notify_callback_;  // guarded by notify_mu_
+  size_t notify_batch_size_ = 0;  // guarded by notify_mu_
+};
+
+}  // namespace canal::store

@@ -1,0 +1,346 @@
+#include "canal/store/ring_store.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <limits>
+#include <utility>
+
+namespace canal::store {
+namespace {
+
+// Memory orders, by role. The wake-up handshakes (producer publishes put_ then
+// reads notify_target_; consumer arms notify_target_ then reads put_; the
+// same shape for producer_waiting_ against ack_) are store-then-load on two
+// variables from two threads, which only sequential consistency orders.
+constexpr auto kSeqCst = std::memory_order_seq_cst;
+constexpr auto kRelaxed = std::memory_order_relaxed;
+constexpr auto kAcquire = std::memory_order_acquire;
+constexpr auto kRelease = std::memory_order_release;
+
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
+  return a * b;
+}
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+bool SameStreamPosition(const LogPosition& a, const LogPosition& b) {
+  return a.position == b.position && a.included == b.included && a.journal_name == b.journal_name;
+}
+
+}  // namespace
+
+Status RingStore::Create(const RingStoreOptions& options, std::unique_ptr<RingStore>* out) {
+  CANAL_RETURN_IF_ERROR(options.Validate());
+  out->reset(new RingStore(options));
+  return Status::OK();
+}
+
+RingStore::RingStore(const RingStoreOptions& options)
+    : options_(options),
+      capacity_(options.buffer_size),
+      mask_(options.buffer_size - 1),
+      retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
+      slots_(new Slot[options.buffer_size]) {}
+
+RingStore::~RingStore() = default;
+
+uint64_t RingStore::BatchByteLimit(size_t batch_size) const {
+  return SaturatingMul(batch_size, options_.buffer_memunit);
+}
+
+// ---- producer ---------------------------------------------------------------
+
+bool RingStore::Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const {
+  if (put - cached_ack_ >= capacity_) return false;
+  if (!MemSize()) return true;
+  const uint64_t held = put_bytes - cached_ack_bytes_;
+  // An entry larger than the whole bound may enter an empty ring; otherwise
+  // it could never enter at all.
+  return held == 0 || held + size <= options_.ByteBound();
+}
+
+bool RingStore::RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size) {
+  // ack_ first: seeing an ack implies seeing the ack_bytes_ stored before it.
+  cached_ack_ = ack_.load(kSeqCst);
+  cached_ack_bytes_ = ack_bytes_.load(kAcquire);
+  return Fits(put, put_bytes, size);
+}
+
+Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) {
+  producer_waiting_.store(true, kSeqCst);
+  Status result;
+  for (;;) {
+    // Read the epoch before re-checking, so an Ack landing after the check
+    // has bumped it and the wait below returns at once.
+    const uint32_t epoch = space_epoch_.load(kSeqCst);
+    if (stopped_.load(kSeqCst)) {
+      result = Status::Aborted("ring store stopped while waiting for space");
+      break;
+    }
+    if (RefreshAndFits(put, put_bytes, size)) break;
+    // A full ring is a full batch: a consumer waiting for more must take
+    // what is there and ack, or neither side moves.
+    if (notify_target_.load(kSeqCst) != kNotArmed) FireNotify(/*force=*/true, 0, false);
+    space_epoch_.wait(epoch, kSeqCst);
+  }
+  producer_waiting_.store(false, kRelaxed);
+  return result;
+}
+
+void RingStore::Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes, const EntryMeta& meta) {
+  Slot& slot = slots_[put & mask_];
+  // A slot keeps a big entry's buffer only until a small one arrives, so
+  // spare capacity stays under memunit per slot.
+  if (slot.bytes.capacity() > retained_capacity_ && bytes.size() <= retained_capacity_) {
+    std::string().swap(slot.bytes);
+  }
+  slot.bytes.assign(bytes.data(), bytes.size());
+  slot.meta = meta;
+  const uint64_t end_bytes = put_bytes + bytes.size();
+  slot.end_bytes = end_bytes;
+  put_bytes_.store(end_bytes, kRelease);
+  put_.store(put + 1, kSeqCst);
+
+  const uint64_t target = notify_target_.load(kSeqCst);
+  if (target != kNotArmed) {
+    const uint64_t progress = MemSize() ? end_bytes : put + 1;
+    const bool ddl = options_.ddl_isolation && meta.kind == EntryKind::kDdl;
+    if (progress >= target || ddl) FireNotify(/*force=*/false, progress, ddl);
+  }
+}
+
+Status RingStore::Put(std::string_view bytes, const EntryMeta& meta) {
+  if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
+  const uint64_t put = put_.load(kRelaxed);
+  const uint64_t put_bytes = put_bytes_.load(kRelaxed);
+  if (!Fits(put, put_bytes, bytes.size()) && !RefreshAndFits(put, put_bytes, bytes.size())) {
+    CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, bytes.size()));
+  }
+  Publish(put, put_bytes, bytes, meta);
+  return Status::OK();
+}
+
+bool RingStore::TryPut(std::string_view bytes, const EntryMeta& meta) {
+  if (stopped_.load(kAcquire)) return false;
+  const uint64_t put = put_.load(kRelaxed);
+  const uint64_t put_bytes = put_bytes_.load(kRelaxed);
+  if (!Fits(put, put_bytes, bytes.size()) && !RefreshAndFits(put, put_bytes, bytes.size())) {
+    // Whoever waits for a full batch must hear that the ring is full.
+    if (notify_target_.load(kSeqCst) != kNotArmed) FireNotify(/*force=*/true, 0, false);
+    return false;
+  }
+  Publish(put, put_bytes, bytes, meta);
+  return true;
+}
+
+void RingStore::FireNotify(bool force, uint64_t progress, bool ddl) {
+  DataCallback callback;
+  {
+    std::lock_guard<std::mutex> lock(notify_mu_);
+    if (!notify_callback_) return;
+    // The consumer may have re-armed for a later target since we looked.
+    if (!force && !ddl && progress < notify_target_.load(kRelaxed)) return;
+    callback = std::move(notify_callback_);
+    notify_callback_ = nullptr;
+    notify_target_.store(kNotArmed, kSeqCst);
+  }
+  callback();
+}
+
+// ---- consumer ---------------------------------------------------------------
+
+bool RingStore::BatchReady(size_t batch_size) const {
+  if (stopped_.load(kSeqCst) || batch_size == 0) return true;
+  const uint64_t put = put_.load(kSeqCst);
+  const uint64_t get = get_.load(kRelaxed);
+  if (MemSize()) {
+    if (put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= BatchByteLimit(batch_size)) return true;
+  } else if (put - get >= batch_size) {
+    return true;
+  }
+  if (producer_waiting_.load(kSeqCst)) return true;
+  if (options_.ddl_isolation) {
+    // Fewer than a batch are waiting (by count, or by bytes and so by at most
+    // capacity entries): a short scan.
+    for (uint64_t s = get; s < put; ++s) {
+      if (slots_[s & mask_].meta.kind == EntryKind::kDdl) return true;
+    }
+  }
+  return false;
+}
+
+bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
+  if (batch_size == 0 || !callback || stopped_.load(kSeqCst)) return false;
+  const uint64_t target = MemSize() ? SaturatingAdd(get_bytes_.load(kRelaxed), BatchByteLimit(batch_size))
+                                    : SaturatingAdd(get_.load(kRelaxed), batch_size);
+  {
+    std::lock_guard<std::mutex> lock(notify_mu_);
+    notify_callback_ = std::move(callback);
+    notify_batch_size_ = batch_size;
+    notify_target_.store(target, kSeqCst);
+  }
+  // Armed first, checked second: a put that we do not see here sees the
+  // target and fires.
+  if (!BatchReady(batch_size)) return true;
+  return !CancelNotify();
+}
+
+bool RingStore::CancelNotify() {
+  std::lock_guard<std::mutex> lock(notify_mu_);
+  if (!notify_callback_) return false;
+  notify_callback_ = nullptr;
+  notify_target_.store(kNotArmed, kSeqCst);
+  return true;
+}
+
+Status RingStore::CollectBatch(size_t batch_size, Batch* out) {
+  out->entries.clear();
+  out->bytes = 0;
+  out->safe_position.reset();
+  const uint64_t put = put_.load(kAcquire);
+  const uint64_t first = get_.load(kRelaxed);
+  const bool mem = MemSize();
+  const uint64_t byte_limit = BatchByteLimit(batch_size);
+  const EntryMeta* safe = nullptr;
+  uint64_t s = first;
+  uint64_t bytes = 0;
+  for (; s < put; ++s) {
+    const Slot& slot = slots_[s & mask_];
+    const bool ddl = options_.ddl_isolation && slot.meta.kind == EntryKind::kDdl;
+    const uint64_t size = slot.bytes.size();
+    if (s != first) {
+      if (ddl) break;
+      if (mem ? bytes + size > byte_limit : s - first >= batch_size) break;
+    }
+    out->entries.push_back(EntryView{s, slot.bytes, &slot.meta});
+    bytes += size;
+    if (slot.meta.safe_resume_point) safe = &slot.meta;
+    if (ddl) {
+      ++s;
+      break;
+    }
+  }
+  out->first_sequence = first;
+  out->end_sequence = s;
+  out->bytes = bytes;
+  if (s == first) return Status::OK();
+  out->first_position = out->entries.front().meta->position;
+  out->last_position = out->entries.back().meta->position;
+  if (safe != nullptr) out->safe_position = safe->position;
+  get_bytes_.store(slots_[(s - 1) & mask_].end_bytes, kRelaxed);
+  get_.store(s, kRelaxed);
+  return Status::OK();
+}
+
+Status RingStore::Get(size_t batch_size, std::chrono::nanoseconds timeout, Batch* out) {
+  if (batch_size == 0) return Status::InvalidArgument("ring store get: batch size must be at least 1");
+  if (timeout >= std::chrono::nanoseconds::zero() && !BatchReady(batch_size)) {
+    // A waiter on this stack; the callback touches it under its mutex, and we
+    // never leave while the callback may still run.
+    struct Waiter {
+      std::mutex mu;
+      std::condition_variable cv;
+      bool fired = false;
+    } waiter;
+    auto wake = [&waiter] {
+      std::lock_guard<std::mutex> lock(waiter.mu);
+      waiter.fired = true;
+      waiter.cv.notify_one();  // under the lock: the waiter cannot vanish before it
+    };
+    if (NotifyWhenReady(batch_size, wake)) {
+      std::unique_lock<std::mutex> lock(waiter.mu);
+      if (timeout == std::chrono::nanoseconds::zero()) {
+        waiter.cv.wait(lock, [&] { return waiter.fired; });
+      } else {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        waiter.cv.wait_until(lock, deadline, [&] { return waiter.fired; });
+        if (!waiter.fired) {
+          lock.unlock();
+          const bool withdrawn = CancelNotify();
+          lock.lock();
+          if (!withdrawn) waiter.cv.wait(lock, [&] { return waiter.fired; });
+        }
+      }
+    }
+  }
+  if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
+  return CollectBatch(batch_size, out);
+}
+
+Status RingStore::Ack(uint64_t end_sequence) {
+  const uint64_t ack = ack_.load(kRelaxed);
+  const uint64_t get = get_.load(kRelaxed);
+  if (end_sequence > get) {
+    return Status::InvalidArgument("ring store ack up to sequence " + std::to_string(end_sequence) +
+                                   " is beyond what was handed out (get " + std::to_string(get) + ")");
+  }
+  if (end_sequence <= ack) {
+    return Status::InvalidArgument("ring store ack up to sequence " + std::to_string(end_sequence) +
+                                   " frees nothing: already acked up to " + std::to_string(ack));
+  }
+  ack_bytes_.store(slots_[(end_sequence - 1) & mask_].end_bytes, kRelease);
+  // Releases the slots to the producer: our reads of them happen before.
+  ack_.store(end_sequence, kSeqCst);
+  if (producer_waiting_.load(kSeqCst)) {
+    space_epoch_.fetch_add(1, kSeqCst);
+    space_epoch_.notify_one();
+  }
+  return Status::OK();
+}
+
+Status RingStore::Ack(const Batch& batch) {
+  if (batch.empty()) return Status::InvalidArgument("ring store ack of an empty batch");
+  return Ack(batch.end_sequence);
+}
+
+Status RingStore::Ack(const LogPosition& last_position) {
+  const uint64_t ack = ack_.load(kRelaxed);
+  const uint64_t get = get_.load(kRelaxed);
+  for (uint64_t s = ack; s < get; ++s) {
+    if (SameStreamPosition(slots_[s & mask_].meta.position, last_position)) return Ack(s + 1);
+  }
+  return Status::InvalidArgument("ring store ack: no handed-out, un-acked entry at " + last_position.ToString() +
+                                 " (sequences " + std::to_string(ack) + " to " + std::to_string(get) + ")");
+}
+
+void RingStore::Rollback() {
+  get_bytes_.store(ack_bytes_.load(kRelaxed), kRelaxed);
+  get_.store(ack_.load(kRelaxed), kRelaxed);
+  // An armed callback's target counted from the old get; the rewound
+  // entries may already make a full batch.
+  size_t batch_size = 0;
+  {
+    std::lock_guard<std::mutex> lock(notify_mu_);
+    if (!notify_callback_) return;
+    batch_size = notify_batch_size_;
+    notify_target_.store(MemSize() ? SaturatingAdd(get_bytes_.load(kRelaxed), BatchByteLimit(batch_size))
+                                   : SaturatingAdd(get_.load(kRelaxed), batch_size),
+                         kSeqCst);
+  }
+  if (BatchReady(batch_size)) FireNotify(/*force=*/true, 0, false);
+}
+
+// ---- any thread -------------------------------------------------------------
+
+void RingStore::Stop() {
+  if (stopped_.exchange(true, kSeqCst)) return;
+  space_epoch_.fetch_add(1, kSeqCst);
+  space_epoch_.notify_all();
+  FireNotify(/*force=*/true, 0, false);
+}
+
+RingStoreStats RingStore::stats() const {
+  RingStoreStats s;
+  // Acks first, so that held bytes and counts never come out negative.
+  s.ack_sequence = ack_.load(kSeqCst);
+  const uint64_t ack_bytes = ack_bytes_.load(kAcquire);
+  s.get_sequence = get_.load(kRelaxed);
+  s.put_sequence = put_.load(kSeqCst);
+  s.held_bytes = put_bytes_.load(kAcquire) - ack_bytes;
+  return s;
+}
+
+}  // namespace canal::store

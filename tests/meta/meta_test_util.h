@@ -1,0 +1,74 @@
+// Helpers shared by the meta tests: a scratch directory and sample values.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "canal/common/log_position.h"
+#include "canal/meta/meta_types.h"
+
+namespace canal::meta::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/canal_meta_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed for " << pattern;
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& contents) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+}
+
+inline LogPosition Pos(const std::string& file, uint64_t offset, int64_t ts = 1591600659000) {
+  LogPosition p;
+  p.journal_name = file;
+  p.position = offset;
+  p.server_id = 1;
+  p.timestamp_ms = ts;
+  return p;
+}
+
+inline PositionRange Range(uint64_t from, uint64_t to) {
+  PositionRange r;
+  r.start = Pos("mysql-bin.000004", from);
+  r.end = Pos("mysql-bin.000004", to);
+  r.ack = r.end;
+  return r;
+}
+
+inline ClientIdentity Client(int16_t id = 1001, const std::string& destination = "example",
+                             const std::string& filter = "") {
+  return ClientIdentity{destination, id, filter};
+}
+
+}  // namespace canal::meta::testing
