@@ -317,14 +317,16 @@ TEST_F(FileMetaManagerTest, ConcurrentAcksAndFlushesEndWithEveryLastCursorOnDisk
         EXPECT_TRUE(m->AddBatch(c, Range(i, i + 1), &id).ok());
         EXPECT_TRUE(m->RemoveBatch(c, id, nullptr).ok());
         EXPECT_TRUE(m->UpdateCursor(c, Pos("mysql-bin.000004", i)).ok());
-        if (i % 3 == 0) EXPECT_TRUE(m->Flush("example").ok());
+        if (i % 3 == 0) {
+          EXPECT_TRUE(m->Flush("example").ok());
+        }
       }
       EXPECT_TRUE(m->Flush("example").ok());
     });
   }
   for (auto& th : threads) th.join();
-  // Flushers that waited on one another shared writes.
-  EXPECT_LE(m->file_writes() - base, uint64_t{kThreads} * (kAcks / 3 + 1) + 1000 /* background */);
+  // A write needs a change it has not yet covered: never more writes than acks.
+  EXPECT_LE(m->file_writes() - base, uint64_t{kThreads} * kAcks);
   DestinationMeta meta;
   ASSERT_TRUE(DecodeMetaFile(ReadFile(MetaDat()), &meta).ok());
   ASSERT_EQ(meta.clients.size(), static_cast<size_t>(kThreads));

@@ -275,7 +275,7 @@ TEST_P(MetaManagerRulesTest, RequestsOfAnUnsubscribedClientAreNotFound) {
 }
 
 TEST_P(MetaManagerRulesTest, DestinationNamesThatAreNotPlainNamesAreRefused) {
-  for (const std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"),
+  for (const std::string& bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"),
                                 std::string("../etc"), std::string("a\0b", 3)}) {
     Status s = meta_->Subscribe(Client(1, bad));
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();

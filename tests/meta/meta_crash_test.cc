@@ -1,0 +1,149 @@
+// Acceptance: an acking process killed with SIGKILL at random moments never
+// leaves a torn meta.dat, nor one older than what it was told is durable.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "canal/meta/file_meta_manager.h"
+#include "canal/meta/meta_json.h"
+#include "meta_test_util.h"
+
+namespace canal::meta {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Client;
+using testing::Pos;
+using testing::ReadFile;
+using testing::ScratchDir;
+
+constexpr char kJournal[] = "mysql-bin.000001";
+
+// The child: resume from the file's cursor, then ack in a tight loop. After
+// each Flush returns, report the position it made durable on the pipe. Exits
+// only by SIGKILL, or with a code saying which step failed.
+[[noreturn]] void AckForever(const std::string& dir, int report_fd, uint32_t seed) {
+  FileMetaManager meta(FileMetaOptions{dir, 1ms});  // the background flusher races the explicit flushes
+  if (!meta.Start().ok()) _exit(10);
+  const ClientIdentity client = Client();
+  if (!meta.Subscribe(client).ok()) _exit(11);
+  std::optional<LogPosition> cursor;
+  if (!meta.GetCursor(client, &cursor).ok()) _exit(12);
+  uint64_t next = cursor ? cursor->position + 1 : 1;
+  std::minstd_rand rng(seed);
+  for (;;) {
+    // Several acks per request, as a client acking a few batches at once.
+    const uint64_t acks = 1 + rng() % 3;
+    for (uint64_t i = 0; i < acks; ++i) {
+      if (!meta.UpdateCursor(client, Pos(kJournal, next)).ok()) _exit(13);
+      ++next;
+    }
+    if (!meta.Flush(client.destination).ok()) _exit(14);
+    const uint64_t durable = next - 1;
+    if (::write(report_fd, &durable, sizeof durable) != static_cast<ssize_t>(sizeof durable)) _exit(15);
+  }
+}
+
+// Reads reports until the deadline (or EOF when deadline is nullopt).
+void ReadReports(int fd, std::optional<std::chrono::steady_clock::time_point> deadline, std::string* pending,
+                 uint64_t* last_reported) {
+  char buf[4096];
+  for (;;) {
+    int timeout_ms = -1;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return;
+      timeout_ms = static_cast<int>(left.count());
+    }
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EOF: the child is gone
+    pending->append(buf, static_cast<size_t>(n));
+    while (pending->size() >= sizeof(uint64_t)) {
+      uint64_t v;
+      std::memcpy(&v, pending->data(), sizeof v);
+      pending->erase(0, sizeof v);
+      EXPECT_GE(v, *last_reported) << "reports go backwards";
+      *last_reported = v;
+    }
+  }
+}
+
+TEST(MetaCrashTest, KilledAckerAlwaysLeavesAWholeFileNoOlderThanItsLastDurableReport) {
+  ScratchDir dir;
+  const std::string meta_dat = dir.path() + "/example/meta.dat";
+  std::mt19937 rng(20240601);
+  uint64_t last_reported = 0;  // across all runs: each child resumes from the file
+  int kills_with_temp_file = 0;
+  int runs_that_reported = 0;
+  const auto started = std::chrono::steady_clock::now();
+
+  for (int run = 0; run < 200; ++run) {
+    int fds[2];
+    ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0) << std::strerror(errno);
+    const uint32_t child_seed = static_cast<uint32_t>(rng());
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0) << std::strerror(errno);
+    if (pid == 0) {
+      ::close(fds[0]);
+      AckForever(dir.path(), fds[1], child_seed);
+    }
+    ::close(fds[1]);
+
+    // Kill at a random moment: sometimes before the child got anywhere,
+    // mostly in the middle of its ack/flush loop.
+    const auto delay = std::chrono::microseconds(run % 10 == 0 ? rng() % 500 : rng() % 30000);
+    std::string pending;
+    const uint64_t reported_before = last_reported;
+    ReadReports(fds[0], std::chrono::steady_clock::now() + delay, &pending, &last_reported);
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    int wstatus = 0;
+    ASSERT_EQ(::waitpid(pid, &wstatus, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL)
+        << "run " << run << ": the child stopped by itself, exit code "
+        << (WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    // Whatever it reported before dying counts: it had been told so.
+    ReadReports(fds[0], std::nullopt, &pending, &last_reported);
+    ::close(fds[0]);
+    if (last_reported > reported_before) ++runs_that_reported;
+    if (std::filesystem::exists(meta_dat + ".tmp")) ++kills_with_temp_file;
+
+    if (!std::filesystem::exists(meta_dat)) {
+      ASSERT_EQ(last_reported, 0u) << "run " << run << ": meta.dat vanished after acks were reported durable";
+      continue;
+    }
+    const std::string text = ReadFile(meta_dat);
+    DestinationMeta meta;
+    Status s = DecodeMetaFile(text, &meta);
+    ASSERT_TRUE(s.ok()) << "run " << run << ": " << s.ToString() << "\n" << text;
+    ASSERT_EQ(meta.clients.size(), 1u) << "run " << run << ": " << text;
+    const uint64_t on_disk = meta.clients[0].cursor ? meta.clients[0].cursor->position : 0;
+    ASSERT_GE(on_disk, last_reported) << "run " << run << ": file " << text;
+  }
+
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << "[          ] 200 kills in " << seconds << " s; " << runs_that_reported
+            << " runs reported acks (last durable position " << last_reported << "), " << kills_with_temp_file
+            << " kills left a temp file behind\n";
+  // The test proves nothing if the children never got to ack.
+  EXPECT_GT(runs_that_reported, 100);
+}
+
+}  // namespace
+}  // namespace canal::meta
