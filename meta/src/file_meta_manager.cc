@@ -22,6 +22,7 @@ std::string FileMetaManager::MetaFilePath(const std::string& destination) const 
 }
 
 Status FileMetaManager::Start() {
+  std::lock_guard lifecycle(lifecycle_mu_);
   {
     std::lock_guard lock(mu_);
     if (running_) return Status::OK();
@@ -41,6 +42,7 @@ Status FileMetaManager::Start() {
 }
 
 Status FileMetaManager::Stop() {
+  std::lock_guard lifecycle(lifecycle_mu_);
   {
     std::lock_guard lock(mu_);
     running_ = false;  // refuse new calls: nothing changes while we write the last time

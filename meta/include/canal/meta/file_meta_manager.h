@@ -83,6 +83,7 @@ class FileMetaManager final : public MemoryMetaManager {
   std::map<std::string, std::unique_ptr<DestinationFile>> files_;
   std::atomic<uint64_t> file_writes_{0};
 
+  std::mutex lifecycle_mu_;  // serialises Start and Stop (taken before mu_)
   std::thread flusher_;
   std::condition_variable flusher_cv_;  // waits on mu_
   bool flusher_stop_ = false;           // guarded by mu_
