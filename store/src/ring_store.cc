@@ -5,13 +5,21 @@
 #include <limits>
 #include <utility>
 
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace canal::store {
 namespace {
 
-// Memory orders, by role. The wake-up handshakes (producer publishes put_ then
-// reads notify_target_; consumer arms notify_target_ then reads put_; the
-// same shape for producer_waiting_ against ack_) are store-then-load on two
-// variables from two threads, which only sequential consistency orders.
+// Memory orders, by role. Entries travel by release/acquire on put_ (slots to
+// the consumer) and ack_ (slots back to the producer). The wake-up handshakes
+// are store-then-load on two variables from two threads (the producer
+// publishes put_ then reads notify_target_; the consumer arms notify_target_
+// then reads put_; the same shape for producer_waiting_ against ack_), which
+// only a full fence on both sides orders.
 constexpr auto kSeqCst = std::memory_order_seq_cst;
 constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr auto kAcquire = std::memory_order_acquire;
@@ -24,6 +32,43 @@ uint64_t SaturatingMul(uint64_t a, uint64_t b) {
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+// A full fence per put would cost more than the rest of the put (it waits
+// for the store buffer to drain). So the put side of the put_/notify_target_
+// handshake uses only a compiler barrier, and the side that arms a wait, once
+// per wait, issues membarrier(PRIVATE_EXPEDITED), which runs a full fence on
+// every running thread of the process (the "asymmetric fence" of folly and
+// the Linux kernel). Where membarrier is unavailable, and under
+// ThreadSanitizer, which models neither membarrier nor fences, both sides
+// use a sequentially consistent read-modify-write of one shared word instead.
+#if defined(__SANITIZE_THREAD__)
+#define CANAL_STORE_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CANAL_STORE_UNDER_TSAN 1
+#endif
+#endif
+
+bool AsymmetricFencesAvailable() {
+#if defined(CANAL_STORE_UNDER_TSAN) || !defined(__linux__)
+  return false;
+#else
+  static const bool available = [] {
+    const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  }();
+  return available;
+#endif
+}
+
+bool Membarrier() {
+#if !defined(CANAL_STORE_UNDER_TSAN) && defined(__linux__)
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+  return false;
+#endif
 }
 
 bool SameStreamPosition(const LogPosition& a, const LogPosition& b) {
@@ -42,6 +87,7 @@ RingStore::RingStore(const RingStoreOptions& options)
     : options_(options),
       capacity_(options.buffer_size),
       mask_(options.buffer_size - 1),
+      asymmetric_fences_(AsymmetricFencesAvailable()),
       retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
       slots_(new Slot[options.buffer_size]) {}
 
@@ -49,6 +95,21 @@ RingStore::~RingStore() = default;
 
 uint64_t RingStore::BatchByteLimit(size_t batch_size) const {
   return SaturatingMul(batch_size, options_.buffer_memunit);
+}
+
+void RingStore::LightFence() {
+  if (asymmetric_fences_) {
+    std::atomic_signal_fence(kSeqCst);
+  } else {
+    fence_word_.fetch_add(1, kSeqCst);
+  }
+}
+
+void RingStore::HeavyFence() {
+  // membarrier cannot fail once registered; the fallback keeps us correct
+  // only if the producer also fences, so it is a last resort.
+  if (asymmetric_fences_ && Membarrier()) return;
+  fence_word_.fetch_add(1, kSeqCst);
 }
 
 // ---- producer ---------------------------------------------------------------
@@ -70,6 +131,7 @@ bool RingStore::RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size) 
 }
 
 Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) {
+  blocked_size_.store(size, kRelaxed);
   producer_waiting_.store(true, kSeqCst);
   Status result;
   for (;;) {
@@ -91,9 +153,19 @@ Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) 
 }
 
 void RingStore::Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes, const EntryMeta& meta) {
+  // A default ring (16384 slots and their buffers) outgrows L2, and a slot
+  // comes back to the producer only after the consumer has read it, so fetch
+  // ahead: the slot itself a few puts ahead, then the buffers it points to.
+  {
+    const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
+    for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
+    const Slot& near = slots_[(put + 8) & mask_];
+    __builtin_prefetch(near.bytes.data(), 1);
+    __builtin_prefetch(near.meta.position.journal_name.data(), 1);
+  }
   Slot& slot = slots_[put & mask_];
-  // A slot keeps a big entry's buffer only until a small one arrives, so
-  // spare capacity stays under memunit per slot.
+  // A slot keeps a big entry's buffer only until a small one arrives, so an
+  // idle ring's spare capacity stays near max(memunit, 256) bytes per slot.
   if (slot.bytes.capacity() > retained_capacity_ && bytes.size() <= retained_capacity_) {
     std::string().swap(slot.bytes);
   }
@@ -102,9 +174,10 @@ void RingStore::Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes
   const uint64_t end_bytes = put_bytes + bytes.size();
   slot.end_bytes = end_bytes;
   put_bytes_.store(end_bytes, kRelease);
-  put_.store(put + 1, kSeqCst);
+  put_.store(put + 1, kRelease);
 
-  const uint64_t target = notify_target_.load(kSeqCst);
+  LightFence();
+  const uint64_t target = notify_target_.load(kRelaxed);
   if (target != kNotArmed) {
     const uint64_t progress = MemSize() ? end_bytes : put + 1;
     const bool ddl = options_.ddl_isolation && meta.kind == EntryKind::kDdl;
@@ -161,7 +234,7 @@ bool RingStore::BatchReady(size_t batch_size) const {
   } else if (put - get >= batch_size) {
     return true;
   }
-  if (producer_waiting_.load(kSeqCst)) return true;
+  if (producer_waiting_.load(kSeqCst) && RingFullForBlockedProducer(put)) return true;
   if (options_.ddl_isolation) {
     // Fewer than a batch are waiting (by count, or by bytes and so by at most
     // capacity entries): a short scan.
@@ -170,6 +243,15 @@ bool RingStore::BatchReady(size_t batch_size) const {
     }
   }
   return false;
+}
+
+bool RingStore::RingFullForBlockedProducer(uint64_t put) const {
+  // Our own ack sequences are current; the producer may not have noticed an
+  // ack yet, and then it is about to put, not stuck.
+  if (put - ack_.load(kRelaxed) >= capacity_) return true;
+  if (!MemSize()) return false;
+  const uint64_t held = put_bytes_.load(kAcquire) - ack_bytes_.load(kRelaxed);
+  return held != 0 && held + blocked_size_.load(kRelaxed) > options_.ByteBound();
 }
 
 bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
@@ -184,6 +266,7 @@ bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
   }
   // Armed first, checked second: a put that we do not see here sees the
   // target and fires.
+  HeavyFence();
   if (!BatchReady(batch_size)) return true;
   return !CancelNotify();
 }
@@ -320,6 +403,7 @@ void RingStore::Rollback() {
                                    : SaturatingAdd(get_.load(kRelaxed), batch_size),
                          kSeqCst);
   }
+  HeavyFence();
   if (BatchReady(batch_size)) FireNotify(/*force=*/true, 0, false);
 }
 

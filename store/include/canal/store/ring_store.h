@@ -61,12 +61,14 @@ enum class EntryKind : uint8_t {
 
 // What the ring knows about an entry besides its bytes.
 struct EntryMeta {
-  LogPosition position;
+  // (The flags come first: with the slot's byte view they make the one cache
+  // line a consumer reads per entry.)
   EntryKind kind = EntryKind::kOther;
   // True when a resume after this entry neither repeats nor skips: the sink
   // sets it on TRANSACTIONEND, on a DDL, and on the last entry of each piece
   // of a large transaction that it flushes in pieces.
   bool safe_resume_point = false;
+  LogPosition position;
 };
 
 // One entry of a batch: a view into the ring, valid until the entry is acked
@@ -188,10 +190,12 @@ class RingStore {
   RingStoreStats stats() const;
 
  private:
-  struct Slot {
+  // Cache-line aligned, and ordered so that what a get reads for every entry
+  // (the bytes' pointer and size, end_bytes, kind, safe flag) shares a line.
+  struct alignas(64) Slot {
     std::string bytes;
-    EntryMeta meta;
     uint64_t end_bytes = 0;  // put_bytes_ after this entry, so acks are O(1)
+    EntryMeta meta;
   };
   static constexpr uint64_t kNotArmed = ~uint64_t{0};
 
@@ -207,10 +211,18 @@ class RingStore {
   // progress (`put` or bytes) reached the target or a DDL arrived.
   void FireNotify(bool force, uint64_t progress, bool ddl);
   Status CollectBatch(size_t batch_size, Batch* out);
+  // The two halves of the put/arm handshake (see ring_store.cc): light on
+  // every put, heavy once per armed wait.
+  void LightFence();
+  void HeavyFence();
+  // Consumer side: the waiting producer's entry does not fit, so nothing
+  // more can arrive until the consumer acks.
+  bool RingFullForBlockedProducer(uint64_t put) const;
 
   const RingStoreOptions options_;
   const uint64_t capacity_;
   const uint64_t mask_;
+  const bool asymmetric_fences_;       // membarrier pairs with a compiler barrier per put
   const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
   std::unique_ptr<Slot[]> slots_;
 
@@ -233,12 +245,14 @@ class RingStore {
   // and Stop bump it.
   alignas(64) std::atomic<uint32_t> space_epoch_{0};
   std::atomic<bool> producer_waiting_{false};
+  std::atomic<uint64_t> blocked_size_{0};  // size of the entry a waiting Put holds
   std::atomic<bool> stopped_{false};
 
   // The armed callback fires when the producer's progress (put_ in ITEMSIZE,
   // put_bytes_ in MEMSIZE) reaches notify_target_; kNotArmed otherwise. The
   // mutex guards only arming and firing, never a plain put.
   alignas(64) std::atomic<uint64_t> notify_target_{kNotArmed};
+  std::atomic<uint32_t> fence_word_{0};  // the handshake's fence when membarrier is not used
   std::mutex notify_mu_;
   DataCallback notify_callback_;  // guarded by notify_mu_
   size_t notify_batch_size_ = 0;  // guarded by notify_mu_

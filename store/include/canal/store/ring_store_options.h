@@ -30,8 +30,9 @@ struct RingStoreOptions {
   uint32_t buffer_size = 16384;
 
   // canal.instance.memory.buffer.memunit: bytes per unit in MEMSIZE mode.
-  // Also the most spare capacity a slot keeps for reuse, so an idle ring
-  // holds at most buffer_size * memunit bytes of buffers.
+  // Also (with a floor of 256) the most spare capacity a slot's buffer keeps
+  // for reuse, so an idle ring holds about buffer_size * memunit bytes of
+  // buffers at most.
   uint32_t buffer_memunit = 1024;
 
   // canal.instance.memory.batch.mode
