@@ -18,18 +18,12 @@
 #define CANAL_SHARED_DIR ""
 #endif
 
+#include "support/fixtures.h"
+
 namespace canal::binlog {
 namespace {
 
-std::string FixtureDir() { return std::string(CANAL_SHARED_DIR) + "/fixtures/binlog"; }
-
-#define SKIP_WITHOUT_FIXTURES()                                                       \
-  do {                                                                                \
-    if (!std::filesystem::is_directory(FixtureDir())) {                              \
-      GTEST_SKIP() << "binlog fixtures not found at " << FixtureDir()                 \
-                   << " (CANAL_SHARED_DIR); skipping fixture test";                   \
-    }                                                                                 \
-  } while (0)
+std::string FixtureDir() { return ::canal::testing::FixturePath(""); }
 
 uint32_t U32(std::string_view d, size_t p) {
   return uint32_t(uint8_t(d[p])) | uint32_t(uint8_t(d[p + 1])) << 8 |
@@ -207,13 +201,13 @@ void CheckPayloadFixture(const std::string& rel, size_t expected_size,
 }
 
 TEST(DecompressTransactionPayloadFixture, MySQL8028CompressedTransaction) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   // QUERY (BEGIN), TABLE_MAP, UPDATE_ROWS_V2, XID.
   CheckPayloadFixture("mysql-binlog-connector-java/mysql-bin.compressed", 960, {2, 19, 31, 16});
 }
 
 TEST(DecompressTransactionPayloadFixture, MySQL8032CompressedTransaction) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   // QUERY, TABLE_MAP, WRITE_ROWS_V2, XID.
   CheckPayloadFixture("rust_mysql_common/transaction_compression.000001", 179, {2, 19, 30, 16});
 }
@@ -299,7 +293,7 @@ TEST(MariaUncompress, CorruptStreamIsCorruption) {
 
 // mariadb-10.11/mariadb-bin.000003 section M.5 (log_bin_compress=ON).
 TEST(MariaUncompressFixture, CompressedQueryAndRowsEvents) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   const std::string file = ReadFile("mariadb-10.11/mariadb-bin.000003");
   std::vector<RawEvent> compressed;
   for (const RawEvent& e : WalkEvents(file, /*crc32=*/true)) {

@@ -16,6 +16,8 @@
 #define CANAL_SHARED_DIR ""
 #endif
 
+#include "support/fixtures.h"
+
 namespace canal::binlog {
 namespace {
 
@@ -115,7 +117,7 @@ struct Fixture {
   }
 };
 
-std::string FixtureDir() { return std::string(CANAL_SHARED_DIR) + "/fixtures/binlog"; }
+std::string FixtureDir() { return ::canal::testing::FixturePath(""); }
 
 // Walks a v4 binlog: magic, then events of 19-byte headers. Whether events
 // carry a CRC32 is read from each FDE: it has the algorithm byte + CRC when its
@@ -169,14 +171,6 @@ bool LoadFixture(const std::string& rel, Fixture* f) {
   }
   return true;
 }
-
-#define SKIP_WITHOUT_FIXTURES()                                                       \
-  do {                                                                                \
-    if (!std::filesystem::is_directory(FixtureDir())) {                              \
-      GTEST_SKIP() << "binlog fixtures not found at " << FixtureDir()                 \
-                   << " (CANAL_SHARED_DIR); skipping fixture test";                   \
-    }                                                                                 \
-  } while (0)
 
 // ======================= MySQL GTID / ANONYMOUS_GTID =======================
 
@@ -852,7 +846,7 @@ TEST(DecodeTransactionPayloadHeader, BadHeadersAreRejected) {
 // ======================= fixture files =======================
 
 TEST(GtidFixtures, TaggedGtidAndTaggedPreviousGtidsMySQL96) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("rust_mysql_common/binlog_transaction_with_GTID_TAG.000001", &f));
   const auto tagged = f.OfType(42);
@@ -877,7 +871,7 @@ TEST(GtidFixtures, TaggedGtidAndTaggedPreviousGtidsMySQL96) {
 }
 
 TEST(GtidFixtures, UntaggedPreviousGtidsMySQL80) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("rust_mysql_common/binlog_transaction_previous_GTID_no_tag.000001", &f));
   const auto prev = f.OfType(35);
@@ -888,7 +882,7 @@ TEST(GtidFixtures, UntaggedPreviousGtidsMySQL80) {
 }
 
 TEST(GtidFixtures, GtidsOfMySQL57) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("mysql-cdc-rs/5.7/33_35_gtid_prev_gtid/log.bin", &f));
   const auto gtids = f.OfType(33);
@@ -908,7 +902,7 @@ TEST(GtidFixtures, GtidsOfMySQL57) {
 }
 
 TEST(GtidFixtures, AnonymousGtidWithCommitTimestampsMySQL80) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("mysql-binlog-connector-java/mysql-bin.compressed", &f));
   const auto anon = f.OfType(34);
@@ -932,7 +926,7 @@ TEST(GtidFixtures, AnonymousGtidWithCommitTimestampsMySQL80) {
 }
 
 TEST(GtidFixtures, MariaDBGtidsAndXa) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("mariadb-10.11/mariadb-bin.000001", &f));
   const auto gtids = f.OfType(162);
@@ -964,7 +958,7 @@ TEST(GtidFixtures, MariaDBGtidsAndXa) {
 }
 
 TEST(GtidFixtures, MariaDBSecondDomainAndGtidList) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   Fixture f;
   ASSERT_TRUE(LoadFixture("mariadb-10.11/mariadb-bin.000003", &f));
   MariaGtidListEvent l;
@@ -984,7 +978,7 @@ TEST(GtidFixtures, MariaDBSecondDomainAndGtidList) {
 
 // Every GTID-family event in every fixture binlog decodes.
 TEST(GtidFixtures, EveryGtidFamilyEventInEveryFixtureDecodes) {
-  SKIP_WITHOUT_FIXTURES();
+  CANAL_REQUIRE_FIXTURES();
   size_t decoded = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(FixtureDir())) {
     if (!entry.is_regular_file()) continue;

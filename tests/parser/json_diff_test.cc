@@ -16,67 +16,12 @@
 #include <vector>
 
 #include "canal/parser/binlog/json_binary.h"
+#include "support/json_binary_builder.h"
 
 namespace canal::binlog {
 namespace {
 
-// Minimal binary JSON encoder (values include their type byte).
-namespace jb {
-
-std::string Le(uint64_t v, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return s;
-}
-std::string Null() { return std::string("\x04\x00", 2); }
-std::string True() { return std::string("\x04\x01", 2); }
-std::string Int16(int16_t v) { return "\x05" + Le(static_cast<uint16_t>(v), 2); }
-std::string Double(double d) {
-  uint64_t bits;
-  std::memcpy(&bits, &d, 8);
-  return "\x0b" + Le(bits, 8);
-}
-std::string Str(std::string_view s) {  // strings under 128 bytes
-  return "\x0c" + std::string(1, static_cast<char>(s.size())) + std::string(s);
-}
-std::string Container(bool object, const std::vector<std::string>& keys,
-                      const std::vector<std::string>& values) {
-  const size_t n = values.size();
-  const size_t header = 4 + n * (object ? 4 : 0) + n * 3;
-  std::string key_entries, value_entries, data;
-  size_t offset = header;
-  for (const std::string& k : keys) {
-    key_entries += Le(offset, 2) + Le(k.size(), 2);
-    data += k;
-    offset += k.size();
-  }
-  for (const std::string& v : values) {
-    const auto type = static_cast<uint8_t>(v[0]);
-    value_entries.push_back(static_cast<char>(type));
-    if (type == 4 || type == 5 || type == 6) {
-      std::string slot = v.substr(1);  // literal (1 byte) or 16-bit integer, padded to 2
-      slot.resize(2, '\0');
-      value_entries += slot;
-    } else {
-      value_entries += Le(offset, 2);
-      data += v.substr(1);
-      offset += v.size() - 1;
-    }
-  }
-  return std::string(1, object ? '\x00' : '\x02') + Le(n, 2) + Le(header + data.size(), 2) +
-         key_entries + value_entries + data;
-}
-std::string Array(const std::vector<std::string>& values) { return Container(false, {}, values); }
-std::string Object(const std::vector<std::pair<std::string, std::string>>& members) {
-  std::vector<std::string> keys, values;
-  for (const auto& [k, v] : members) {
-    keys.push_back(k);
-    values.push_back(v);
-  }
-  return Container(true, keys, values);
-}
-
-}  // namespace jb
+namespace jb = ::canal::testing::jb;
 
 // One diff in MySQL's wire form: op, packed path length, path, and (unless
 // REMOVE) packed value length and binary value.
