@@ -399,6 +399,7 @@ int RunDecode(const DecodeCommandOptions& o) {
 
   std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
   std::deque<std::shared_ptr<OutputTask>> inflight;
+  std::vector<std::string> spare_buffers;  // output buffers of written tasks, for reuse
   const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
   bool write_failed = false;
   Status task_error;
@@ -411,6 +412,10 @@ int RunDecode(const DecodeCommandOptions& o) {
       if (task_error.ok() && !write_failed) {
         if (std::fwrite(t->out.data(), 1, t->out.size(), stdout) != t->out.size()) write_failed = true;
         if (!t->status.ok()) task_error = t->status;
+      }
+      if (spare_buffers.size() < max_inflight + 4) {
+        t->out.clear();
+        spare_buffers.push_back(std::move(t->out));
       }
     }
   };
@@ -445,6 +450,12 @@ int RunDecode(const DecodeCommandOptions& o) {
       task->pos = pos;
       const binlog::TableMap& t = task->table->table;
       task->prefix.reserve(160);
+      // Output buffers are recycled: a fresh large buffer per event would cost
+      // page faults on every event.
+      if (!spare_buffers.empty()) {
+        task->out = std::move(spare_buffers.back());
+        spare_buffers.pop_back();
+      }
       AppendHeader(pos, task->prefix);
       task->prefix.append(",\"db\":");
       AppendJsonString(t.db, &task->prefix);
