@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/fixtures.h"
 #include "support/json_binary_builder.h"
 
 namespace canal::binlog {
@@ -630,19 +631,6 @@ TEST(JsonBinaryFixtureTest, CorruptedTermsNeverCrash) {
 
 // ------------------------------------------------------------ binlog fixture
 
-// Bodies (after the 19-byte header, before the CRC32) of the events of `type`.
-std::vector<std::string> EventBodies(const std::string& file, uint8_t type) {
-  std::vector<std::string> bodies;
-  size_t pos = 4;  // magic
-  while (pos + 19 <= file.size()) {
-    const auto* h = reinterpret_cast<const uint8_t*>(file.data() + pos);
-    const uint32_t size = h[9] | h[10] << 8 | h[11] << 16 | uint32_t(h[12]) << 24;
-    if (size < 23 || pos + size > file.size()) break;
-    if (h[4] == type) bodies.push_back(file.substr(pos + 19, size - 19 - 4));
-    pos += size;
-  }
-  return bodies;
-}
 
 TEST(JsonBinaryFixtureTest, OpaqueValuesInMysql9BinlogRenderLikeMysql) {
   std::string file;
@@ -651,7 +639,7 @@ TEST(JsonBinaryFixtureTest, OpaqueValuesInMysql9BinlogRenderLikeMysql) {
   // One WRITE_ROWS_V2 per row of `test (a json)`. Body: table id (6), flags (2),
   // extra-data length (2, counts itself), column count (1), columns-present
   // bitmap (1), then the row: null bitmap (1), 4-byte length, binary JSON.
-  const std::vector<std::string> bodies = EventBodies(file, 30);
+  const std::vector<std::string> bodies = ::canal::testing::EventBodiesOfType(file, 30);
   ASSERT_EQ(bodies.size(), 8u);
   // Upstream lists these values with decimals quoted ({"d":"123.456"}); MySQL
   // itself prints JSON decimals as bare numbers, as here.

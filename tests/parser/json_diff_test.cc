@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "canal/parser/binlog/json_binary.h"
+#include "support/fixtures.h"
 #include "support/json_binary_builder.h"
 
 namespace canal::binlog {
@@ -258,18 +259,6 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-std::vector<std::string> EventBodies(const std::string& file, uint8_t type) {
-  std::vector<std::string> bodies;
-  size_t pos = 4;
-  while (pos + 19 <= file.size()) {
-    const auto* h = reinterpret_cast<const uint8_t*>(file.data() + pos);
-    const uint32_t size = h[9] | h[10] << 8 | h[11] << 16 | uint32_t(h[12]) << 24;
-    if (size < 23 || pos + size > file.size()) break;
-    if (h[4] == type) bodies.push_back(file.substr(pos + 19, size - 19 - 4));
-    pos += size;
-  }
-  return bodies;
-}
 
 // Cursor over one rows event of table t(id INT, json_col JSON, name VARCHAR(100)
 // utf8mb4 [2-byte length], age INT), enough to pull the JSON bytes out.
@@ -326,7 +315,7 @@ TEST(JsonDiffFixtureTest, PartialUpdateEventOfMysql8BinlogYieldsTheUpdatedDocume
 
   // Before documents: the after images of the preceding full UPDATE_ROWS_V2
   // (age 24->25, 32->33, 40->41 for ids 1..6).
-  const std::vector<std::string> updates = EventBodies(file, 31);
+  const std::vector<std::string> updates = ::canal::testing::EventBodiesOfType(file, 31);
   ASSERT_EQ(updates.size(), 1u);
   std::map<int32_t, std::string_view> before_docs;
   {
@@ -349,7 +338,7 @@ TEST(JsonDiffFixtureTest, PartialUpdateEventOfMysql8BinlogYieldsTheUpdatedDocume
   // the id; the after image starts with value_options (1 = PARTIAL_JSON) and
   // the partial-column bitmap, then json_col as diffs ("$.age" REPLACE), name
   // and age.
-  const std::vector<std::string> partials = EventBodies(file, 39);
+  const std::vector<std::string> partials = ::canal::testing::EventBodiesOfType(file, 39);
   ASSERT_EQ(partials.size(), 1u);
   RowCursor r{partials[0]};
   r.p = 8;

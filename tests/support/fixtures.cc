@@ -53,4 +53,17 @@ Status ReadFileToString(const std::string& path, std::string* out) {
   return Status::OK();
 }
 
+std::vector<std::string> EventBodiesOfType(const std::string& file, uint8_t type) {
+  std::vector<std::string> bodies;
+  size_t pos = 4;  // magic
+  while (pos + 19 <= file.size()) {
+    const auto* h = reinterpret_cast<const uint8_t*>(file.data() + pos);
+    const uint32_t size = h[9] | h[10] << 8 | h[11] << 16 | uint32_t(h[12]) << 24;
+    if (size < 23 || pos + size > file.size()) break;
+    if (h[4] == type) bodies.push_back(file.substr(pos + 19, size - 19 - 4));
+    pos += size;
+  }
+  return bodies;
+}
+
 }  // namespace canal::testing

@@ -3,14 +3,21 @@
 // clone has no shared/ folder).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "canal/common/status.h"
 
 namespace canal::testing {
+
+// Bodies (after the 19-byte header, before the 4-byte CRC32) of the events of
+// `type` in a CRC32 binlog's bytes, found by walking the event sizes; stops at
+// the first event that does not fit. For tests that pick raw events out.
+std::vector<std::string> EventBodiesOfType(const std::string& file, uint8_t type);
 
 // The shared/ folder: $CANAL_SHARED_DIR when set and non-empty, else the
 // CANAL_SHARED_DIR compile definition. "" when that folder does not exist.
