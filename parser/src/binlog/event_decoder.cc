@@ -63,6 +63,11 @@ const TableMap* EventDecoder::FindTable(uint64_t table_id) const {
   return it == tables_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const TableMap> EventDecoder::ShareTable(uint64_t table_id) const {
+  auto it = tables_.find(table_id);
+  return it == tables_.end() ? nullptr : it->second;
+}
+
 bool EventDecoder::has_pending_inner() const { return payload_->active; }
 
 Status EventDecoder::Fail(Status::Code code, uint64_t offset, std::string_view what) const {
@@ -403,7 +408,7 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       return Status::OK();
     }
     case EventType::kTableMap: {
-      auto tm = std::make_unique<TableMap>();
+      auto tm = std::make_shared<TableMap>();
       const uint8_t post_len = fde_->PostHeaderLength(h.type_code, 8);
       Status s = DecodeTableMap(bytes, post_len, tm.get());
       if (!s.ok()) return wrap(s);

@@ -58,6 +58,9 @@ class EventDecoder {
   const FormatDescription& format() const { return *fde_; }
   bool has_format() const { return have_fde_; }
   const TableMap* FindTable(uint64_t table_id) const;
+  // The same table map, shared: a transaction buffer keeps it alive after the
+  // decoder has moved on to a newer TABLE_MAP for the same id.
+  std::shared_ptr<const TableMap> ShareTable(uint64_t table_id) const;
   // Forgets the format and tables (start of a new file with its own FDE).
   void ResetForNewSource();
 
@@ -72,7 +75,7 @@ class EventDecoder {
   std::string source_;
   std::unique_ptr<FormatDescription> fde_;
   bool have_fde_ = false;
-  std::unordered_map<uint64_t, std::unique_ptr<TableMap>> tables_;
+  std::unordered_map<uint64_t, std::shared_ptr<TableMap>> tables_;
   struct PayloadState;
   std::unique_ptr<PayloadState> payload_;
   std::string inflate_buf_;  // decompressed MariaDB compressed events

@@ -1,0 +1,96 @@
+// TransactionBuffer: groups decoded binlog events into transactions.
+//
+// Fed every event of the stream in order (including the events inside a
+// TRANSACTION_PAYLOAD), it recognises transaction boundaries the way both
+// flavours write them — MySQL GTID + BEGIN ... XID/COMMIT, MariaDB GTID (which
+// opens the group itself, or marks a standalone statement) ... XID/COMMIT, and
+// GTID-less BEGIN ... COMMIT — and hands each finished transaction to the sink.
+// A transaction that grows past a threshold goes out in pieces, cut only where
+// the next event starts at a new offset (never inside a compressed payload).
+//
+// It also keeps the resume point: after a reconnect the stream restarts at the
+// transaction boundary it reports and the buffer skips the events of a
+// partly-delivered transaction that the sink has already seen. Not thread-safe;
+// the parse thread owns it. No allocation per row: row bytes are copied into
+// reusable chunks once per event.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/event.h"
+#include "canal/parser/binlog/event_decoder.h"
+#include "canal/parser/transaction.h"
+
+namespace canal::parser {
+
+struct TransactionBufferOptions {
+  // A piece is handed over once a transaction holds this many events...
+  size_t max_events = 4096;
+  // ...or this many bytes of rows and statements.
+  size_t max_bytes = 8u << 20;
+};
+
+class TransactionBuffer {
+ public:
+  TransactionBuffer(TransactionSink* sink, TransactionBufferOptions options = {});
+  ~TransactionBuffer();
+  TransactionBuffer(const TransactionBuffer&) = delete;
+  TransactionBuffer& operator=(const TransactionBuffer&) = delete;
+
+  // One event, in stream order. `file` is the binlog file it is in; `offset`
+  // and `end_offset` its place there (for events inside a payload, the
+  // payload's). `decoder` is the one that decoded it (for shared table maps).
+  // Errors come from the sink, or from an event sequence no server writes
+  // (reported with file and offset).
+  Status Add(const binlog::Event& event, const binlog::EventDecoder& decoder, std::string_view file,
+             uint64_t offset, uint64_t end_offset);
+
+  // Where to restart after a reconnect, given what the sink has accepted.
+  const ResumePoint& resume_point() const { return resume_; }
+  // Sets the resume point (start-up) and drops anything half-built; the next
+  // events must come from a stream started at point.file:point.position.
+  void ResetTo(const ResumePoint& point);
+  // Drops anything half-built and prepares to skip what was delivered: call
+  // before restarting the stream at resume_point().
+  void ResetForReconnect() { ResetTo(resume_); }
+
+  bool in_transaction() const;
+  // Counters for status lines and tests.
+  uint64_t transactions() const { return transactions_; }
+  uint64_t pieces() const { return pieces_; }
+  uint64_t skipped_events() const { return skipped_events_; }
+
+ private:
+  enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
+  Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid);
+  Status Deliver(bool last_piece, uint64_t end_offset);
+  TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
+  std::string_view Copy(std::string_view bytes);
+  Status MaybeCut(uint64_t next_offset);
+
+  TransactionSink* sink_;
+  TransactionBufferOptions options_;
+  State state_ = State::kIdle;
+  Transaction txn_;
+  size_t txn_bytes_ = 0;
+  bool skipping_ = false;      // replaying the delivered part of a transaction
+  uint64_t skip_until_ = 0;
+  ResumePoint resume_;
+  uint64_t transactions_ = 0, pieces_ = 0, skipped_events_ = 0;
+
+  // Chunked arena for statement text and row bytes: stable addresses, reused.
+  struct Chunk {
+    std::unique_ptr<char[]> data;
+    size_t size = 0, used = 0;
+  };
+  std::vector<Chunk> chunks_;
+  size_t chunk_index_ = 0;
+};
+
+}  // namespace canal::parser

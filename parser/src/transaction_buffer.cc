@@ -1,0 +1,278 @@
+#include "canal/parser/transaction_buffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace canal::parser {
+namespace {
+
+constexpr size_t kChunkSize = 1u << 20;
+
+// Statement keywords compared case-insensitively after leading blanks and comments
+// are skipped the way servers write them (they log BEGIN/COMMIT verbatim).
+std::string_view TrimLeading(std::string_view s) {
+  while (!s.empty()) {
+    if (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r') {
+      s.remove_prefix(1);
+    } else if (s.size() >= 2 && s[0] == '/' && s[1] == '*') {
+      size_t end = s.find("*/", 2);
+      if (end == std::string_view::npos) return {};
+      s.remove_prefix(end + 2);
+    } else {
+      break;
+    }
+  }
+  return s;
+}
+
+bool StartsWithWord(std::string_view s, std::string_view word) {
+  if (s.size() < word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    char c = s[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c != word[i]) return false;
+  }
+  if (s.size() == word.size()) return true;
+  const char next = s[word.size()];
+  return !((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') || next == '_');
+}
+
+// Only the whole statement counts: "COMMIT" ends a transaction, "COMMIT AND
+// CHAIN" is not logged, "ROLLBACK TO SAVEPOINT x" does not end one.
+bool IsExactly(std::string_view sql, std::string_view word) {
+  sql = TrimLeading(sql);
+  if (!StartsWithWord(sql, word)) return false;
+  sql.remove_prefix(word.size());
+  while (!sql.empty() && (sql.front() == ' ' || sql.front() == ';' || sql.front() == '\n')) sql.remove_prefix(1);
+  return sql.empty();
+}
+
+bool IsBegin(std::string_view sql) {
+  std::string_view s = TrimLeading(sql);
+  return IsExactly(s, "BEGIN") || IsExactly(s, "START TRANSACTION") || StartsWithWord(s, "XA START");
+}
+
+bool IsXaPrepareStatement(std::string_view sql) { return StartsWithWord(TrimLeading(sql), "XA PREPARE"); }
+
+}  // namespace
+
+TransactionBuffer::TransactionBuffer(TransactionSink* sink, TransactionBufferOptions options)
+    : sink_(sink), options_(options) {}
+
+TransactionBuffer::~TransactionBuffer() = default;
+
+bool TransactionBuffer::in_transaction() const { return state_ != State::kIdle; }
+
+void TransactionBuffer::ResetTo(const ResumePoint& point) {
+  resume_ = point;
+  state_ = State::kIdle;
+  txn_.events.clear();
+  txn_.piece_index = 0;
+  txn_bytes_ = 0;
+  chunk_index_ = 0;
+  for (Chunk& c : chunks_) c.used = 0;
+  skipping_ = point.skip_until != 0;
+  skip_until_ = point.skip_until;
+}
+
+std::string_view TransactionBuffer::Copy(std::string_view bytes) {
+  if (bytes.empty()) return {};
+  txn_bytes_ += bytes.size();
+  while (chunk_index_ < chunks_.size() && chunks_[chunk_index_].size - chunks_[chunk_index_].used < bytes.size()) {
+    // A big event never shares a chunk's tail; move on.
+    if (chunks_[chunk_index_].used == 0 && chunks_[chunk_index_].size < bytes.size()) break;
+    ++chunk_index_;
+  }
+  if (chunk_index_ == chunks_.size() || chunks_[chunk_index_].size - chunks_[chunk_index_].used < bytes.size()) {
+    Chunk c;
+    c.size = std::max(kChunkSize, bytes.size());
+    c.data = std::make_unique<char[]>(c.size);
+    if (chunk_index_ < chunks_.size()) {
+      // The chunk here is too small for this event: replace it with a big one.
+      chunks_[chunk_index_] = std::move(c);
+    } else {
+      chunks_.push_back(std::move(c));
+    }
+  }
+  Chunk& c = chunks_[chunk_index_];
+  char* dst = c.data.get() + c.used;
+  std::memcpy(dst, bytes.data(), bytes.size());
+  c.used += bytes.size();
+  return std::string_view(dst, bytes.size());
+}
+
+TxEvent* TransactionBuffer::Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset) {
+  if (skipping_ && end_offset <= skip_until_) {
+    ++skipped_events_;
+    return nullptr;
+  }
+  skipping_ = false;
+  TxEvent& e = txn_.events.emplace_back();
+  e = TxEvent{};
+  e.kind = kind;
+  e.offset = offset;
+  e.end_offset = end_offset;
+  e.timestamp = event.header.timestamp;
+  e.server_id = event.header.server_id;
+  return &e;
+}
+
+Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset,
+                                    std::string gtid) {
+  if (skipping_ && offset != resume_.position) {
+    return Status::Corruption("binlog " + std::string(file) + ": resuming inside the transaction at " +
+                              std::to_string(resume_.position) + " but the stream's first transaction starts at " +
+                              std::to_string(offset));
+  }
+  txn_.file.assign(file);
+  txn_.begin_offset = offset;
+  txn_.end_offset = offset;
+  txn_.gtid = std::move(gtid);
+  txn_.server_id = event.header.server_id;
+  txn_.timestamp = event.header.timestamp;
+  txn_.piece_index = skipping_ ? 1 : 0;
+  txn_.last_piece = true;
+  txn_.events.clear();
+  txn_bytes_ = 0;
+  state_ = State::kGroupOpened;
+  return Status::OK();
+}
+
+Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
+  txn_.end_offset = end_offset;
+  txn_.last_piece = last_piece;
+  Status s = sink_->OnTransaction(txn_);
+  if (!s.ok()) return s.WithContext("transaction at " + txn_.file + ":" + std::to_string(txn_.begin_offset));
+  ++pieces_;
+  if (last_piece) {
+    ++transactions_;
+    resume_.file = txn_.file;
+    resume_.position = end_offset;
+    resume_.skip_until = 0;
+    resume_.gtid = txn_.gtid;
+    resume_.timestamp = txn_.timestamp;
+    state_ = State::kIdle;
+    txn_.piece_index = 0;
+  } else {
+    resume_.file = txn_.file;
+    resume_.position = txn_.begin_offset;
+    resume_.skip_until = end_offset;
+    ++txn_.piece_index;
+  }
+  txn_.events.clear();
+  txn_bytes_ = 0;
+  chunk_index_ = 0;
+  for (Chunk& c : chunks_) c.used = 0;
+  return Status::OK();
+}
+
+Status TransactionBuffer::MaybeCut(uint64_t next_offset) {
+  if (txn_.events.empty()) return Status::OK();
+  if (txn_.events.size() < options_.max_events && txn_bytes_ < options_.max_bytes) return Status::OK();
+  const TxEvent& last = txn_.events.back();
+  // Events inside one compressed payload share its offsets: never cut between them,
+  // or a resume could not tell the delivered ones from the rest.
+  if (next_offset == last.offset) return Status::OK();
+  return Deliver(false, last.end_offset);
+}
+
+Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDecoder& decoder, std::string_view file,
+                              uint64_t offset, uint64_t end_offset) {
+  // A new group while one is still open means the old one has no COMMIT in the
+  // binlog (a server that crashed mid-write and did not truncate): hand over
+  // what it had rather than lose it or glue it to the next.
+  auto close_open_group = [&]() -> Status {
+    if (state_ == State::kInTransaction && !txn_.events.empty()) {
+      return Deliver(true, txn_.events.back().end_offset);
+    }
+    state_ = State::kIdle;
+    return Status::OK();
+  };
+
+  if (const auto* g = event.As<binlog::GtidEvent>()) {
+    CANAL_RETURN_IF_ERROR(close_open_group());
+    return OpenGroup(event, file, offset, g->anonymous ? std::string() : g->ToString());
+  }
+  if (const auto* g = event.As<binlog::MariaGtidEvent>()) {
+    CANAL_RETURN_IF_ERROR(close_open_group());
+    CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, g->ToString()));
+    if (!g->standalone()) {
+      state_ = State::kInTransaction;
+      if (TxEvent* e = Append(TxEventKind::kBegin, event, offset, end_offset)) e->sql = "BEGIN";
+    }
+    return Status::OK();
+  }
+  if (const auto* q = event.As<binlog::QueryEvent>()) {
+    const std::string_view sql = q->query;
+    if (IsBegin(sql) && state_ != State::kInTransaction) {
+      if (state_ == State::kIdle) CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, ""));
+      state_ = State::kInTransaction;
+      if (TxEvent* e = Append(TxEventKind::kBegin, event, offset, end_offset)) {
+        e->thread_id = q->thread_id;
+        e->sql = Copy(sql);
+      }
+      return Status::OK();
+    }
+    if (state_ == State::kInTransaction) {
+      const bool ends = IsExactly(sql, "COMMIT") || IsExactly(sql, "ROLLBACK") || IsXaPrepareStatement(sql);
+      CANAL_RETURN_IF_ERROR(MaybeCut(offset));
+      if (TxEvent* e = Append(ends ? TxEventKind::kCommit : TxEventKind::kQuery, event, offset, end_offset)) {
+        e->thread_id = q->thread_id;
+        e->db = Copy(q->db);
+        e->sql = Copy(sql);
+      }
+      return ends ? Deliver(true, end_offset) : Status::OK();
+    }
+    // A statement of its own (DDL, or anything logged outside BEGIN/COMMIT).
+    if (state_ == State::kIdle) CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, ""));
+    if (TxEvent* e = Append(TxEventKind::kQuery, event, offset, end_offset)) {
+      e->thread_id = q->thread_id;
+      e->db = Copy(q->db);
+      e->sql = Copy(sql);
+    }
+    return Deliver(true, end_offset);
+  }
+  if (const auto* rows = event.As<binlog::RowsEvent>()) {
+    if (state_ == State::kIdle) CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, ""));
+    state_ = State::kInTransaction;
+    CANAL_RETURN_IF_ERROR(MaybeCut(offset));
+    if (TxEvent* e = Append(TxEventKind::kRows, event, offset, end_offset)) {
+      e->rows = *rows;
+      e->rows.columns_before = Copy(rows->columns_before);
+      e->rows.columns_after = Copy(rows->columns_after);
+      e->rows.rows = Copy(rows->rows);
+      e->table = decoder.ShareTable(rows->table_id);
+      if (e->table == nullptr) {
+        return Status::Corruption("binlog " + std::string(file) + " at " + std::to_string(offset) +
+                                  ": rows event for table id " + std::to_string(rows->table_id) +
+                                  " that no TABLE_MAP announced");
+      }
+      e->rows.table = e->table.get();
+      e->rows.source = txn_.file;
+    }
+    return Status::OK();
+  }
+  if (const auto* xid = event.As<binlog::XidEvent>()) {
+    if (state_ != State::kInTransaction) {
+      return Status::Corruption("binlog " + std::string(file) + " at " + std::to_string(offset) +
+                                ": XID event outside a transaction");
+    }
+    CANAL_RETURN_IF_ERROR(MaybeCut(offset));
+    if (TxEvent* e = Append(TxEventKind::kCommit, event, offset, end_offset)) {
+      e->has_xid = true;
+      e->xid = xid->xid;
+    }
+    return Deliver(true, end_offset);
+  }
+  if (event.As<binlog::XaPrepareEvent>() != nullptr) {
+    if (state_ != State::kInTransaction) return Status::OK();
+    CANAL_RETURN_IF_ERROR(MaybeCut(offset));
+    if (TxEvent* e = Append(TxEventKind::kCommit, event, offset, end_offset)) e->sql = "XA PREPARE";
+    return Deliver(true, end_offset);
+  }
+  // TABLE_MAP, FORMAT_DESCRIPTION, ROTATE, heartbeats, annotations, INTVAR and the
+  // like carry nothing a transaction's consumer needs beyond what the decoder kept.
+  return Status::OK();
+}
+
+}  // namespace canal::parser
