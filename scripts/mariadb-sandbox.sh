@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # A throwaway MariaDB server for tests, the benchmark and the quick start.
 #
-#   mariadb-sandbox.sh start|stop|status [--port N] [--dir D] [--wipe]
+#   mariadb-sandbox.sh start|stop|restart|kill|status [--port N] [--dir D] [--wipe]
+#       [--binlog-format ROW|MIXED|STATEMENT] [--row-metadata FULL|MINIMAL]
+#       [--option 'name=value']...
 #
 # Uses Debian's mariadb-server binaries with a private config: 127.0.0.1 only,
 # ROW binlogs with FULL row image and FULL row metadata, server_id=1, utf8mb4.
 # Everything lives under --dir (default /tmp/canal-mariadb-PORT): data/, binlog/,
 # my.cnf, the socket, the pid file and error.log.
 #
+# --binlog-format and --row-metadata (defaults ROW and FULL) set binlog_format
+# and binlog_row_metadata; each --option adds one line to [mariadbd] (a later
+# line wins). my.cnf is rewritten on every start, so a restart can change them.
+#
 # start   initialises the data dir if needed, starts the server, waits (bounded)
 #         until it answers, creates the replication user canal/canal, and prints
 #         the binlog directory alone on stdout (messages go to stderr), so
 #         `dir=$(mariadb-sandbox.sh start)` works. Already running: says so.
 # stop    shuts the server down cleanly and waits; --wipe also deletes --dir.
+# restart stop, then start with the same data and binlogs (and the options given
+#         now); prints the binlog directory like start.
+# kill    SIGKILLs the server (a crash: the last binlog stays marked in use) and
+#         waits until it is gone.
 # status  prints pid, port, socket and binlog dir; exit 0 running, 3 stopped.
 #
 # Connect as root (no password) through the socket:
@@ -49,6 +59,9 @@ shift
 port=13306
 dir=""
 wipe=0
+binlog_format=ROW
+row_metadata=FULL
+extra_options=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
@@ -56,6 +69,12 @@ while [ $# -gt 0 ]; do
     --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
     --dir=*) dir=${1#--dir=}; shift ;;
     --wipe) wipe=1; shift ;;
+    --binlog-format) [ $# -ge 2 ] || usage; binlog_format=$2; shift 2 ;;
+    --binlog-format=*) binlog_format=${1#--binlog-format=}; shift ;;
+    --row-metadata) [ $# -ge 2 ] || usage; row_metadata=$2; shift 2 ;;
+    --row-metadata=*) row_metadata=${1#--row-metadata=}; shift ;;
+    --option) [ $# -ge 2 ] || usage; extra_options+=("$2"); shift 2 ;;
+    --option=*) extra_options+=("${1#--option=}"); shift ;;
     -h|--help) usage 0 ;;
     *) log "unknown argument: $1"; usage ;;
   esac
@@ -63,6 +82,17 @@ done
 if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
   die "bad --port: $port"
 fi
+binlog_format=${binlog_format^^}
+row_metadata=${row_metadata^^}
+case "$binlog_format" in ROW|MIXED|STATEMENT) ;; *) die "bad --binlog-format: $binlog_format (ROW, MIXED or STATEMENT)" ;; esac
+case "$row_metadata" in FULL|MINIMAL) ;; *) die "bad --row-metadata: $row_metadata (FULL or MINIMAL)" ;; esac
+# One my.cnf line each: a newline would smuggle in more lines (or sections).
+for opt in ${extra_options[@]+"${extra_options[@]}"}; do
+  case "$opt" in
+    *$'\n'*|*$'\r'*) die "bad --option (contains a newline): $opt" ;;
+    ''|=*|'['*) die "bad --option: '$opt' (want 'name=value' or 'name')" ;;
+  esac
+done
 [ -n "$dir" ] || dir="/tmp/canal-mariadb-$port"
 case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 
@@ -119,9 +149,9 @@ bind-address=127.0.0.1
 skip-name-resolve
 log-bin=$binlog_dir/mariadb-bin
 log-bin-index=$binlog_dir/mariadb-bin.index
-binlog_format=ROW
+binlog_format=$binlog_format
 binlog_row_image=FULL
-binlog_row_metadata=FULL
+binlog_row_metadata=$row_metadata
 server_id=1
 character-set-server=utf8mb4
 collation-server=utf8mb4_general_ci
@@ -133,6 +163,10 @@ innodb_buffer_pool_size=256M
 innodb_log_file_size=256M
 performance_schema=OFF
 EOF
+  if [ ${#extra_options[@]} -gt 0 ]; then
+    echo "# --option" >> "$cnf"
+    printf '%s\n' "${extra_options[@]}" >> "$cnf"
+  fi
 }
 
 do_start() {
@@ -227,6 +261,24 @@ do_stop() {
   fi
 }
 
+do_kill() {
+  local pid
+  if ! pid=$(running_pid); then
+    log "not running (port $port, dir $dir)"
+    return 0
+  fi
+  log "killing pid $pid (SIGKILL)"
+  kill -KILL "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + STOP_TIMEOUT_S))
+  while kill -0 "$pid" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || die "pid $pid survived SIGKILL for ${STOP_TIMEOUT_S}s"
+    sleep 0.1
+  done
+  # The server leaves these behind; a stale pid file could name a reused pid.
+  rm -f "$pidfile" "$sock"
+  log "killed"
+}
+
 do_status() {
   local pid
   if pid=$(running_pid); then
@@ -252,6 +304,8 @@ lock_dir() {
 case "$cmd" in
   start) mkdir -p "$dir"; lock_dir; do_start ;;
   stop) if [ -f "$marker" ]; then lock_dir; fi; do_stop ;;
+  restart) mkdir -p "$dir"; lock_dir; wipe=0; do_stop; do_start ;;
+  kill) if [ -f "$marker" ]; then lock_dir; fi; do_kill ;;
   status) do_status ;;
   -h|--help) usage 0 ;;
   *) log "unknown command: $cmd"; usage ;;

@@ -360,6 +360,88 @@ Status DecodeTableMap(std::string_view body, uint8_t post_header_length, TableMa
   return Status::OK();
 }
 
+namespace {
+
+// Type families for checking a schema's DATA_TYPE against a binlog column type.
+// Within a family the check is permissive (information_schema shows today's
+// schema, and e.g. a DATETIME's precision or a VARCHAR's length may have
+// changed); integers are compared by exact width, because a TINYINT read as an
+// INT (or the other way) is a different column, not a different size.
+enum class SchemaTypeFamily : uint8_t {
+  kUnknown,  // empty or unrecognised DATA_TYPE: nothing to check against
+  kTiny, kShort, kInt24, kLong, kLongLong,  // integer widths
+  kYear, kDecimal, kFloating, kTemporal, kBit,
+  kString,  // char/varchar/text/blob/binary, and MariaDB types stored as strings
+  kEnumSet, kJson, kGeometry, kVector,
+};
+
+SchemaTypeFamily FamilyOfDataType(std::string_view t) {
+  using F = SchemaTypeFamily;
+  struct Entry {
+    std::string_view name;
+    F family;
+  };
+  static constexpr Entry kTable[] = {
+      {"tinyint", F::kTiny}, {"bool", F::kTiny}, {"boolean", F::kTiny}, {"smallint", F::kShort},
+      {"mediumint", F::kInt24}, {"int", F::kLong}, {"integer", F::kLong}, {"bigint", F::kLongLong},
+      {"year", F::kYear}, {"decimal", F::kDecimal}, {"numeric", F::kDecimal}, {"fixed", F::kDecimal},
+      {"float", F::kFloating}, {"double", F::kFloating}, {"real", F::kFloating},
+      {"double precision", F::kFloating}, {"date", F::kTemporal}, {"time", F::kTemporal},
+      {"datetime", F::kTemporal}, {"timestamp", F::kTemporal}, {"bit", F::kBit}, {"char", F::kString},
+      {"varchar", F::kString}, {"binary", F::kString}, {"varbinary", F::kString}, {"tinytext", F::kString},
+      {"text", F::kString}, {"mediumtext", F::kString}, {"longtext", F::kString}, {"tinyblob", F::kString},
+      {"blob", F::kString}, {"mediumblob", F::kString}, {"longblob", F::kString}, {"uuid", F::kString},
+      {"inet4", F::kString}, {"inet6", F::kString}, {"enum", F::kEnumSet}, {"set", F::kEnumSet},
+      {"json", F::kJson}, {"geometry", F::kGeometry}, {"point", F::kGeometry}, {"linestring", F::kGeometry},
+      {"polygon", F::kGeometry}, {"multipoint", F::kGeometry}, {"multilinestring", F::kGeometry},
+      {"multipolygon", F::kGeometry}, {"geometrycollection", F::kGeometry}, {"geomcollection", F::kGeometry},
+      {"vector", F::kVector},
+  };
+  std::string lower(t);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  for (const Entry& e : kTable) {
+    if (e.name == lower) return e.family;
+  }
+  return F::kUnknown;
+}
+
+// Whether a column the schema calls `family` can be logged as binlog column `c`.
+bool SchemaTypeFitsBinlogColumn(SchemaTypeFamily family, const ColumnInfo& c) {
+  using F = SchemaTypeFamily;
+  const ColumnType t = c.real_type == ColumnType::kNull ? c.type : c.real_type;
+  const bool string_type = t == ColumnType::kString || t == ColumnType::kVarchar || t == ColumnType::kVarString ||
+                           t == ColumnType::kTinyBlob || t == ColumnType::kMediumBlob ||
+                           t == ColumnType::kLongBlob || t == ColumnType::kBlob;
+  switch (family) {
+    case F::kUnknown: return true;
+    case F::kTiny: return t == ColumnType::kTiny;
+    case F::kShort: return t == ColumnType::kShort;
+    case F::kInt24: return t == ColumnType::kInt24;
+    case F::kLong: return t == ColumnType::kLong;
+    case F::kLongLong: return t == ColumnType::kLongLong;
+    case F::kYear: return t == ColumnType::kYear;
+    case F::kDecimal: return t == ColumnType::kNewDecimal || t == ColumnType::kDecimal;
+    case F::kFloating: return t == ColumnType::kFloat || t == ColumnType::kDouble;
+    case F::kTemporal:
+      return t == ColumnType::kDate || t == ColumnType::kNewDate || t == ColumnType::kTime ||
+             t == ColumnType::kTime2 || t == ColumnType::kDateTime || t == ColumnType::kDateTime2 ||
+             t == ColumnType::kTimestamp || t == ColumnType::kTimestamp2;
+    case F::kBit: return t == ColumnType::kBit;
+    case F::kString: return string_type;
+    case F::kEnumSet: return t == ColumnType::kEnum || t == ColumnType::kSet;
+    // MySQL logs JSON as JSON; a server that stores it as text logs a blob.
+    case F::kJson: return t == ColumnType::kJson || t == ColumnType::kBlob || t == ColumnType::kLongBlob;
+    case F::kGeometry: return t == ColumnType::kGeometry;
+    // MySQL 9 has a VECTOR type; MariaDB stores vectors as binary strings.
+    case F::kVector: return t == ColumnType::kVector || string_type;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
   std::vector<SchemaColumn> cols;
   Status s = provider->GetColumns(t->db, t->table, &cols);
@@ -369,6 +451,19 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
     return Status::Corruption("schema of `" + t->db + "`.`" + t->table + "` has " + std::to_string(cols.size()) +
                               " columns but the binlog's TABLE_MAP has " + std::to_string(t->columns.size()) +
                               "; refusing to label values with the wrong columns");
+  }
+  // Every column is checked before any is labelled: a mismatch leaves the table
+  // map as the binlog described it.
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const ColumnInfo& c = t->columns[i];
+    if (!SchemaTypeFitsBinlogColumn(FamilyOfDataType(cols[i].data_type), c)) {
+      const ColumnType bt = c.real_type == ColumnType::kNull ? c.type : c.real_type;
+      return Status::Corruption("schema of `" + t->db + "`.`" + t->table + "` says column " +
+                                std::to_string(i + 1) + " `" + cols[i].name + "` is " + cols[i].data_type +
+                                " but the binlog's TABLE_MAP has type " + std::string(ColumnTypeName(bt)) +
+                                " there (the table changed since the event was written?); refusing to label "
+                                "values with the wrong columns");
+    }
   }
   for (size_t i = 0; i < cols.size(); ++i) {
     ColumnInfo& c = t->columns[i];

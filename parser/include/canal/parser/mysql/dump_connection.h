@@ -83,6 +83,11 @@ class DumpConnection {
   // Bytes of binlog events received since Connect (for MB/s figures).
   uint64_t bytes_received() const;
 
+  // Largest message accepted from the server (default 1 GiB, the ceiling of
+  // max_allowed_packet): a longer event is a Corruption error before anything is
+  // allocated for it.
+  void set_max_event_bytes(uint64_t bytes);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

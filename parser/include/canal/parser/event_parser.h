@@ -1,0 +1,151 @@
+// EventParser: one instance's replica — connects to the primary, streams its
+// binlog from the right place, decodes it, and hands whole transactions to a
+// TransactionSink, for as long as it runs.
+//
+// Start position, first match wins: the stored cursor (ResumePointSource: the
+// meta manager), canal.instance.master.journal.name/position, .gtid,
+// .timestamp (the first transaction that began at or after it, found by
+// scanning the binlog files), else the primary's current end.
+//
+// Faults: any network error or server restart reconnects with capped
+// exponential backoff and resumes at TransactionBuffer::resume_point(), so no
+// transaction is lost or repeated. A start position the server no longer has
+// (error 1236) stops the parser unless on_invalid_position says to jump to the
+// earliest or latest position. Configuration errors (wrong password, missing
+// REPLICATION SLAVE, binlog_format not ROW, ...) stop it with a message that
+// names the fix; they are not retried.
+//
+// Threads: Run() loops on the caller's thread; Start() runs it on a thread of
+// its own. Stop() and status() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "canal/common/log_position.h"
+#include "canal/common/status.h"
+#include "canal/parser/mysql/connection_options.h"
+#include "canal/parser/transaction.h"
+#include "canal/parser/transaction_buffer.h"
+
+namespace spdlog {
+class logger;
+}
+namespace canal::mysql {
+class DumpConnection;
+class QueryConnection;
+struct ServerInfo;
+}
+
+namespace canal::parser {
+
+// canal.instance.master.journal.name / .position / .timestamp / .gtid
+struct StartPosition {
+  std::string journal_name;
+  uint64_t position = 0;      // 0 with a journal name: the file's start (4)
+  int64_t timestamp_ms = 0;   // 0: unset
+  std::string gtid;           // MariaDB "0-1-100,1-2-7" or MySQL "uuid:1-100"
+};
+
+// What to do when the server says the start position does not exist
+// (canal.instance.parser.invalid.position.action).
+enum class InvalidPositionAction : uint8_t {
+  kStop,      // the default: report and stop; an operator decides
+  kEarliest,  // restart at the oldest binlog the server still has (re-reads)
+  kLatest,    // restart at the current end (skips what is in between)
+};
+Status ParseInvalidPositionAction(std::string_view text, InvalidPositionAction* action);
+
+// Where a stored cursor comes from (the meta manager); optional.
+class ResumePointSource {
+ public:
+  virtual ~ResumePointSource() = default;
+  // *found = false when there is no cursor yet.
+  virtual Status LoadResumePoint(ResumePoint* point, bool* found) = 0;
+};
+
+struct EventParserOptions {
+  std::string destination = "example";
+  mysql::ConnectionOptions master;
+  uint32_t slave_id = 0;  // canal.instance.mysql.slaveId; 0: derived from destination and address
+  StartPosition start;
+  InvalidPositionAction on_invalid_position = InvalidPositionAction::kStop;
+  int heartbeat_period_ms = 3'000;  // asked of the server; silence of 3 periods drops the connection
+  int reconnect_initial_ms = 100;
+  int reconnect_max_ms = 30'000;
+  bool verify_checksum = true;
+  TransactionBufferOptions buffer;
+};
+
+struct ParserStatus {
+  std::string state;        // connecting, streaming, reconnecting, stopped, failed
+  LogPosition position;     // end of the last event read (file, offset, event time)
+  ResumePoint resume;       // where a reconnect would start
+  int64_t lag_ms = 0;       // now minus the last event's time; 0 when caught up (heartbeats)
+  uint64_t events = 0, transactions = 0, rows_events = 0, bytes = 0, reconnects = 0;
+  std::string last_error;
+};
+
+class EventParser {
+ public:
+  EventParser(EventParserOptions options, TransactionSink* sink, ResumePointSource* cursor = nullptr,
+              std::shared_ptr<spdlog::logger> logger = nullptr);
+  ~EventParser();
+  EventParser(const EventParser&) = delete;
+  EventParser& operator=(const EventParser&) = delete;
+
+  // Runs until Stop() (returns OK) or a fatal error (returns it).
+  Status Run();
+  // Run() on a thread of its own; fatal_error() says how it ended.
+  void Start();
+  // Asks the loop to end and waits for the thread started by Start().
+  void Stop();
+  bool running() const { return running_.load(); }
+  Status fatal_error() const;
+  ParserStatus status() const;
+
+  // A stable replica server id for a destination (canal.instance.mysql.slaveId=0).
+  static uint32_t DeriveSlaveId(std::string_view destination, std::string_view address);
+
+ private:
+  struct StartPlan;
+  enum class Outcome : uint8_t { kRetry, kFatal, kRestartNow };
+  Outcome RunSession(Status* error);
+  Status ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan);
+  Status StartDump(mysql::DumpConnection* dump, const mysql::ServerInfo& info, const StartPlan& plan);
+  Outcome HandleInvalidPosition(mysql::QueryConnection* query, const StartPlan& plan, const Status& cause,
+                                Status* error);
+  Status FindByTimestamp(mysql::QueryConnection* query, const mysql::ServerInfo& info, int64_t timestamp_ms,
+                         ResumePoint* point);
+  void SetState(std::string_view state);
+  void Fail(const Status& s);
+
+  EventParserOptions options_;
+  TransactionSink* sink_;
+  ResumePointSource* cursor_;
+  std::shared_ptr<spdlog::logger> log_;
+  TransactionBuffer buffer_;
+  bool start_resolved_ = false;
+  int invalid_position_jumps_ = 0;  // jumps since events last flowed (a loop guard)
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+  mutable std::mutex mu_;  // guards the fields below and the live dump connection pointer
+  std::condition_variable cv_;
+  ParserStatus status_;
+  Status fatal_;
+  mysql::DumpConnection* live_dump_ = nullptr;
+  // Status fields the loop updates without the lock (read under it for snapshots).
+  std::atomic<uint64_t> events_{0}, rows_events_{0}, bytes_{0};
+  std::atomic<uint32_t> last_event_time_{0};
+  std::atomic<bool> caught_up_{false};
+};
+
+}  // namespace canal::parser

@@ -1,0 +1,144 @@
+#include "canal/parser/mysql/information_schema_provider.h"
+
+#include <string>
+#include <utility>
+
+namespace canal::mysql {
+
+namespace {
+
+bool IsBinaryStringType(std::string_view data_type) {
+  for (std::string_view t : {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}) {
+    if (data_type == t) return true;
+  }
+  return false;
+}
+
+// Labels of "enum('a','it''s','x,y','back\\slash')" as the server prints
+// COLUMN_TYPE: quotes inside a label doubled, backslashes escaped, commas
+// allowed inside quotes. False when the text does not have that shape.
+bool ParseEnumOrSetLabels(std::string_view column_type, std::vector<std::string>* labels) {
+  labels->clear();
+  const size_t open = column_type.find('(');
+  if (open == std::string_view::npos) return false;
+  size_t i = open + 1;
+  const size_t n = column_type.size();
+  while (true) {
+    if (i >= n || column_type[i] != '\'') return false;
+    ++i;
+    std::string label;
+    bool closed = false;
+    while (i < n) {
+      const char c = column_type[i];
+      if (c == '\'') {
+        if (i + 1 < n && column_type[i + 1] == '\'') {
+          label += '\'';
+          i += 2;
+          continue;
+        }
+        ++i;
+        closed = true;
+        break;
+      }
+      if (c == '\\' && i + 1 < n) {
+        const char e = column_type[i + 1];
+        switch (e) {
+          case '0': label += '\0'; break;
+          case 'n': label += '\n'; break;
+          case 'r': label += '\r'; break;
+          case 't': label += '\t'; break;
+          case 'Z': label += '\x1a'; break;
+          default: label += e;
+        }
+        i += 2;
+        continue;
+      }
+      label += c;
+      ++i;
+    }
+    if (!closed) return false;
+    labels->push_back(std::move(label));
+    if (i >= n) return false;
+    if (column_type[i] == ')') return true;
+    if (column_type[i] != ',') return false;
+    ++i;
+  }
+}
+
+std::string TableName(std::string_view db, std::string_view table) {
+  return "`" + std::string(db) + "`.`" + std::string(table) + "`";
+}
+
+}  // namespace
+
+Status InformationSchemaProvider::GetColumns(std::string_view db, std::string_view table,
+                                             std::vector<binlog::SchemaColumn>* columns) {
+  auto key = std::make_pair(std::string(db), std::string(table));
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    *columns = it->second;
+    return Status::OK();
+  }
+  if (!conn_->connected()) CANAL_RETURN_IF_ERROR(conn_->Connect());
+
+  // Quoted after connecting: escaping follows the session's charset and sql_mode.
+  auto build_sql = [&] {
+    return "SELECT COLUMN_NAME, COLUMN_KEY, COLUMN_TYPE, DATA_TYPE, CHARACTER_SET_NAME "
+           "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+           conn_->QuoteString(db) + " AND TABLE_NAME = " + conn_->QuoteString(table) + " ORDER BY ORDINAL_POSITION";
+  };
+  ResultSet rs;
+  ++queries_;
+  Status s = conn_->Query(build_sql(), &rs);
+  if (!s.ok() && !conn_->connected()) {
+    // The session died since the last query (server restart, wait_timeout):
+    // one fresh connection, one retry.
+    CANAL_RETURN_IF_ERROR(conn_->Connect());
+    ++queries_;
+    s = conn_->Query(build_sql(), &rs);
+  }
+  if (!s.ok()) return s.WithContext("reading the columns of " + TableName(db, table));
+  if (rs.rows.empty()) {
+    // Not cached: the table may be created later.
+    return Status::NotFound("table " + TableName(db, table) + " is not in information_schema on " +
+                            conn_->options().Address() + " (dropped, or no privilege to see it)");
+  }
+
+  std::vector<binlog::SchemaColumn> cols;
+  cols.reserve(rs.rows.size());
+  for (const ResultRow& row : rs.rows) {
+    if (row.size() < 5 || !row[0] || !row[2] || !row[3]) {
+      return Status::Corruption("information_schema.COLUMNS on " + conn_->options().Address() +
+                                " returned a row without name or type for " + TableName(db, table));
+    }
+    binlog::SchemaColumn c;
+    c.name = *row[0];
+    c.is_key = row[1].value_or("") == "PRI";
+    const std::string& column_type = *row[2];
+    c.data_type = *row[3];
+    for (char& ch : c.data_type) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    c.is_unsigned = column_type.find("unsigned") != std::string::npos;
+    if (row[4]) {
+      c.charset = *row[4];
+    } else if (IsBinaryStringType(c.data_type)) {
+      c.charset = "binary";
+    }
+    if (c.data_type == "enum" || c.data_type == "set") {
+      if (!ParseEnumOrSetLabels(column_type, &c.enum_or_set_labels)) {
+        return Status::Corruption("cannot read the labels of " + c.data_type + " column `" + c.name + "` of " +
+                                  TableName(db, table) + " from COLUMN_TYPE " + column_type);
+      }
+    }
+    cols.push_back(std::move(c));
+  }
+  *columns = cols;
+  cache_.emplace(std::move(key), std::move(cols));
+  return Status::OK();
+}
+
+void InformationSchemaProvider::Invalidate(std::string_view db, std::string_view table) {
+  cache_.erase(std::make_pair(std::string(db), std::string(table)));
+}
+
+}  // namespace canal::mysql

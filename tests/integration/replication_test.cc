@@ -1,0 +1,510 @@
+// The replica end to end against a real MariaDB started here: what streams live
+// equals what the file decoder reads from the same binlogs; kills of the dump
+// connection and a server restart lose and repeat nothing; the three ways of
+// choosing a start position start at the right transaction; and each
+// misconfiguration ends the parser with its own readable error, promptly.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <atomic>
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "canal/parser/binlog/binlog_file_reader.h"
+#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/event_parser.h"
+#include "support/fixtures.h"
+#include "support/mariadb_sandbox.h"
+
+namespace canal::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using parser::EventParser;
+using parser::EventParserOptions;
+using parser::Transaction;
+using parser::TxEventKind;
+
+constexpr uint16_t kPort = 13441;
+
+// "db.table INSERT id=1 name=x" for every change, the same way for the live
+// stream and the file decoder.
+Status RenderRows(const binlog::RowsEvent& rows, std::vector<std::string>* out) {
+  binlog::RowsReader reader;
+  reader.Reset(rows);
+  binlog::RowChange change;
+  binlog::ValueFormatOptions fmt;
+  for (;;) {
+    bool done = false;
+    CANAL_RETURN_IF_ERROR(reader.Next(&change, &done));
+    if (done) return Status::OK();
+    std::string line = rows.table->db + "." + rows.table->table;
+    line += change.kind == binlog::RowsKind::kWrite ? " INSERT" : change.kind == binlog::RowsKind::kUpdate ? " UPDATE" : " DELETE";
+    auto image = [&](const binlog::RowImage& img, const char* tag) {
+      line += tag;
+      for (size_t i = 0; i < img.values.size(); ++i) {
+        const auto& v = img.values[i];
+        if (!v.is_present()) continue;
+        line += " " + rows.table->columns[i].name + "=";
+        if (v.is_null()) {
+          line += "NULL";
+        } else {
+          Status s = binlog::AppendCanalValue(v, rows.table->columns[i], fmt, &line);
+          if (!s.ok()) line += "<" + s.ToString() + ">";
+        }
+      }
+    };
+    if (change.has_before) image(change.before, " before:");
+    if (change.has_after) image(change.after, " after:");
+    out->push_back(std::move(line));
+  }
+}
+
+// Records what the parser hands over: rendered rows, and per transaction the
+// first value of its first row's column 1 (the test tables put a txn number there).
+struct Recorder : parser::TransactionSink {
+  std::mutex mu;
+  std::vector<std::string> rows;
+  std::vector<int64_t> txn_numbers;
+  std::vector<std::string> gtids;
+  std::vector<uint64_t> rows_per_txn;
+  uint64_t pieces = 0;
+  std::string problem;
+  bool render = true;
+
+  Status OnTransaction(const Transaction& t) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++pieces;
+    if (!t.complete()) problem = "unexpected piece";
+    int64_t number = -1;
+    uint64_t n = 0;
+    for (const auto& e : t.events) {
+      if (e.kind != TxEventKind::kRows) continue;
+      binlog::RowsReader reader;
+      reader.Reset(e.rows);
+      binlog::RowChange change;
+      bool done = false;
+      while (true) {
+        Status s = reader.Next(&change, &done);
+        if (!s.ok()) return s;
+        if (done) break;
+        ++n;
+        const auto& img = change.has_after ? change.after : change.before;
+        if (number < 0 && img.values.size() > 1 && img.values[1].kind == binlog::ColumnValue::Kind::kSigned) {
+          number = img.values[1].i64;
+        }
+      }
+      if (render) CANAL_RETURN_IF_ERROR(RenderRows(e.rows, &rows));
+    }
+    if (n > 0) {
+      txn_numbers.push_back(number);
+      rows_per_txn.push_back(n);
+      gtids.push_back(t.gtid);
+    }
+    return Status::OK();
+  }
+  size_t transactions() {
+    std::lock_guard<std::mutex> lock(mu);
+    return txn_numbers.size();
+  }
+};
+
+template <typename Pred>
+bool WaitFor(Pred pred, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+class Replication : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!MariadbSandbox::Available()) return;
+    SandboxOptions o;
+    o.port = kPort;
+    sandbox_ = new MariadbSandbox(o);
+    if (!sandbox_->StartFresh()) {
+      setup_error_ = "sandbox did not start: " + sandbox_->error();
+      return;
+    }
+    ready_ = true;
+  }
+  static void TearDownTestSuite() {
+    delete sandbox_;
+    sandbox_ = nullptr;
+  }
+  void SetUp() override {
+    if (!MariadbSandbox::Available()) GTEST_SKIP() << MariadbSandbox::SkipReason();
+    ASSERT_TRUE(ready_) << setup_error_;
+  }
+
+  static EventParserOptions Options() {
+    EventParserOptions o;
+    o.destination = "test";
+    o.master.host = "127.0.0.1";
+    o.master.port = kPort;
+    o.master.user = MariadbSandbox::kUser;
+    o.master.password = MariadbSandbox::kPassword;
+    o.master.connect_timeout_ms = 2000;
+    o.heartbeat_period_ms = 1000;
+    o.reconnect_initial_ms = 50;
+    o.reconnect_max_ms = 1000;
+    return o;
+  }
+  // SHOW MASTER STATUS as (file, position).
+  static std::pair<std::string, uint64_t> MasterStatus() {
+    std::string out;
+    EXPECT_TRUE(sandbox_->Sql("SHOW MASTER STATUS", &out)) << sandbox_->error();
+    // Batch output without column names: "file\tpos\t...".
+    const size_t tab = out.find('\t');
+    EXPECT_NE(tab, std::string::npos) << out;
+    if (tab == std::string::npos) return {"", 4};
+    return {out.substr(0, tab), std::strtoull(out.c_str() + tab + 1, nullptr, 10)};
+  }
+  static bool Sql(const std::string& sql) {
+    bool ok = sandbox_->Sql(sql);
+    EXPECT_TRUE(ok) << sandbox_->error();
+    return ok;
+  }
+  // Runs the parser until `done` holds or the limit passes; returns its status.
+  static parser::ParserStatus RunUntil(EventParser* p, const std::function<bool()>& done,
+                                       std::chrono::milliseconds limit = 60s) {
+    p->Start();
+    WaitFor([&] { return done() || !p->running(); }, limit);
+    p->Stop();
+    return p->status();
+  }
+
+  static inline MariadbSandbox* sandbox_ = nullptr;
+  static inline std::string setup_error_;
+  static inline bool ready_ = false;
+};
+
+// Reads the sandbox's binlogs from file:pos on with the file decoder.
+std::vector<std::string> DecodeFiles(const std::string& binlog_dir, const std::string& first_file, uint64_t from) {
+  std::vector<std::string> files, rows;
+  Status s = binlog::ExpandBinlogPaths({binlog_dir}, &files);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  binlog::EventDecoder decoder;
+  binlog::BinlogFileReader reader(&decoder);
+  for (const auto& f : files) {
+    const std::string base = f.substr(f.rfind('/') + 1);
+    if (base < first_file) continue;
+    s = reader.Open(f);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    for (;;) {
+      binlog::Event ev;
+      bool eof = false;
+      s = reader.Next(&ev, &eof);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok() || eof) break;
+      if (base == first_file && ev.offset < from) continue;
+      if (const auto* r = ev.As<binlog::RowsEvent>()) {
+        s = RenderRows(*r, &rows);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      }
+    }
+  }
+  return rows;
+}
+
+TEST_F(Replication, LiveStreamEqualsTheFileDecoderValueForValue) {
+  const auto [file, pos] = MasterStatus();
+  Recorder rec;
+  EventParserOptions o = Options();
+  o.start.journal_name = file;
+  o.start.position = pos;
+  EventParser p(o, &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming"; }, 20s)) << p.status().last_error;
+
+  std::vector<std::string> workloads = {std::string(CANAL_SOURCE_DIR) + "/tests/integration/sql/workload.sql"};
+  const std::string shared_sql = SharedDir().empty() ? "" : SharedDir() + "/fixtures/sql/all_types.sql";
+  if (!shared_sql.empty() && std::ifstream(shared_sql).good()) {
+    workloads.push_back(shared_sql);
+  } else {
+    std::printf("[ note ] ../shared/fixtures/sql/all_types.sql not found: streaming our own workload only\n");
+  }
+  for (const auto& w : workloads) {
+    std::string out;
+    ASSERT_TRUE(sandbox_->SqlFile(w, &out)) << w << ": " << sandbox_->error();
+  }
+  Sql("CREATE DATABASE IF NOT EXISTS marker; CREATE TABLE IF NOT EXISTS marker.done (id INT PRIMARY KEY, n INT);"
+      "INSERT INTO marker.done VALUES (1, -7)");
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(rec.mu);
+    return !rec.rows.empty() && rec.rows.back().rfind("marker.done INSERT", 0) == 0;
+  }, 60s)) << p.status().last_error;
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  EXPECT_EQ(rec.problem, "");
+
+  std::vector<std::string> from_files = DecodeFiles(sandbox_->binlog_dir(), file, pos);
+  ASSERT_EQ(rec.rows.size(), from_files.size());
+  for (size_t i = 0; i < from_files.size(); ++i) ASSERT_EQ(rec.rows[i], from_files[i]) << "row change " << i;
+  uint64_t values = 0;
+  for (const auto& r : rec.rows) values += std::count(r.begin(), r.end(), '=');
+  std::printf("[ live ] %zu row changes, %llu values streamed live equal the file decoder's\n", rec.rows.size(),
+              static_cast<unsigned long long>(values));
+  EXPECT_GT(rec.rows.size(), 400u);
+}
+
+// 2,000 transactions of 100 rows; three KILLs of the dump thread and one server
+// restart while they stream: every transaction arrives once, in order.
+TEST_F(Replication, KillsAndARestartLoseAndRepeatNoTransaction) {
+  constexpr int kTxns = 2000, kRowsPerTxn = 100, kChunks = 10;
+  ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS load_db; DROP TABLE IF EXISTS load_db.t;"
+                  "CREATE TABLE load_db.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, txn INT NOT NULL, seq INT NOT NULL,"
+                  " pad VARCHAR(40)) ENGINE=InnoDB"));
+  const auto [file, pos] = MasterStatus();
+  // One SQL file per chunk of 200 transactions.
+  std::vector<std::string> chunk_files;
+  for (int c = 0; c < kChunks; ++c) {
+    const std::string path = sandbox_->dir() + "/load-" + std::to_string(c) + ".sql";
+    std::ofstream out(path);
+    for (int t = c * kTxns / kChunks + 1; t <= (c + 1) * kTxns / kChunks; ++t) {
+      out << "BEGIN;\nINSERT INTO load_db.t (txn, seq, pad) VALUES ";
+      for (int r = 0; r < kRowsPerTxn; ++r) out << (r ? "," : "") << "(" << t << "," << r << ",'row-" << t << "-" << r << "')";
+      out << ";\nCOMMIT;\n";
+    }
+    chunk_files.push_back(path);
+  }
+
+  Recorder rec;
+  rec.render = false;
+  EventParserOptions o = Options();
+  o.start.journal_name = file;
+  o.start.position = pos;
+  EventParser p(o, &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming"; }, 20s)) << p.status().last_error;
+
+  std::atomic<int> chunks_written{0};
+  std::atomic<bool> pause_after_7{true};
+  std::string writer_error;
+  std::thread writer([&] {
+    for (int c = 0; c < kChunks; ++c) {
+      if (c == 7) {
+        while (pause_after_7.load()) std::this_thread::sleep_for(10ms);
+      }
+      if (!sandbox_->SqlFile(chunk_files[c])) {
+        writer_error = sandbox_->error();
+        return;
+      }
+      chunks_written = c + 1;
+    }
+  });
+  auto kill_dump = [&] {
+    const std::string id = sandbox_->SqlValue(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' LIMIT 1");
+    if (id.empty()) return false;
+    return sandbox_->Sql("KILL " + id);
+  };
+  int kills = 0;
+  for (size_t at : {300u, 700u, 1100u}) {
+    EXPECT_TRUE(WaitFor([&] { return rec.transactions() >= at; }, 60s)) << p.status().last_error;
+    if (WaitFor(kill_dump, 5s)) ++kills;
+  }
+  EXPECT_TRUE(WaitFor([&] { return chunks_written.load() >= 7; }, 120s));
+  EXPECT_TRUE(sandbox_->Restart()) << sandbox_->error();
+  pause_after_7 = false;
+  writer.join();
+  ASSERT_EQ(writer_error, "");
+  EXPECT_TRUE(WaitFor([&] { return rec.transactions() >= static_cast<size_t>(kTxns); }, 120s))
+      << "got " << rec.transactions() << "; " << p.status().last_error;
+  std::this_thread::sleep_for(1500ms);  // room for a late duplicate to show up
+  const auto st = p.status();
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+
+  std::map<int64_t, int> seen;
+  int64_t duplicates = 0, out_of_order = 0, last = 0;
+  for (int64_t n : rec.txn_numbers) {
+    if (++seen[n] > 1) ++duplicates;
+    if (n <= last) ++out_of_order;
+    last = std::max(last, n);
+  }
+  int64_t gaps = 0;
+  for (int t = 1; t <= kTxns; ++t) gaps += seen.count(t) == 0;
+  uint64_t short_txns = 0;
+  for (uint64_t n : rec.rows_per_txn) short_txns += n != kRowsPerTxn;
+  std::printf("[ faults ] %zu transactions, %d kills, 1 restart, %llu reconnects: %lld duplicates, %lld gaps, "
+              "%lld out of order\n",
+              rec.txn_numbers.size(), kills, static_cast<unsigned long long>(st.reconnects),
+              static_cast<long long>(duplicates), static_cast<long long>(gaps), static_cast<long long>(out_of_order));
+  EXPECT_EQ(kills, 3);
+  EXPECT_GE(st.reconnects, 4u);
+  EXPECT_EQ(duplicates, 0);
+  EXPECT_EQ(gaps, 0);
+  EXPECT_EQ(out_of_order, 0);
+  EXPECT_EQ(short_txns, 0u);
+  EXPECT_EQ(rec.txn_numbers.size(), static_cast<size_t>(kTxns));
+}
+
+// Two marker transactions A then B; a start configured between them must
+// deliver B first.
+class StartPositions : public Replication {
+ protected:
+  void SetUp() override {
+    Replication::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS start_db; DROP TABLE IF EXISTS start_db.m;"
+                    "CREATE TABLE start_db.m (id INT AUTO_INCREMENT PRIMARY KEY, mark INT NOT NULL)"));
+  }
+  static int64_t FirstMark(EventParserOptions o) {
+    Recorder rec;
+    EventParser p(o, &rec);
+    RunUntil(&p, [&] { return rec.transactions() > 0; }, 30s);
+    EXPECT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+    std::lock_guard<std::mutex> lock(rec.mu);
+    return rec.txn_numbers.empty() ? -1 : rec.txn_numbers.front();
+  }
+};
+
+TEST_F(StartPositions, ByFileAndPosition) {
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (101)"));
+  const auto [file, pos] = MasterStatus();
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (102)"));
+  EventParserOptions o = Options();
+  o.start.journal_name = file;
+  o.start.position = pos;
+  EXPECT_EQ(FirstMark(o), 102);
+}
+
+TEST_F(StartPositions, ByMariadbGtid) {
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (201)"));
+  const std::string gtid = sandbox_->SqlValue("SELECT @@gtid_binlog_pos");
+  ASSERT_FALSE(gtid.empty());
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (202)"));
+  EventParserOptions o = Options();
+  o.start.gtid = gtid;
+  EXPECT_EQ(FirstMark(o), 202) << "start after GTID " << gtid;
+}
+
+TEST_F(StartPositions, ByTimestamp) {
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (301)"));
+  // Binlog times are whole seconds: put a second boundary between A and B.
+  std::this_thread::sleep_for(1100ms);
+  const int64_t t = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100 - t % 1000));
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (302)"));
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (303)"));
+  EventParserOptions o = Options();
+  o.start.timestamp_ms = t;
+  EXPECT_EQ(FirstMark(o), 302);
+}
+
+// The parser must end on its own with the error, not retry forever.
+class Misconfigured : public Replication {
+ protected:
+  // Purges binlogs up to and including `file`. MariaDB keeps a file until its
+  // binlog checkpoint has moved on, so flush and retry until it is gone.
+  static bool PurgeThrough(const std::string& file) {
+    return WaitFor([&] {
+      if (!sandbox_->Sql("FLUSH BINARY LOGS")) return false;
+      const std::string current = MasterStatus().first;
+      std::string out;
+      return sandbox_->Sql("PURGE BINARY LOGS TO '" + current + "'") && sandbox_->Sql("SHOW BINARY LOGS", &out) &&
+             out.find(file + "\t") == std::string::npos;
+    }, 10s);
+  }
+  static Status RunToFailure(EventParserOptions o, uint64_t* reconnects) {
+    Recorder rec;
+    EventParser p(o, &rec);
+    p.Start();
+    const bool ended = WaitFor([&] { return !p.running(); }, 20s);
+    *reconnects = p.status().reconnects;
+    p.Stop();
+    EXPECT_TRUE(ended) << "the parser kept retrying: " << p.status().last_error;
+    return p.fatal_error();
+  }
+};
+
+TEST_F(Misconfigured, WrongPasswordSaysAccessDeniedAndWhichSetting) {
+  EventParserOptions o = Options();
+  o.master.password = "not-the-password";
+  uint64_t reconnects = 0;
+  Status s = RunToFailure(o, &reconnects);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("Access denied"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("canal.instance.dbPassword"), std::string::npos) << s.ToString();
+  EXPECT_EQ(reconnects, 0u);
+}
+
+TEST_F(Misconfigured, UserWithoutReplicationSlaveIsToldTheGrant) {
+  ASSERT_TRUE(Sql("SET SESSION sql_log_bin=0; CREATE USER IF NOT EXISTS 'norepl'@'127.0.0.1' IDENTIFIED BY 'norepl';"
+                  "GRANT SELECT ON *.* TO 'norepl'@'127.0.0.1'"));
+  EventParserOptions o = Options();
+  o.master.user = "norepl";
+  const auto [file, pos] = MasterStatus();
+  o.start.journal_name = file;  // past SHOW MASTER STATUS, which needs a privilege of its own
+  o.start.position = pos;
+  o.master.password = "norepl";
+  uint64_t reconnects = 0;
+  Status s = RunToFailure(o, &reconnects);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("REPLICATION SLAVE"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("GRANT"), std::string::npos) << s.ToString();
+  EXPECT_EQ(reconnects, 0u);
+}
+
+TEST_F(Misconfigured, MixedBinlogFormatIsRefusedWithTheFix) {
+  ASSERT_TRUE(Sql("SET GLOBAL binlog_format = 'MIXED'"));
+  EventParserOptions o = Options();
+  uint64_t reconnects = 0;
+  Status s = RunToFailure(o, &reconnects);
+  ASSERT_TRUE(Sql("SET GLOBAL binlog_format = 'ROW'"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("binlog_format is MIXED; set binlog_format=ROW"), std::string::npos) << s.ToString();
+}
+
+TEST_F(Misconfigured, PurgedPositionStopsByDefaultAndNamesTheChoices) {
+  const auto [old_file, old_pos] = MasterStatus();
+  ASSERT_TRUE(PurgeThrough(old_file));
+  EventParserOptions o = Options();
+  o.start.journal_name = old_file;
+  o.start.position = old_pos;
+  uint64_t reconnects = 0;
+  Status s = RunToFailure(o, &reconnects);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("1236"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find(old_file), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("invalid.position.action"), std::string::npos) << s.ToString();
+}
+
+TEST_F(Misconfigured, PurgedPositionWithLatestJumpsAndStreamsOn) {
+  const auto [old_file, old_pos] = MasterStatus();
+  ASSERT_TRUE(PurgeThrough(old_file));
+  ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS start_db; CREATE TABLE IF NOT EXISTS start_db.m "
+                  "(id INT AUTO_INCREMENT PRIMARY KEY, mark INT NOT NULL)"));
+  EventParserOptions o = Options();
+  o.start.journal_name = old_file;
+  o.start.position = old_pos;
+  o.on_invalid_position = parser::InvalidPositionAction::kLatest;
+  Recorder rec;
+  EventParser p(o, &rec);
+  p.Start();
+  // Streaming again after the refused start, from the end as it was then.
+  ASSERT_TRUE(WaitFor([&] { return p.status().reconnects >= 1 && p.status().state == "streaming"; }, 20s))
+      << p.status().last_error;
+  ASSERT_TRUE(Sql("INSERT INTO start_db.m (mark) VALUES (401)"));
+  EXPECT_TRUE(WaitFor([&] { return rec.transactions() > 0; }, 20s));
+  p.Stop();
+  EXPECT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  ASSERT_FALSE(rec.txn_numbers.empty());
+  EXPECT_EQ(rec.txn_numbers.front(), 401);
+}
+
+}  // namespace
+}  // namespace canal::testing
