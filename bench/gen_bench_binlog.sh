@@ -2,7 +2,7 @@
 # Makes the benchmark binlog: a ROW-format MariaDB binlog holding >= 1,000,000
 # inserted rows of a 10-column mixed-type table.
 #
-#   bench/gen_bench_binlog.sh [OUT_DIR] [--rows N] [--port P]
+#   bench/gen_bench_binlog.sh [OUT_DIR] [--rows N] [--port P] [--keep-server]
 #
 # OUT_DIR defaults to build/bench-data. Starts its own sandbox (port 13399,
 # dir /tmp/canal-bench-mariadb-PORT, wiped before and after), inserts the rows as
@@ -11,14 +11,21 @@
 # flushes and copies the binlog files to OUT_DIR, and writes OUT_DIR/MANIFEST
 # (rows, bytes, files, server version). OUT_DIR/MANIFEST is written last, so
 # its presence means the data is complete.
+#
+# --keep-server: start the sandbox again after the copy and leave it running
+# (same data and binlogs), for the catch-up benchmark that streams them from
+# it; the caller stops it (mariadb-sandbox.sh stop --port P --dir
+# /tmp/canal-bench-mariadb-P --wipe).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out="$repo/build/bench-data"
 rows=1000000
 port=13399
+keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --keep-server) keep=1; shift ;;
     --rows) rows=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -36,7 +43,10 @@ case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 sbdir="/tmp/canal-bench-mariadb-$port"
 sbargs=(--port "$port" --dir "$sbdir")
-cleanup() { "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true; }
+cleanup() {
+  if [ "$keep" = 1 ] && [ -f "$out/MANIFEST" ]; then return; fi
+  "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 # A fresh server, so the binlog holds only this workload.
@@ -115,3 +125,7 @@ bytes=$(cat "$out"/mariadb-bin.[0-9]* | wc -c)
 } > "$out/MANIFEST.tmp"
 mv "$out/MANIFEST.tmp" "$out/MANIFEST"
 echo "gen_bench_binlog: wrote ${files[*]} ($bytes bytes) to $out" >&2
+if [ "$keep" = 1 ]; then
+  "${sandbox[@]}" start "${sbargs[@]}" >/dev/null
+  echo "gen_bench_binlog: sandbox left running on 127.0.0.1:$port (dir $sbdir)" >&2
+fi
