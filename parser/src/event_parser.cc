@@ -395,6 +395,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       status_.position.timestamp_ms = int64_t{ev.header.timestamp} * 1000;
       status_.resume = buffer_.resume_point();
       status_.transactions = buffer_.transactions();
+      status_.skipped_events = buffer_.skipped_events();
     }
   }
 }

@@ -18,74 +18,38 @@
 
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/mysql/dump_connection.h"
+#include "support/mariadb_sandbox.h"
 
 namespace canal::mysql {
 namespace {
 
-namespace fs = std::filesystem;
 using binlog::EventType;
 
 constexpr int kPort = 13431;
 
-std::string Sh(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    *rc = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
-bool HaveMariadb() { return fs::exists("/usr/sbin/mariadbd") && std::system("command -v mariadb >/dev/null 2>&1") == 0; }
-
 class DumpConnectionLive : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!HaveMariadb()) return;
-    dir_ = std::string(CANAL_BINARY_DIR) + "/test-sandboxes/dump";
-    sandbox_ = "bash " + std::string(CANAL_SOURCE_DIR) + "/scripts/mariadb-sandbox.sh";
-    const std::string where = " --port " + std::to_string(kPort) + " --dir " + dir_;
-    int rc = 0;
-    Sh(sandbox_ + " stop" + where + " --wipe 2>&1", &rc);
-    std::string out = Sh(sandbox_ + " start" + where + " 2>&1", &rc);
-    if (rc != 0) {
-      setup_error_ = "sandbox did not start: " + out;
-      return;
-    }
+    sandbox_ = testing::StartSuiteSandbox(kPort, &setup_error_, std::string(CANAL_BINARY_DIR) + "/test-sandboxes/dump");
+    if (sandbox_ == nullptr) return;
     std::string err;
     if (!RootSql("CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20));"
                  "CREATE USER 'norepl'@'127.0.0.1' IDENTIFIED BY 'norepl';"
                  "GRANT SELECT ON *.* TO 'norepl'@'127.0.0.1';",
                  &err)) {
       setup_error_ = "setup SQL failed: " + err;
-      return;
+      sandbox_.reset();
     }
-    ready_ = true;
   }
-  static void TearDownTestSuite() {
-    if (sandbox_.empty()) return;
-    int rc = 0;
-    Sh(sandbox_ + " stop --port " + std::to_string(kPort) + " --dir " + dir_ + " 2>&1", &rc);
-  }
-  void SetUp() override {
-    if (!HaveMariadb()) GTEST_SKIP() << "mariadb-server is not installed (scripts/install-deps.sh installs it)";
-    ASSERT_TRUE(ready_) << setup_error_;
-  }
+  static void TearDownTestSuite() { sandbox_.reset(); }
+  void SetUp() override { CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_); }
 
   // SQL as root over the socket; *out gets the batch output (or the error).
   static bool RootSql(const std::string& sql, std::string* out) {
-    const std::string file = dir_ + "/query.sql";
-    std::ofstream(file) << sql << "\n";
-    int rc = 0;
-    *out = Sh("mariadb --no-defaults --socket=" + dir_ + "/mariadbd.sock -uroot -N -B < " + file + " 2>&1", &rc);
+    const bool ok = sandbox_->Sql(sql, out);
+    if (!ok) *out = sandbox_->error();
     while (!out->empty() && out->back() == '\n') out->pop_back();
-    return rc == 0;
+    return ok;
   }
   static std::string RootValue(const std::string& sql) {
     std::string out;
@@ -119,8 +83,8 @@ class DumpConnectionLive : public ::testing::Test {
     return *rs.rows[0][0];
   }
 
-  static inline std::string dir_, sandbox_, setup_error_;
-  static inline bool ready_ = false;
+  static inline std::unique_ptr<testing::MariadbSandbox> sandbox_;
+  static inline std::string setup_error_;
 };
 
 TEST_F(DumpConnectionLive, StreamsFormatDescriptionAndTheRowEventsOfNewWrites) {

@@ -14,79 +14,45 @@
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "support/binlog_walk.h"
+#include "support/mariadb_sandbox.h"
 #include "support/vv_compare.h"
 
 namespace canal::testing {
 namespace {
 
-namespace fs = std::filesystem;
 
 constexpr int kPort = 13421;
-
-std::string Sh(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    *rc = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
-bool HaveMariadb() {
-  return (fs::exists("/usr/sbin/mariadbd") || fs::exists("/usr/bin/mariadbd")) &&
-         std::system("command -v mariadb-binlog >/dev/null 2>&1") == 0;
-}
 
 class MariadbLive : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!HaveMariadb()) return;
-    dir_ = std::string(CANAL_BINARY_DIR) + "/test-sandboxes/mariadb-live";
-    sandbox_ = "bash " + std::string(CANAL_SOURCE_DIR) + "/scripts/mariadb-sandbox.sh";
-    int rc = 0;
-    Sh(sandbox_ + " stop --port " + std::to_string(kPort) + " --dir " + dir_ + " --wipe 2>&1", &rc);
-    std::string out = Sh(sandbox_ + " start --port " + std::to_string(kPort) + " --dir " + dir_ + " 2>&1", &rc);
-    if (rc != 0) {
-      setup_error_ = "sandbox did not start: " + out;
-      return;
-    }
+    sandbox_ = StartSuiteSandbox(kPort, &setup_error_, std::string(CANAL_BINARY_DIR) + "/test-sandboxes/mariadb-live");
+    if (sandbox_ == nullptr) return;
     const std::string sql = std::string(CANAL_SOURCE_DIR) + "/tests/integration/sql/workload.sql";
-    out = Sh("mariadb --no-defaults --socket=" + dir_ + "/mariadbd.sock -uroot --default-character-set=utf8mb4 < " +
-                 sql + " 2>&1",
-             &rc);
-    if (rc != 0) {
-      setup_error_ = "workload failed: " + out;
+    if (!sandbox_->SqlFile(sql)) {
+      setup_error_ = "workload failed: " + sandbox_->error();
+      sandbox_.reset();
       return;
     }
     // A clean shutdown closes the last binlog with a STOP event.
-    Sh(sandbox_ + " stop --port " + std::to_string(kPort) + " --dir " + dir_ + " 2>&1", &rc);
-    ready_ = true;
+    sandbox_->Stop();
   }
-  static void TearDownTestSuite() {
-    if (!sandbox_.empty()) {
-      int rc = 0;
-      Sh(sandbox_ + " stop --port " + std::to_string(kPort) + " --dir " + dir_ + " 2>&1", &rc);
-    }
-  }
+  static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {
-    if (!HaveMariadb()) GTEST_SKIP() << "mariadb-server is not installed (scripts/install-deps.sh installs it)";
-    ASSERT_TRUE(ready_) << setup_error_;
+    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    if (std::system("command -v mariadb-binlog >/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "mariadb-binlog is not installed (scripts/install-deps.sh installs mariadb-client)";
+    }
   }
   static std::vector<std::string> Binlogs() {
     std::vector<std::string> files;
-    Status s = binlog::ExpandBinlogPaths({dir_ + "/binlog"}, &files);
+    Status s = binlog::ExpandBinlogPaths({sandbox_->binlog_dir()}, &files);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return files;
   }
 
-  static inline std::string dir_, sandbox_, setup_error_;
-  static inline bool ready_ = false;
+  static inline std::unique_ptr<MariadbSandbox> sandbox_;
+  static inline std::string setup_error_;
 };
 
 TEST_F(MariadbLive, EveryRowAndValueMatchesMariadbBinlogVv) {
@@ -97,7 +63,7 @@ TEST_F(MariadbLive, EveryRowAndValueMatchesMariadbBinlogVv) {
     SCOPED_TRACE(f);
     int rc = 0;
     const std::string vv = f + ".vv.txt";
-    std::string err = Sh("mariadb-binlog -vv --base64-output=decode-rows " + f + " > " + vv + " 2>&1", &rc);
+    std::string err = RunShell("mariadb-binlog -vv --base64-output=decode-rows " + f + " > " + vv, &rc);
     ASSERT_EQ(rc, 0) << err;
     VvComparison c = CompareWithMariadbBinlogVv(f, vv);
     EXPECT_TRUE(c.ok) << c.failure;

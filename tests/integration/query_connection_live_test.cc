@@ -47,38 +47,26 @@ bool Contains(std::string_view haystack, std::string_view needle) {
 class QueryConnectionLive : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!MariadbSandbox::Available()) return;
-    SandboxOptions o;
-    o.port = kPort;
-    sandbox_ = new MariadbSandbox(o);
-    if (!sandbox_->StartFresh()) {
-      setup_error_ = sandbox_->error();
-      return;
-    }
+    sandbox_ = StartSuiteSandbox(kPort, &setup_error_);
+    if (sandbox_ == nullptr) return;
     // A committed transaction, so there is a GTID position to report.
     if (!sandbox_->Sql("CREATE DATABASE live; CREATE TABLE live.seed (id INT PRIMARY KEY); "
                        "INSERT INTO live.seed VALUES (1);")) {
       setup_error_ = sandbox_->error();
-      return;
+      sandbox_.reset();
     }
-    ready_ = true;
   }
-  static void TearDownTestSuite() {
-    delete sandbox_;  // stops the server
-    sandbox_ = nullptr;
-  }
+  static void TearDownTestSuite() { sandbox_.reset(); }  // stops the server
   void SetUp() override {
-    if (!MariadbSandbox::Available()) GTEST_SKIP() << MariadbSandbox::SkipReason();
-    ASSERT_TRUE(ready_) << setup_error_;
+    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
     conn_ = std::make_unique<QueryConnection>(CanalLogin(kPort));
     Status s = conn_->Connect();
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   void Sql(const std::string& sql) { ASSERT_TRUE(sandbox_->Sql(sql)) << sandbox_->error(); }
 
-  static inline MariadbSandbox* sandbox_ = nullptr;
+  static inline std::unique_ptr<MariadbSandbox> sandbox_;
   static inline std::string setup_error_;
-  static inline bool ready_ = false;
   std::unique_ptr<QueryConnection> conn_;
 };
 

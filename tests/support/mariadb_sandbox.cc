@@ -179,4 +179,17 @@ std::string MariadbSandbox::SqlValue(const std::string& sql) {
   return first;
 }
 
+std::unique_ptr<MariadbSandbox> StartSuiteSandbox(uint16_t port, std::string* error, std::string dir) {
+  if (!MariadbSandbox::Available()) return nullptr;
+  SandboxOptions o;
+  o.port = port;
+  o.dir = std::move(dir);
+  auto sandbox = std::make_unique<MariadbSandbox>(o);
+  if (!sandbox->StartFresh()) {
+    *error = "sandbox on port " + std::to_string(port) + " did not start: " + sandbox->error();
+    return nullptr;
+  }
+  return sandbox;
+}
+
 }  // namespace canal::testing

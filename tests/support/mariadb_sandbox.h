@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,21 @@ class MariadbSandbox {
   std::string error_;
   bool started_ = false;
 };
+
+// For a suite's SetUpTestSuite: a sandbox on `port` started from an empty data
+// dir (`dir` "" = the default), or nullptr with *error saying why. nullptr
+// without an error when mariadb-server is not installed (SetUp skips then).
+std::unique_ptr<MariadbSandbox> StartSuiteSandbox(uint16_t port, std::string* error, std::string dir = "");
+
+// For SetUp: skips when mariadb-server is missing, fails when the suite's
+// sandbox did not start.
+#define CANAL_REQUIRE_SANDBOX(sandbox, setup_error)                                                   \
+  do {                                                                                                \
+    if (!::canal::testing::MariadbSandbox::Available()) {                                             \
+      GTEST_SKIP() << ::canal::testing::MariadbSandbox::SkipReason();                                 \
+    }                                                                                                 \
+    ASSERT_TRUE((sandbox) != nullptr) << (setup_error);                                               \
+  } while (0)
 
 // Runs a shell command, returning its combined output; *rc gets the exit code.
 std::string RunShell(const std::string& cmd, int* rc);

@@ -89,6 +89,8 @@ struct ParserStatus {
   ResumePoint resume;       // where a reconnect would start
   int64_t lag_ms = 0;       // now minus the last event's time; 0 when caught up (heartbeats)
   uint64_t events = 0, transactions = 0, rows_events = 0, bytes = 0, reconnects = 0;
+  // Events re-read after a reconnect inside a partly delivered transaction and skipped.
+  uint64_t skipped_events = 0;
   std::string last_error;
 };
 
