@@ -25,6 +25,9 @@ Json PositionJson(const LogPosition& p) {
   j["position"] = p.position;
   j["serverId"] = p.server_id;
   j["timestamp"] = p.timestamp_ms;
+  // Our extension, written only inside a large transaction so that a cursor
+  // at a boundary stays byte for byte Canal's; Canal's reader ignores it.
+  if (p.transaction_begin != 0) j["transactionBegin"] = p.transaction_begin;
   return j;
 }
 
@@ -125,6 +128,9 @@ Status ReadPosition(const Json& j, std::string_view path, LogPosition* p) {
   if (present) p->timestamp_ms = s;
   CANAL_RETURN_IF_ERROR(ReadString(j, "gtid", base + ".gtid", false, &p->gtid));
   CANAL_RETURN_IF_ERROR(ReadBool(j, "included", base + ".included", &p->included));
+  CANAL_RETURN_IF_ERROR(ReadInteger(j, "transactionBegin", base + ".transactionBegin", false, 0,
+                                    static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), &present, &s, &u));
+  if (present) p->transaction_begin = u;
   return Status::OK();
 }
 

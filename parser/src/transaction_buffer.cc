@@ -223,6 +223,11 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
       }
       return ends ? Deliver(true, end_offset) : Status::OK();
     }
+    // The commit statement a Canal cursor may name (see the XID case below).
+    if (state_ == State::kIdle && !resume_.empty() && offset == resume_.position && !skipping_ &&
+        IsExactly(sql, "COMMIT")) {
+      return Status::OK();
+    }
     // A statement of its own (DDL, or anything logged outside BEGIN/COMMIT).
     if (state_ == State::kIdle) CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, ""));
     if (TxEvent* e = Append(TxEventKind::kQuery, event, offset, end_offset)) {
@@ -253,6 +258,9 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
     return Status::OK();
   }
   if (const auto* xid = event.As<binlog::XidEvent>()) {
+    // A cursor written by Canal names the commit event of the last transaction
+    // its client acked; a stream resumed there starts with that event: skip it.
+    if (state_ == State::kIdle && !resume_.empty() && offset == resume_.position && !skipping_) return Status::OK();
     if (state_ != State::kInTransaction) {
       return Status::Corruption("binlog " + std::string(file) + " at " + std::to_string(offset) +
                                 ": XID event outside a transaction");

@@ -172,13 +172,13 @@ Status EntryBuilder::RowsEntry(const EntryContext& ctx, const binlog::RowsEvent&
 }
 
 Status EntryBuilder::QueryEntry(const EntryContext& ctx, std::string_view schema, std::string_view sql,
-                                std::string* out) {
+                                std::string* out, std::string_view table) {
   Impl& m = *impl_;
   bool is_ddl = false;
   const int type = ClassifyStatement(sql, &is_ddl);
   m.entry.Clear();
   m.change.Clear();
-  m.FillHeader(ctx, schema, "", type);
+  m.FillHeader(ctx, schema, table, type);
   m.change.set_eventtype(static_cast<entry::EventType>(type));
   m.change.set_isddl(is_ddl);
   m.change.set_sql(std::string(sql));

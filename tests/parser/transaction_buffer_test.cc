@@ -206,5 +206,34 @@ TEST(TransactionBuffer, ResumingAtAPositionThatIsNotTheTransactionStartIsRefused
   EXPECT_NE(s.ToString().find("resuming inside the transaction at 100"), std::string::npos) << s.ToString();
 }
 
+TEST(TransactionBuffer, AStreamResumedAtACanalCursorSkipsTheCommitEventItNames) {
+  Collect c;
+  TransactionBuffer b(&c);
+  ResumePoint p;
+  p.file = "bin.000001";
+  p.position = 4;  // Canal's cursor: the offset of the last acked transaction's XID
+  b.ResetTo(p);
+  Feeder f(&b);
+  ASSERT_TRUE(f.Xid(41).ok());
+  ASSERT_TRUE(f.Query("BEGIN").ok());
+  ASSERT_TRUE(f.Xid(42).ok());
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_EQ(c.got[0].begin, 35u) << "the next transaction is the first handed over";
+}
+
+TEST(TransactionBuffer, AStreamResumedAtACommitStatementSkipsIt) {
+  Collect c;
+  TransactionBuffer b(&c);
+  ResumePoint p;
+  p.file = "bin.000001";
+  p.position = 4;
+  b.ResetTo(p);
+  Feeder f(&b);
+  ASSERT_TRUE(f.Query("COMMIT").ok());
+  EXPECT_TRUE(c.got.empty());
+  ASSERT_TRUE(f.Query("CREATE TABLE t (id INT)").ok());
+  ASSERT_EQ(c.got.size(), 1u);
+}
+
 }  // namespace
 }  // namespace canal::parser

@@ -164,7 +164,7 @@ TEST(EntryBuilder, QueryBeginAndEndEntries) {
   ctx.position.timestamp_ms = 1591600659000;
   std::string bytes;
   entry::Entry e;
-  ASSERT_TRUE(b.QueryEntry(ctx, "shop", "ALTER TABLE orders ADD note TEXT", &bytes).ok());
+  ASSERT_TRUE(b.QueryEntry(ctx, "shop", "ALTER TABLE orders ADD note TEXT", &bytes, "orders").ok());
   ASSERT_TRUE(e.ParseFromString(bytes));
   entry::RowChange rc;
   ASSERT_TRUE(rc.ParseFromString(e.storevalue()));
@@ -172,6 +172,8 @@ TEST(EntryBuilder, QueryBeginAndEndEntries) {
   EXPECT_EQ(rc.eventtype(), entry::ALTER);
   EXPECT_EQ(rc.sql(), "ALTER TABLE orders ADD note TEXT");
   EXPECT_EQ(rc.ddlschemaname(), "shop");
+  EXPECT_EQ(e.header().schemaname(), "shop");
+  EXPECT_EQ(e.header().tablename(), "orders");
   EXPECT_EQ(e.header().gtid(), "0-1-7");
   EXPECT_EQ(e.header().executetime(), 1591600659000);
 

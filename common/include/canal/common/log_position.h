@@ -23,16 +23,23 @@ struct LogPosition {
   // Canal's "included": whether the event at `position` itself has been
   // consumed (true) or consumption resumes at it (false).
   bool included = false;
+  // For a cursor inside a large transaction: the offset where that
+  // transaction began (its events up to `position` were consumed); 0 when
+  // the position is a transaction boundary. Binlog events start at 4 or
+  // later, so 0 never names a real transaction.
+  uint64_t transaction_begin = 0;
 
   bool empty() const { return journal_name.empty(); }
 
-  // Stream order; GTID, timestamp and server id do not take part.
+  // Stream order; GTID, timestamp, server id and transaction_begin do not take
+  // part (two cursors at one offset never differ in transaction_begin).
   friend bool operator<(const LogPosition& a, const LogPosition& b) {
     return std::tie(a.journal_name, a.position, a.included) < std::tie(b.journal_name, b.position, b.included);
   }
   friend bool operator==(const LogPosition& a, const LogPosition& b) {
     return a.journal_name == b.journal_name && a.position == b.position && a.included == b.included &&
-           a.server_id == b.server_id && a.gtid == b.gtid && a.timestamp_ms == b.timestamp_ms;
+           a.server_id == b.server_id && a.gtid == b.gtid && a.timestamp_ms == b.timestamp_ms &&
+           a.transaction_begin == b.transaction_begin;
   }
   friend bool operator!=(const LogPosition& a, const LogPosition& b) { return !(a == b); }
   friend bool operator<=(const LogPosition& a, const LogPosition& b) { return !(b < a); }
@@ -41,6 +48,7 @@ struct LogPosition {
   std::string ToString() const {
     std::string s = journal_name + ":" + std::to_string(position);
     if (!gtid.empty()) s += "@" + gtid;
+    if (transaction_begin != 0) s += " (in the transaction at " + std::to_string(transaction_begin) + ")";
     return s;
   }
 };

@@ -8,7 +8,10 @@
 //   "127.0.0.1","port":3306}},"postion":{"gtid":"","included":false,"journalName":
 //   "mysql-bin.000004","position":13885,"serverId":1,"timestamp":1591600659000}}}],
 //   "destination":"example"}
-//   ("postion" is Canal's spelling, kept for compatibility.)
+//   ("postion" is Canal's spelling, kept for compatibility.) A cursor inside a
+//   large transaction also carries "transactionBegin" (LogPosition::
+//   transaction_begin), our one extension; it is left out when zero, and
+//   Canal's reader ignores it.
 // - cursor node (ZooKeeper `/otter/canal/destinations/<dest>/<clientId>/cursor`):
 //   the same cursor object with "@type" naming Canal's LogPosition class first.
 //

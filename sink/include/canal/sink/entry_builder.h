@@ -44,7 +44,9 @@ class EntryBuilder {
 
   // A statement entry: DDL (CREATE/ALTER/ERASE/TRUNCATE/RENAME/CINDEX/DINDEX, isDdl
   // set) or any other statement as QUERY, with `sql`.
-  Status QueryEntry(const EntryContext& ctx, std::string_view schema, std::string_view sql, std::string* out);
+  // `table` fills the header's tableName (Canal names a DDL's table there).
+  Status QueryEntry(const EntryContext& ctx, std::string_view schema, std::string_view sql, std::string* out,
+                    std::string_view table = {});
 
   // TRANSACTIONBEGIN (thread id from the BEGIN statement, 0 when unknown) and
   // TRANSACTIONEND (the XID as transactionId; "" when none).

@@ -1,0 +1,490 @@
+#include "canal/sink/entry_sink.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+namespace canal::sink {
+
+namespace {
+
+using parser::Transaction;
+using parser::TxEvent;
+using parser::TxEventKind;
+
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---- DdlTable's little lexer -------------------------------------------
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;  // identifiers may hold any non-ASCII letter
+}
+char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view sql) : sql_(sql) {}
+
+  // Skips blanks and comments (/* */, "-- ", #); MariaDB's executable
+  // comments /*! ... */ and /*M! ... */ are read as their contents.
+  void Skip() {
+    while (i_ < sql_.size()) {
+      if (IsSpace(sql_[i_])) {
+        ++i_;
+      } else if (sql_.compare(i_, 3, "/*!") == 0 || sql_.compare(i_, 4, "/*M!") == 0) {
+        i_ += sql_[i_ + 2] == '!' ? 3 : 4;
+        while (i_ < sql_.size() && sql_[i_] >= '0' && sql_[i_] <= '9') ++i_;  // version number
+      } else if (sql_.compare(i_, 2, "/*") == 0) {
+        size_t end = sql_.find("*/", i_ + 2);
+        i_ = end == std::string_view::npos ? sql_.size() : end + 2;
+      } else if (sql_.compare(i_, 2, "*/") == 0) {
+        i_ += 2;  // end of an executable comment
+      } else if (sql_[i_] == '#' || (sql_.compare(i_, 2, "--") == 0 && (i_ + 2 == sql_.size() || IsSpace(sql_[i_ + 2])))) {
+        size_t end = sql_.find('\n', i_);
+        i_ = end == std::string_view::npos ? sql_.size() : end + 1;
+      } else {
+        return;
+      }
+    }
+  }
+
+  // Consumes the keyword `word` (case-insensitive, whole word) if it is next.
+  bool Keyword(std::string_view word) {
+    Skip();
+    size_t j = i_;
+    for (char w : word) {
+      if (j >= sql_.size() || Upper(sql_[j]) != w) return false;
+      ++j;
+    }
+    if (j < sql_.size() && IsWordChar(sql_[j])) return false;
+    i_ = j;
+    return true;
+  }
+
+  // Consumes one identifier (bare or `quoted`, `` for a backquote inside).
+  bool Identifier(std::string* out) {
+    Skip();
+    out->clear();
+    if (i_ < sql_.size() && sql_[i_] == '`') {
+      for (size_t j = i_ + 1; j < sql_.size(); ++j) {
+        if (sql_[j] != '`') {
+          out->push_back(sql_[j]);
+        } else if (j + 1 < sql_.size() && sql_[j + 1] == '`') {
+          out->push_back('`');
+          ++j;
+        } else {
+          i_ = j + 1;
+          return !out->empty();
+        }
+      }
+      return false;  // unterminated
+    }
+    while (i_ < sql_.size() && IsWordChar(sql_[i_])) out->push_back(sql_[i_++]);
+    return !out->empty();
+  }
+
+  // [schema.]table
+  bool QualifiedName(std::string* schema, std::string* table) {
+    std::string first;
+    if (!Identifier(&first)) return false;
+    Skip();
+    if (i_ < sql_.size() && sql_[i_] == '.') {
+      ++i_;
+      std::string second;
+      if (!Identifier(&second)) return false;
+      *schema = std::move(first);
+      *table = std::move(second);
+      return true;
+    }
+    schema->clear();
+    *table = std::move(first);
+    return true;
+  }
+
+  // Skips words until the keyword `word`; false when the statement ends first.
+  bool SkipTo(std::string_view word) {
+    std::string scratch;
+    while (true) {
+      if (Keyword(word)) return true;
+      Skip();
+      if (i_ >= sql_.size()) return false;
+      if (!Identifier(&scratch)) ++i_;  // punctuation, literals: step over
+    }
+  }
+
+ private:
+  std::string_view sql_;
+  size_t i_ = 0;
+};
+
+bool IfExists(Lexer* lx) { return lx->Keyword("IF") && lx->Keyword("EXISTS"); }
+bool IfNotExists(Lexer* lx) { return lx->Keyword("IF") && lx->Keyword("NOT") && lx->Keyword("EXISTS"); }
+
+}  // namespace
+
+bool DdlTable(std::string_view sql, std::string_view default_schema, std::string* schema, std::string* table) {
+  Lexer lx(sql);
+  bool found = false;
+  std::string s, t;
+  if (lx.Keyword("CREATE")) {
+    if (lx.Keyword("OR")) {
+      if (!lx.Keyword("REPLACE")) return false;
+    }
+    lx.Keyword("TEMPORARY");
+    if (lx.Keyword("TABLE")) {
+      IfNotExists(&lx);
+      found = lx.QualifiedName(&s, &t);
+    } else {
+      (void)(lx.Keyword("ONLINE") || lx.Keyword("OFFLINE"));
+      (void)(lx.Keyword("UNIQUE") || lx.Keyword("FULLTEXT") || lx.Keyword("SPATIAL"));
+      if (lx.Keyword("INDEX")) found = lx.SkipTo("ON") && lx.QualifiedName(&s, &t);
+    }
+  } else if (lx.Keyword("ALTER")) {
+    lx.Keyword("ONLINE");
+    lx.Keyword("IGNORE");
+    if (lx.Keyword("TABLE")) {
+      IfExists(&lx);
+      found = lx.QualifiedName(&s, &t);
+    }
+  } else if (lx.Keyword("DROP")) {
+    lx.Keyword("TEMPORARY");
+    if (lx.Keyword("TABLE")) {
+      IfExists(&lx);
+      found = lx.QualifiedName(&s, &t);
+    } else {
+      (void)(lx.Keyword("ONLINE") || lx.Keyword("OFFLINE"));
+      if (lx.Keyword("INDEX")) found = lx.SkipTo("ON") && lx.QualifiedName(&s, &t);
+    }
+  } else if (lx.Keyword("TRUNCATE")) {
+    lx.Keyword("TABLE");
+    found = lx.QualifiedName(&s, &t);
+  } else if (lx.Keyword("RENAME")) {
+    if (lx.Keyword("TABLE")) found = lx.QualifiedName(&s, &t);
+  }
+  if (!found) return false;
+  if (s.empty()) s.assign(default_schema);
+  *schema = std::move(s);
+  *table = std::move(t);
+  return true;
+}
+
+// ---- options --------------------------------------------------------------
+
+Status EntrySinkOptions::CompileFilters(std::string_view regex, std::string_view black_regex, std::string_view field,
+                                        std::string_view black_field) {
+  std::unique_ptr<TableFilter> tables;
+  CANAL_RETURN_IF_ERROR(TableFilter::Create(regex, black_regex, &tables));
+  std::unique_ptr<FieldFilter> keep, drop;
+  if (!field.empty()) CANAL_RETURN_IF_ERROR(FieldFilter::Create(field, "canal.instance.filter.field", &keep));
+  if (!black_field.empty()) {
+    CANAL_RETURN_IF_ERROR(FieldFilter::Create(black_field, "canal.instance.filter.black.field", &drop));
+  }
+  table_filter = std::move(tables);
+  field_filter = std::move(keep);
+  black_field_filter = std::move(drop);
+  return Status::OK();
+}
+
+// ---- the sink ---------------------------------------------------------------
+
+// The last transaction that put nothing, for the empty pair that stands for it.
+struct EntrySink::PendingEmpty {
+  uint64_t count = 0;  // skipped since a position last advanced
+  std::string file, gtid;
+  uint64_t begin_offset = 0, commit_offset = 0, end_offset = 0;
+  uint32_t server_id = 0, begin_time = 0, commit_time = 0;
+  uint64_t thread_id = 0;
+  bool has_xid = false;
+  uint64_t xid = 0;
+};
+
+namespace {
+
+EntryBuilderOptions BuilderOptions(const EntrySinkOptions& o) {
+  EntryBuilderOptions b = o.entries;
+  b.fields = o.field_filter.get();
+  b.black_fields = o.black_field_filter.get();
+  return b;
+}
+
+}  // namespace
+
+EntrySink::EntrySink(EntrySinkOptions options, store::RingStore* store)
+    : options_(std::move(options)),
+      store_(store),
+      builder_(BuilderOptions(options_)),
+      instance_filter_(options_.table_filter),
+      active_filter_(options_.table_filter),
+      pending_(std::make_unique<PendingEmpty>()) {
+  last_advance_ms_ = options_.clock_ms ? options_.clock_ms() : SteadyNowMs();
+}
+
+EntrySink::~EntrySink() = default;
+
+Status EntrySink::SetSubscriptionFilter(std::string_view regex) {
+  std::shared_ptr<const TableFilter> next = instance_filter_;
+  if (!regex.empty()) {
+    std::unique_ptr<TableFilter> f;
+    CANAL_RETURN_IF_ERROR(TableFilter::Create(regex, instance_filter_ ? instance_filter_->exclude_text() : "", &f,
+                                              "the client's subscription filter"));
+    next = std::move(f);
+  }
+  std::lock_guard<std::mutex> lock(filter_mu_);
+  active_filter_ = std::move(next);
+  return Status::OK();
+}
+
+std::shared_ptr<const TableFilter> EntrySink::CurrentFilter() const {
+  std::lock_guard<std::mutex> lock(filter_mu_);
+  return active_filter_;
+}
+
+bool EntrySink::Keeps(const TableFilter* filter, std::string_view schema, std::string_view table) const {
+  return filter == nullptr || filter->Accepts(schema, table);
+}
+
+EntrySinkStats EntrySink::stats() const {
+  EntrySinkStats s;
+  s.transactions = transactions_.load(std::memory_order_relaxed);
+  s.pieces = pieces_.load(std::memory_order_relaxed);
+  s.entries = entries_.load(std::memory_order_relaxed);
+  s.rows_entries = rows_entries_.load(std::memory_order_relaxed);
+  s.filtered_events = filtered_events_.load(std::memory_order_relaxed);
+  s.skipped_transactions = skipped_transactions_.load(std::memory_order_relaxed);
+  s.empty_markers = empty_markers_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void EntrySink::SetContext(const Transaction& txn, const TxEvent& e) {
+  LogPosition& p = ctx_.position;
+  p.journal_name.assign(txn.file);  // assign: the buffers keep their capacity
+  p.position = e.offset;
+  p.server_id = e.server_id;
+  p.gtid.assign(txn.gtid);
+  p.timestamp_ms = int64_t{e.timestamp} * 1000;
+  p.included = false;
+  p.transaction_begin = 0;
+  ctx_.event_length = e.end_offset - e.offset;
+}
+
+void EntrySink::SetMeta(store::EntryKind kind) {
+  next_meta_.kind = kind;
+  next_meta_.safe_resume_point = false;
+  LogPosition& p = next_meta_.position;
+  p.journal_name.assign(ctx_.position.journal_name);
+  p.position = ctx_.position.position;
+  p.server_id = ctx_.position.server_id;
+  p.gtid.assign(ctx_.position.gtid);
+  p.timestamp_ms = ctx_.position.timestamp_ms;
+  p.included = false;
+  p.transaction_begin = 0;
+}
+
+Status EntrySink::Stage(store::EntryKind kind) {
+  SetMeta(kind);
+  if (staged_full_) {
+    CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
+    entries_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::swap(staged_, next_);
+  std::swap(staged_meta_, next_meta_);
+  staged_full_ = true;
+  return Status::OK();
+}
+
+Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
+  LogPosition& p = staged_meta_.position;
+  staged_meta_.safe_resume_point = true;
+  p.position = txn.end_offset;
+  if (txn.last_piece) {
+    p.included = false;  // resume at the transaction's end
+    p.transaction_begin = 0;
+  } else {
+    p.included = true;  // everything up to the piece's end was consumed
+    p.transaction_begin = txn.begin_offset;
+  }
+  staged_full_ = false;
+  CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
+  entries_.fetch_add(1, std::memory_order_relaxed);
+  NoteSafePut();
+  return Status::OK();
+}
+
+void EntrySink::NoteSafePut() {
+  pending_->count = 0;
+  last_advance_ms_ = options_.clock_ms ? options_.clock_ms() : SteadyNowMs();
+}
+
+Status EntrySink::EnsureBegin(const Transaction& txn) {
+  if (begin_put_ || !has_begin_ || options_.event_types.DropsTransactionEntries()) return Status::OK();
+  SetContext(txn, begin_event_);
+  CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, begin_event_.thread_id, &next_));
+  CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kTransactionBegin));
+  begin_put_ = true;
+  return Status::OK();
+}
+
+Status EntrySink::OnTransaction(const Transaction& txn) {
+  pieces_.fetch_add(1, std::memory_order_relaxed);
+  staged_full_ = false;  // nothing carries over from a call that failed
+  if (txn.first_piece() || !open_) {
+    // A continuation without its first piece is a restart inside a
+    // transaction: its BEGIN went out before (a cursor can only stand inside
+    // a transaction after something of it was put), so its END must follow.
+    txn_filter_ = CurrentFilter();
+    has_begin_ = !txn.first_piece();
+    begin_put_ = !txn.first_piece();
+    open_ = true;
+  }
+  const TableFilter* filter = txn_filter_.get();
+  std::string ddl_schema, ddl_table;
+
+  for (const TxEvent& e : txn.events) {
+    switch (e.kind) {
+      case TxEventKind::kBegin:
+        has_begin_ = true;
+        begin_event_.offset = e.offset;
+        begin_event_.end_offset = e.end_offset;
+        begin_event_.timestamp = e.timestamp;
+        begin_event_.server_id = e.server_id;
+        begin_event_.thread_id = e.thread_id;
+        break;
+      case TxEventKind::kRows: {
+        const binlog::TableMap& table = *e.table;
+        if (!Keeps(filter, table.db, table.table) || options_.event_types.DropsRows(e.rows.info.kind)) {
+          filtered_events_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
+        SetContext(txn, e);
+        uint64_t rows = 0;
+        CANAL_RETURN_IF_ERROR(builder_.RowsEntry(ctx_, e.rows, &next_, &rows));
+        CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kOther));
+        rows_entries_.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      case TxEventKind::kQuery: {
+        if (options_.event_types.DropsStatement(e.sql)) {
+          filtered_events_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        bool is_ddl = false;
+        ClassifyStatement(e.sql, &is_ddl);
+        std::string_view schema = e.db, table;
+        if (is_ddl && DdlTable(e.sql, e.db, &ddl_schema, &ddl_table)) {
+          if (!Keeps(filter, ddl_schema, ddl_table)) {
+            filtered_events_.fetch_add(1, std::memory_order_relaxed);
+            break;
+          }
+          schema = ddl_schema;  // Canal names the DDL's own schema and table
+          table = ddl_table;
+        }
+        CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
+        SetContext(txn, e);
+        CANAL_RETURN_IF_ERROR(builder_.QueryEntry(ctx_, schema, e.sql, &next_, table));
+        CANAL_RETURN_IF_ERROR(Stage(is_ddl ? store::EntryKind::kDdl : store::EntryKind::kOther));
+        break;
+      }
+      case TxEventKind::kCommit: {
+        if (!begin_put_ || options_.event_types.DropsTransactionEntries()) break;
+        SetContext(txn, e);
+        char id[24];
+        std::string_view xid;
+        if (e.has_xid) {
+          int n = std::snprintf(id, sizeof id, "%llu", static_cast<unsigned long long>(e.xid));
+          xid = std::string_view(id, static_cast<size_t>(n));
+        }
+        CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, xid, &next_));
+        CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kTransactionEnd));
+        break;
+      }
+    }
+  }
+
+  const bool put_safe = staged_full_;
+  if (staged_full_) CANAL_RETURN_IF_ERROR(PutStagedAsSafe(txn));
+  if (!txn.last_piece) return Status::OK();
+  open_ = false;
+  transactions_.fetch_add(1, std::memory_order_relaxed);
+  if (put_safe) return Status::OK();
+  NoteSkipped(txn);
+  const int64_t now = options_.clock_ms ? options_.clock_ms() : SteadyNowMs();
+  if (pending_->count >= options_.empty_transaction_threshold ||
+      now - last_advance_ms_ >= options_.empty_transaction_interval_ms) {
+    return PutEmptyMarker();
+  }
+  return Status::OK();
+}
+
+void EntrySink::NoteSkipped(const Transaction& txn) {
+  skipped_transactions_.fetch_add(1, std::memory_order_relaxed);
+  PendingEmpty& p = *pending_;
+  ++p.count;
+  p.file.assign(txn.file);
+  p.gtid.assign(txn.gtid);
+  p.begin_offset = txn.begin_offset;
+  p.end_offset = txn.end_offset;
+  p.server_id = txn.server_id;
+  p.begin_time = txn.timestamp;
+  p.thread_id = has_begin_ && txn.first_piece() ? begin_event_.thread_id : 0;
+  p.has_xid = false;
+  p.commit_offset = txn.begin_offset;
+  p.commit_time = txn.timestamp;
+  if (!txn.events.empty()) {
+    const TxEvent& last = txn.events.back();
+    p.commit_offset = last.offset;
+    p.commit_time = last.timestamp;
+    p.has_xid = last.kind == TxEventKind::kCommit && last.has_xid;
+    p.xid = last.xid;
+  }
+}
+
+Status EntrySink::PutEmptyMarker() {
+  PendingEmpty& p = *pending_;
+  if (p.count == 0) return Status::OK();
+  LogPosition& pos = ctx_.position;
+  pos.journal_name.assign(p.file);
+  pos.position = p.begin_offset;
+  pos.server_id = p.server_id;
+  pos.gtid.assign(p.gtid);
+  pos.timestamp_ms = int64_t{p.begin_time} * 1000;
+  pos.included = false;
+  pos.transaction_begin = 0;
+  ctx_.event_length = 0;
+  CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, p.thread_id, &next_));
+  SetMeta(store::EntryKind::kTransactionBegin);
+  CANAL_RETURN_IF_ERROR(store_->Put(next_, next_meta_));
+  entries_.fetch_add(1, std::memory_order_relaxed);
+
+  pos.position = p.commit_offset;
+  pos.timestamp_ms = int64_t{p.commit_time} * 1000;
+  char id[24];
+  std::string_view xid;
+  if (p.has_xid) {
+    int n = std::snprintf(id, sizeof id, "%llu", static_cast<unsigned long long>(p.xid));
+    xid = std::string_view(id, static_cast<size_t>(n));
+  }
+  CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, xid, &next_));
+  SetMeta(store::EntryKind::kTransactionEnd);
+  next_meta_.safe_resume_point = true;
+  next_meta_.position.position = p.end_offset;  // resume at the skipped transaction's end
+  CANAL_RETURN_IF_ERROR(store_->Put(next_, next_meta_));
+  entries_.fetch_add(1, std::memory_order_relaxed);
+  empty_markers_.fetch_add(1, std::memory_order_relaxed);
+  NoteSafePut();
+  return Status::OK();
+}
+
+void EntrySink::OnIdle(const LogPosition& position) {
+  (void)position;  // the pair stands for the last skipped transaction, whose GTID and XID it carries
+  if (open_ || pending_->count == 0) return;
+  // A stopped store fails the next OnTransaction too; nothing to report here.
+  PutEmptyMarker().PermitUncheckedError();
+}
+
+}  // namespace canal::sink

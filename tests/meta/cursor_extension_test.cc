@@ -1,0 +1,125 @@
+// LogPosition::transaction_begin in Canal's JSON: an extra "transactionBegin"
+// member only when set, read back exactly, and absent for boundary cursors so
+// those stay byte for byte what Canal writes.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "canal/meta/file_meta_manager.h"
+#include "canal/meta/meta_json.h"
+#include "meta_test_util.h"
+
+namespace canal::meta {
+namespace {
+
+using testing::Client;
+using testing::Pos;
+using testing::ScratchDir;
+
+LogPosition InsideLargeTransaction() {
+  LogPosition p = Pos("mysql-bin.000004", 90210);
+  p.included = true;
+  p.transaction_begin = 13885;
+  p.gtid = "0-1-42";
+  return p;
+}
+
+DestinationMeta WithCursor(const LogPosition& p) {
+  DestinationMeta meta;
+  meta.destination = "example";
+  ClientMeta c;
+  c.client = Client();
+  c.cursor = p;
+  c.cursor_identity = LogIdentity{-1, "127.0.0.1", 3306};
+  meta.clients = {c};
+  return meta;
+}
+
+TEST(CursorExtensionTest, TransactionBeginIsWrittenAfterTimestampAndReadBack) {
+  const std::string text = EncodeMetaFile(WithCursor(InsideLargeTransaction()));
+  EXPECT_NE(text.find(R"("timestamp":1591600659000,"transactionBegin":13885})"), std::string::npos) << text;
+  DestinationMeta decoded;
+  ASSERT_TRUE(DecodeMetaFile(text, &decoded).ok());
+  ASSERT_EQ(decoded.clients.size(), 1u);
+  ASSERT_TRUE(decoded.clients[0].cursor.has_value());
+  EXPECT_EQ(*decoded.clients[0].cursor, InsideLargeTransaction());
+  EXPECT_EQ(decoded.clients[0].cursor->transaction_begin, 13885u);
+}
+
+TEST(CursorExtensionTest, CursorNodeCarriesTransactionBeginToo) {
+  const std::string text = EncodeCursor(InsideLargeTransaction(), LogIdentity{});
+  EXPECT_NE(text.find(R"("transactionBegin":13885)"), std::string::npos) << text;
+  LogPosition p;
+  LogIdentity id;
+  ASSERT_TRUE(DecodeCursor(text, &p, &id).ok());
+  EXPECT_EQ(p, InsideLargeTransaction());
+}
+
+TEST(CursorExtensionTest, BoundaryCursorHasNoTransactionBeginMember) {
+  LogPosition p = Pos("mysql-bin.000004", 13885);
+  const std::string text = EncodeMetaFile(WithCursor(p));
+  EXPECT_EQ(text.find("transactionBegin"), std::string::npos) << text;
+  EXPECT_EQ(EncodeCursor(p, LogIdentity{}).find("transactionBegin"), std::string::npos);
+  DestinationMeta decoded;
+  ASSERT_TRUE(DecodeMetaFile(text, &decoded).ok());
+  EXPECT_EQ(decoded.clients[0].cursor->transaction_begin, 0u);
+}
+
+TEST(CursorExtensionTest, CanalFileWithoutTheMemberReadsAsBoundary) {
+  const std::string canal =
+      R"({"clientDatas":[{"clientIdentity":{"clientId":1001,"destination":"example","filter":""},)"
+      R"("cursor":{"identity":{"slaveId":-1,"sourceAddress":{"address":"127.0.0.1","port":3306}},)"
+      R"("postion":{"gtid":"","included":false,"journalName":"mysql-bin.000004","position":13885,)"
+      R"("serverId":1,"timestamp":1591600659000}}}],"destination":"example"})";
+  DestinationMeta decoded;
+  ASSERT_TRUE(DecodeMetaFile(canal, &decoded).ok());
+  EXPECT_EQ(decoded.clients[0].cursor->transaction_begin, 0u);
+  EXPECT_EQ(EncodeMetaFile(decoded), canal);
+}
+
+TEST(CursorExtensionTest, ExplicitZeroOrNullMeansBoundary) {
+  for (const char* value : {"0", "null"}) {
+    const std::string text =
+        std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
+                    R"("cursor":{"postion":{"journalName":"a","position":40,"transactionBegin":)") +
+        value + "}}}]}";
+    DestinationMeta decoded;
+    Status s = DecodeMetaFile(text, &decoded);
+    ASSERT_TRUE(s.ok()) << value << ": " << s.ToString();
+    EXPECT_EQ(decoded.clients[0].cursor->transaction_begin, 0u) << value;
+  }
+}
+
+TEST(CursorExtensionTest, BadTransactionBeginIsCorruptionNamingIt) {
+  for (const char* value : {"-1", "\"4\"", "1.5", "true", "9223372036854775808"}) {
+    const std::string text =
+        std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
+                    R"("cursor":{"postion":{"journalName":"a","position":40,"transactionBegin":)") +
+        value + "}}}]}";
+    DestinationMeta decoded;
+    Status s = DecodeMetaFile(text, &decoded);
+    EXPECT_TRUE(s.IsCorruption()) << value << ": " << s.ToString();
+    EXPECT_NE(s.message().find("transactionBegin"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(CursorExtensionTest, FileMetaManagerKeepsTransactionBeginAcrossRestart) {
+  ScratchDir dir;
+  {
+    FileMetaManager meta(FileMetaOptions{dir.path(), std::chrono::milliseconds(0)});
+    ASSERT_TRUE(meta.Start().ok());
+    ASSERT_TRUE(meta.Subscribe(Client()).ok());
+    ASSERT_TRUE(meta.UpdateCursor(Client(), InsideLargeTransaction()).ok());
+    ASSERT_TRUE(meta.Stop().ok());
+  }
+  FileMetaManager meta(FileMetaOptions{dir.path(), std::chrono::milliseconds(0)});
+  ASSERT_TRUE(meta.Start().ok());
+  std::optional<LogPosition> cursor;
+  ASSERT_TRUE(meta.GetCursor(Client(), &cursor).ok());
+  ASSERT_TRUE(cursor.has_value());
+  EXPECT_EQ(*cursor, InsideLargeTransaction());
+  ASSERT_TRUE(meta.Stop().ok());
+}
+
+}  // namespace
+}  // namespace canal::meta
