@@ -270,6 +270,7 @@ void EntrySink::SetContext(const Transaction& txn, const TxEvent& e) {
   p.included = false;
   p.transaction_begin = 0;
   ctx_.event_length = e.end_offset - e.offset;
+  next_event_end_ = e.end_offset;
 }
 
 void EntrySink::SetMeta(store::EntryKind kind) {
@@ -285,14 +286,25 @@ void EntrySink::SetMeta(store::EntryKind kind) {
   p.transaction_begin = 0;
 }
 
-Status EntrySink::Stage(store::EntryKind kind) {
+Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
   SetMeta(kind);
   if (staged_full_) {
+    // The staged entry ends its event: a resume right after it is exact.
+    const bool safe = staged_event_end_ != next_event_end_;
+    if (safe) {
+      LogPosition& p = staged_meta_.position;
+      staged_meta_.safe_resume_point = true;
+      p.position = staged_event_end_;
+      p.included = true;
+      p.transaction_begin = txn.begin_offset;
+    }
     CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
     entries_.fetch_add(1, std::memory_order_relaxed);
+    if (safe) NoteSafePut();
   }
   std::swap(staged_, next_);
   std::swap(staged_meta_, next_meta_);
+  staged_event_end_ = next_event_end_;
   staged_full_ = true;
   return Status::OK();
 }
@@ -324,7 +336,7 @@ Status EntrySink::EnsureBegin(const Transaction& txn) {
   if (begin_put_ || !has_begin_ || options_.event_types.DropsTransactionEntries()) return Status::OK();
   SetContext(txn, begin_event_);
   CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, begin_event_.thread_id, &next_));
-  CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kTransactionBegin));
+  CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kTransactionBegin));
   begin_put_ = true;
   return Status::OK();
 }
@@ -364,7 +376,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         SetContext(txn, e);
         uint64_t rows = 0;
         CANAL_RETURN_IF_ERROR(builder_.RowsEntry(ctx_, e.rows, &next_, &rows));
-        CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kOther));
+        CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kOther));
         rows_entries_.fetch_add(1, std::memory_order_relaxed);
         break;
       }
@@ -387,7 +399,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
         SetContext(txn, e);
         CANAL_RETURN_IF_ERROR(builder_.QueryEntry(ctx_, schema, e.sql, &next_, table));
-        CANAL_RETURN_IF_ERROR(Stage(is_ddl ? store::EntryKind::kDdl : store::EntryKind::kOther));
+        CANAL_RETURN_IF_ERROR(Stage(txn, is_ddl ? store::EntryKind::kDdl : store::EntryKind::kOther));
         break;
       }
       case TxEventKind::kCommit: {
@@ -400,7 +412,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
           xid = std::string_view(id, static_cast<size_t>(n));
         }
         CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, xid, &next_));
-        CANAL_RETURN_IF_ERROR(Stage(store::EntryKind::kTransactionEnd));
+        CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kTransactionEnd));
         break;
       }
     }

@@ -199,9 +199,13 @@ TEST(EntrySink, TransactionIsBeginRowsQueryEndWithHeadersAndOneSafeEnd) {
   EXPECT_EQ(got[0].meta.kind, EntryKind::kTransactionBegin);
   EXPECT_EQ(got[1].meta.kind, EntryKind::kOther);
   EXPECT_EQ(got[3].meta.kind, EntryKind::kTransactionEnd);
+  // Every entry ends its event, so each is a resume point inside the transaction:
+  // after it, at the end of its event (where the next entry's event starts).
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_FALSE(got[i].safe()) << i;
-    EXPECT_EQ(static_cast<int64_t>(got[i].meta.position.position), got[i].entry.header().logfileoffset());
+    ASSERT_TRUE(got[i].safe()) << i;
+    EXPECT_EQ(static_cast<int64_t>(got[i].meta.position.position), got[i + 1].entry.header().logfileoffset());
+    EXPECT_TRUE(got[i].meta.position.included);
+    EXPECT_EQ(got[i].meta.position.transaction_begin, 1000u);
   }
   ASSERT_TRUE(got[3].safe());
   const LogPosition& p = got[3].meta.position;
@@ -285,7 +289,9 @@ TEST(EntrySink, TransactionEntrySwitchDropsBeginAndEndAndTheLastKeptEntryIsSafe)
   auto got = h.Run(Tx(1000, {Rows(1042, 1100, "shop", "a"), Rows(1100, 1150, "shop", "b")}));
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].type(), entry::ROWDATA);
-  EXPECT_FALSE(got[0].safe());
+  ASSERT_TRUE(got[0].safe());
+  EXPECT_EQ(got[0].meta.position.position, 1100u);
+  EXPECT_EQ(got[0].meta.position.transaction_begin, 1000u);
   EXPECT_TRUE(got[1].safe());
   EXPECT_EQ(got[1].meta.position.position, 1181u) << "the transaction's end, past its commit";
   EXPECT_EQ(got[1].entry.header().logfileoffset(), 1100) << "the header keeps the event's own offset";
@@ -344,7 +350,8 @@ TEST(EntrySink, PieceEndsAreSafeInsideTheTransactionAndTheLastPieceEndsIt) {
   auto got = h.Run(p0);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].type(), entry::TRANSACTIONBEGIN);
-  EXPECT_FALSE(got[1].safe());
+  ASSERT_TRUE(got[1].safe());
+  EXPECT_EQ(got[1].meta.position.position, 1100u);
   ASSERT_TRUE(got[2].safe());
   EXPECT_EQ(got[2].meta.position.position, 1150u);
   EXPECT_TRUE(got[2].meta.position.included);
@@ -700,7 +707,8 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
     switch (g.type()) {
       case entry::TRANSACTIONBEGIN:
         EXPECT_FALSE(in_txn);
-        EXPECT_FALSE(g.safe());
+        EXPECT_TRUE(g.safe());  // after the BEGIN's event, inside the transaction
+        EXPECT_NE(g.meta.position.transaction_begin, 0u);
         in_txn = true;
         break;
       case entry::TRANSACTIONEND: {
@@ -720,7 +728,7 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
         } else if (g.change.sql().empty()) {
           ++rows;
           EXPECT_TRUE(in_txn);
-          EXPECT_FALSE(g.safe());
+          EXPECT_TRUE(g.safe());
           EXPECT_EQ(h.schemaname(), "cdc_test");
           EXPECT_EQ(g.change.rowdatas_size() > 0, true) << h.tablename();
         }
@@ -728,7 +736,7 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
       default:
         ADD_FAILURE() << "unexpected entry type " << g.type();
     }
-    if (g.safe()) {
+    if (g.type() == entry::TRANSACTIONEND || g.change.isddl()) {
       EXPECT_EQ(g.meta.position.transaction_begin, 0u);
     }
   }

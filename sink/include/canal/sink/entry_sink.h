@@ -21,12 +21,16 @@
 // thread and takes effect at the next transaction.
 //
 // Positions: every entry carries, besides its header's binlog offset, an
-// EntryMeta position. The last entry put for a transaction or a piece is a
-// safe resume point whose position a cursor can store:
-//   end of a transaction: {file, transaction end, included=false} — resume at it
-//   end of a piece:       {file, piece end, included=true,
-//                          transaction_begin = where the transaction began}
-// (parser/resume_from_cursor.h turns either back into a start position.)
+// EntryMeta position. An entry after which a resume neither repeats nor skips
+// is a safe resume point whose position a cursor can store:
+//   end of a transaction:   {file, transaction end, included=false} — resume at it
+//   inside a transaction:   {file, end of the entry's event, included=true,
+//                            transaction_begin = where the transaction began}
+// Every entry is one, except those followed by an entry of the same event
+// (the events inside one MySQL compressed payload share their offsets), so a
+// client's ack moves its cursor to the very entry it acked, and a restart
+// resumes inside a transaction without repeating what was acked.
+// (parser/resume_from_cursor.h turns either form back into a start position.)
 //
 // Empty transactions (nothing kept) put nothing, but so that the cursors of a
 // client whose filter matches nothing still move on a busy server, an empty
@@ -136,7 +140,7 @@ class EntrySink final : public parser::TransactionSink {
   void SetContext(const parser::Transaction& txn, const parser::TxEvent& e);
   void SetMeta(store::EntryKind kind);
   // Puts the staged entry (if any) and stages the one just built in next_.
-  Status Stage(store::EntryKind kind);
+  Status Stage(const parser::Transaction& txn, store::EntryKind kind);
   Status PutStagedAsSafe(const parser::Transaction& txn);
   Status EnsureBegin(const parser::Transaction& txn);
   Status PutEmptyMarker();
@@ -162,6 +166,7 @@ class EntrySink final : public parser::TransactionSink {
   store::EntryMeta next_meta_, staged_meta_;
   std::string next_, staged_;
   bool staged_full_ = false;
+  uint64_t next_event_end_ = 0, staged_event_end_ = 0;  // end offsets of the entries' events
 
   std::unique_ptr<PendingEmpty> pending_;
   int64_t last_advance_ms_ = 0;

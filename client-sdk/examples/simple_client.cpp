@@ -1,0 +1,183 @@
+// simple_client: the subscribe loop of Canal's example client, in C++.
+//
+//   simple_client host:port destination [user password] [filter]
+//
+// Connects, subscribes, and then forever: fetch up to 1000 entries (waiting up
+// to 1 s), print every transaction boundary and row change, ack the batch. A
+// batch that fails to print is rolled back, so the server sends it again. A
+// lost connection is re-opened (the SDK leaves reconnecting to its caller).
+// Ctrl-C unsubscribes and disconnects. Exits 1 when the server refuses us.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <thread>
+
+#include "canal/client/connector.h"
+
+namespace {
+
+using canal::Status;
+using canal::client::Connector;
+using canal::client::Message;
+namespace entry = canal::entry;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+void PrintColumns(const google::protobuf::RepeatedPtrField<entry::Column>& columns) {
+  for (const auto& c : columns) {
+    std::printf("%s : %s    update=%s\n", c.name().c_str(),
+                canal::client::IsNull(c) ? "NULL" : c.value().c_str(), c.updated() ? "true" : "false");
+  }
+}
+
+std::string TimeText(int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Prints one entry the way Canal's example client does.
+Status PrintEntry(const entry::Entry& e) {
+  const entry::Header& h = e.header();
+  const auto type = canal::client::EntryTypeOf(e);
+  if (type == entry::TRANSACTIONBEGIN || type == entry::TRANSACTIONEND) {
+    const int64_t delay = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count() - h.executetime();
+    std::printf("================> binlog[%s:%lld] , executeTime : %lld(%s) , gtid : (%s) , delay : %lldms\n",
+                h.logfilename().c_str(), static_cast<long long>(h.logfileoffset()),
+                static_cast<long long>(h.executetime()), TimeText(h.executetime()).c_str(), h.gtid().c_str(),
+                static_cast<long long>(delay));
+    if (type == entry::TRANSACTIONBEGIN) {
+      entry::TransactionBegin begin;
+      if (!begin.ParseFromString(e.storevalue())) {
+        return Status::Corruption("TransactionBegin at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+      }
+      std::printf(" BEGIN ----> Thread id: %lld\n", static_cast<long long>(begin.threadid()));
+    } else {
+      entry::TransactionEnd end;
+      if (!end.ParseFromString(e.storevalue())) {
+        return Status::Corruption("TransactionEnd at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+      }
+      std::printf(" END ----> transaction id: %s\n", end.transactionid().c_str());
+    }
+    return Status::OK();
+  }
+  if (type != entry::ROWDATA) return Status::OK();  // heartbeats, GTID entries
+
+  entry::RowChange change;
+  if (!change.ParseFromString(e.storevalue())) {
+    return Status::Corruption("RowChange at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+  }
+  const auto event = canal::client::EventTypeOf(change);
+  std::printf("================> binlog[%s:%lld] , name[%s,%s] , eventType : %s\n", h.logfilename().c_str(),
+              static_cast<long long>(h.logfileoffset()), h.schemaname().c_str(), h.tablename().c_str(),
+              canal::client::EventTypeName(event).c_str());
+  if (canal::client::IsDdl(change)) {
+    std::printf(" sql ----> %s\n", change.sql().c_str());
+    return Status::OK();
+  }
+  for (const auto& row : change.rowdatas()) {
+    if (event == entry::DELETE) {
+      PrintColumns(row.beforecolumns());
+    } else if (event == entry::INSERT) {
+      PrintColumns(row.aftercolumns());
+    } else {
+      std::printf("-------> before\n");
+      PrintColumns(row.beforecolumns());
+      std::printf("-------> after\n");
+      PrintColumns(row.aftercolumns());
+    }
+  }
+  return Status::OK();
+}
+
+Status PrintBatch(Message& m) {
+  CANAL_RETURN_IF_ERROR(m.ParseEntries());
+  for (const auto& e : m.entries()) CANAL_RETURN_IF_ERROR(PrintEntry(e));
+  if (std::fflush(stdout) != 0) return Status::IOError("writing to stdout");
+  return Status::OK();
+}
+
+bool IsRefusal(const Status& s) { return s.code() == Status::Code::kAborted || s.IsNotSupported(); }
+
+// Connects and subscribes; on failure says why on stderr.
+Status Open(Connector& c, const std::string& filter) {
+  Status s = c.Connect();
+  if (s.ok()) s = c.Subscribe(filter);
+  if (!s.ok()) std::fprintf(stderr, "simple_client: %s\n", s.ToString().c_str());
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 && argc != 4 && argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s host:port destination [user password] [filter]\n", argv[0]);
+    return 2;
+  }
+  canal::client::ConnectorOptions options;
+  options.address = argv[1];
+  options.destination = argv[2];
+  std::string filter;
+  if (argc == 4) filter = argv[3];
+  if (argc >= 5) {
+    options.username = argv[3];
+    options.password = argv[4];
+  }
+  if (argc == 6) filter = argv[5];
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  Connector connector(options);
+  Status s = Open(connector, filter);
+  if (!s.ok()) return 1;  // refused, or no server there: the first attempt decides
+
+  int refusals = 0;
+  while (!g_stop) {
+    if (!connector.connected()) {
+      // The SDK does not reconnect by itself; the server redelivers what we did
+      // not ack. A server may refuse us for a moment while it notices that our
+      // old connection is gone, so a few refusals in a row are tolerated.
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      s = Open(connector, filter);
+      refusals = IsRefusal(s) ? refusals + 1 : 0;
+      if (refusals >= 5) return 1;
+      continue;
+    }
+    Message m;
+    s = connector.GetWithoutAck(1000, 1, canal::client::TimeUnit::kSeconds, &m);
+    if (!s.ok()) {
+      // Lost connection, or the server refused this get or an earlier ack:
+      // start over; a server that refuses the new session ends the program.
+      std::fprintf(stderr, "simple_client: %s; reconnecting\n", s.ToString().c_str());
+      connector.Disconnect();
+      continue;
+    }
+    if (m.batch_id() == -1) continue;
+    s = PrintBatch(m);
+    if (s.ok()) {
+      s = connector.Ack(m.batch_id());
+    } else {
+      std::fprintf(stderr, "simple_client: batch %lld: %s; rolling it back\n", static_cast<long long>(m.batch_id()),
+                   s.ToString().c_str());
+      s = connector.Rollback(m.batch_id());
+    }
+    if (!s.ok()) std::fprintf(stderr, "simple_client: %s\n", s.ToString().c_str());
+  }
+
+  if (connector.connected()) {
+    s = connector.Unsubscribe();
+    if (!s.ok()) std::fprintf(stderr, "simple_client: %s\n", s.ToString().c_str());
+  }
+  connector.Disconnect();
+  return 0;
+}

@@ -1,0 +1,171 @@
+// Connector: one client connection to a Canal server (ours or Alibaba Canal 1.1.x).
+//
+//   canal::client::ConnectorOptions o;
+//   o.address = "127.0.0.1:11111";
+//   o.destination = "example";
+//   canal::client::Connector c(o);
+//   CANAL_RETURN_IF_ERROR(c.Connect());
+//   CANAL_RETURN_IF_ERROR(c.Subscribe());            // "" keeps the server's table filter
+//   while (running) {
+//     canal::client::Message m;
+//     CANAL_RETURN_IF_ERROR(c.GetWithoutAck(1000, 1, canal::client::TimeUnit::kSeconds, &m));
+//     if (m.batch_id() == -1) continue;              // nothing new within the wait
+//     if (Process(m.entries()).ok()) c.Ack(m.batch_id()); else c.Rollback(m.batch_id());
+//   }
+//
+// Errors are Status values; none of these calls throws. Their codes:
+//   IOError          no connection (never connected, lost, or closed by us after
+//                    an error that left the stream out of step), a socket error,
+//                    or a reply that did not arrive in time. Reconnect.
+//   Aborted          the server answered with an error Ack. The message holds
+//                    "server error <code>: <server's text>"; ServerErrorCode()
+//                    extracts the code (400 general, 401 destination or client id
+//                    missing, 402 batch id missing).
+//   Corruption       the server sent bytes that are not Canal's protocol (bad
+//                    frame length, unparsable packet, unexpected packet type).
+//   NotSupported     handshake version other than 1, or a compressed packet.
+//   InvalidArgument  unusable options (address without a port, no destination).
+// IOError, Corruption and NotSupported close the connection.
+//
+// Ack and Rollback are not answered when they succeed; a failure arrives as an
+// error Ack before the reply to the NEXT request. That next call (whatever it
+// is) returns the error as Aborted, saying which earlier ack or rollback it is
+// about. If the error was already waiting when the call began, nothing else was
+// sent and the connection stays usable. If it arrived as the answer to the
+// request just sent, the request's own reply may or may not follow, so the
+// connection is closed: Connect() and Subscribe() again (the server redelivers
+// unacknowledged batches; Subscribe rolls back what this client still held).
+//
+// Reconnecting is the caller's job: after an IOError, call Connect() and
+// Subscribe() again (examples/simple_client.cpp shows the loop).
+//
+// Threads: every public method takes one mutex for its whole exchange, so a
+// Connector can be shared; calls are served one at a time, in lock order. A
+// GetWithoutAck that waits on the server holds the mutex for that wait, so
+// another thread's Ack waits too: size the get timeout accordingly.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "canal/client/message.h"
+#include "canal/common/status.h"
+
+namespace canal::client {
+
+struct ConnectorOptions {
+  std::string address;      // "host:port" of the Canal server (host may be a name or [IPv6])
+  std::string destination;  // the Canal instance ("example")
+  std::string username;     // canal.user on the server ("" when the server sets none)
+  std::string password;     // sent scrambled with the handshake seed; "" sends no token
+  std::string client_id = "1001";  // Canal's clients always say 1001
+  // Sent as net_read_timeout/net_write_timeout: the server ends the session
+  // after this long without a request (Canal's Java client sends one hour).
+  std::chrono::milliseconds idle_timeout{3'600'000};
+  // How long a reply may take beyond the wait the request itself asks for.
+  std::chrono::milliseconds read_timeout{60'000};
+  std::chrono::milliseconds connect_timeout{10'000};
+  // A frame from the server declaring more bytes than this is refused before
+  // anything is allocated, and the connection is closed.
+  uint32_t max_frame_bytes = 64u << 20;
+};
+
+// The unit of a get's timeout, numbered as on the wire (java.util.concurrent.TimeUnit).
+enum class TimeUnit : int32_t {
+  kNanoseconds = 0,
+  kMicroseconds = 1,
+  kMilliseconds = 2,
+  kSeconds = 3,
+  kMinutes = 4,
+  kHours = 5,
+  kDays = 6,
+};
+
+class Connector {
+ public:
+  explicit Connector(ConnectorOptions options);
+  // Closes the socket (no Unsubscribe: the server keeps this client's cursor).
+  ~Connector();
+  Connector(const Connector&) = delete;
+  Connector& operator=(const Connector&) = delete;
+
+  // Opens the TCP connection (TCP_NODELAY, keep-alive), checks the handshake
+  // (packet version 1) and authenticates. A connected Connector closes its old
+  // connection first, so this is also "reconnect".
+  Status Connect();
+
+  // Sends CLIENTROLLBACK of batch 0 (drops batches this client id left
+  // unacknowledged, as Canal's Java client does) and then SUBSCRIPTION. A
+  // non-empty `filter` (Canal's regex list, "schema\\.table,...") replaces the
+  // destination's table filter; "" keeps it. A refusal (unknown destination,
+  // another client subscribed, ...) closes the connection: Canal may answer
+  // the rollback with the same error, so the stream holds an unknown number of
+  // replies. Connect() again to retry.
+  Status Subscribe(std::string_view filter = "");
+
+  // Ends the subscription. On Canal this also forgets the client's cursor; to
+  // resume later from where you stopped, just Disconnect().
+  Status Unsubscribe();
+
+  // Fetches up to `batch_size` entries (<= 0 means 1000) without acknowledging
+  // them. The server returns what it has at once (no timeout form), waits up to
+  // `timeout` for more (timeout > 0), or waits until a full batch exists
+  // (timeout == 0). *out is an empty batch (id -1) when there was nothing.
+  Status GetWithoutAck(int32_t batch_size, Message* out);
+  Status GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
+
+  // GetWithoutAck followed by Ack of the batch (none for an empty batch).
+  Status Get(int32_t batch_size, Message* out);
+  Status Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
+
+  // Confirms a batch: the server may drop it. Batches must be acked oldest
+  // first. Not answered by the server: a failure is reported by the next call.
+  Status Ack(int64_t batch_id);
+
+  // Rollback() gives back every unacknowledged batch; Rollback(id) gives back
+  // that one. The server sends them again on later gets. Not answered by the
+  // server: a failure is reported by the next call.
+  Status Rollback();
+  Status Rollback(int64_t batch_id);
+
+  // Closes the socket. Safe to call when not connected.
+  void Disconnect();
+
+  bool connected() const;
+  const ConnectorOptions& options() const { return options_; }
+
+ private:
+  class Socket;
+  struct Packet;
+
+  Status EnsureConnected(std::string_view doing) const;
+  Status ConnectLocked();
+  Status GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out);
+  Status SendFireAndForget(int type, const std::string& body, std::string what);
+  Status SendPacket(int type, const std::string& body, std::string_view doing);
+  Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
+  Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
+  Status AckLocked(int64_t batch_id);
+  Status CheckEarlierFailures(std::string_view doing);
+  Status ReplyIsAck(const Packet& p, std::string_view doing);
+  Status FailConnection(Status s);
+  std::string Where() const;
+
+  const ConnectorOptions options_;
+  mutable std::mutex mu_;
+  std::unique_ptr<Socket> socket_;
+  // Acks and rollbacks sent since the last reply, oldest first ("ack of batch 5"):
+  // an error Ack read before the next reply belongs to the first of them.
+  std::deque<std::string> unanswered_;
+};
+
+// The server's error code carried by a Status from this SDK ("server error
+// <code>: ..."), or 0 when the error did not come from the server.
+int ServerErrorCode(const Status& status);
+
+}  // namespace canal::client

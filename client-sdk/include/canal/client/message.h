@@ -1,0 +1,77 @@
+// Message: one batch returned by Connector::GetWithoutAck.
+//
+// A batch is an id plus the serialised canal.entry.Entry values the server sent.
+// The raw bytes are kept as received (move them into your own queue or forward
+// them without ever parsing); entries() parses them into Entry objects on its
+// first call only, so a client that filters by raw bytes pays nothing for it.
+//
+// An empty batch (nothing new within the get's timeout) has batch_id() == -1 and
+// no entries; it needs no ack.
+//
+// Not thread-safe: entries() fills a cache. Hand a Message to one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/entry.pb.h"
+
+namespace canal::client {
+
+class Message {
+ public:
+  // An empty batch (id -1).
+  Message() = default;
+  Message(int64_t batch_id, std::vector<std::string> raw_entries)
+      : batch_id_(batch_id), raw_(std::move(raw_entries)) {}
+
+  Message(Message&&) noexcept = default;
+  Message& operator=(Message&&) noexcept = default;
+  Message(const Message&) = default;
+  Message& operator=(const Message&) = default;
+
+  // The id to pass to Connector::Ack or Connector::Rollback; -1 for an empty batch.
+  int64_t batch_id() const { return batch_id_; }
+  bool empty() const { return raw_.empty(); }
+
+  // The serialised entries, in server order.
+  size_t raw_entry_count() const { return raw_.size(); }
+  std::string_view raw_entry(size_t i) const { return raw_[i]; }
+  const std::vector<std::string>& raw_entries() const { return raw_; }
+  // Takes the bytes out (the Message is then empty of entries; batch_id stays).
+  std::vector<std::string> TakeRawEntries();
+
+  // Parses every entry (first call only; later calls return the first result).
+  // A malformed entry is Corruption naming the batch and its index; the entries
+  // before it stay available through entries().
+  Status ParseEntries();
+
+  // The parsed entries, parsing on the first call. After a parse error these are
+  // the entries before the bad one: call ParseEntries() when you must know.
+  const std::vector<canal::entry::Entry>& entries();
+
+ private:
+  int64_t batch_id_ = -1;
+  std::vector<std::string> raw_;
+  std::vector<canal::entry::Entry> parsed_;
+  bool parse_done_ = false;
+  Status parse_status_;
+};
+
+// The proto3 schema keeps Canal's proto2 defaults visible as presence: these
+// return the value a Canal client sees, default included.
+canal::entry::EntryType EntryTypeOf(const canal::entry::Entry& entry);        // default ROWDATA
+canal::entry::EventType EventTypeOf(const canal::entry::Header& header);      // default UPDATE
+canal::entry::EventType EventTypeOf(const canal::entry::RowChange& change);   // default UPDATE
+bool IsNull(const canal::entry::Column& column);                              // default false
+bool IsDdl(const canal::entry::RowChange& change);                            // default false
+
+// "INSERT", "TRANSACTIONBEGIN", ...: Canal's enum names ("UNKNOWN(n)" otherwise).
+std::string EventTypeName(canal::entry::EventType type);
+std::string EntryTypeName(canal::entry::EntryType type);
+
+}  // namespace canal::client

@@ -1,0 +1,578 @@
+#include "canal/client/connector.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "canal/packet.pb.h"
+#include "canal/proto/password_scramble.h"
+
+namespace canal::client {
+
+namespace proto = canal::protocol;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
+
+Clock::time_point DeadlineAfter(std::chrono::milliseconds wait) {
+  const auto now = Clock::now();
+  if (wait.count() < 0 || wait >= std::chrono::duration_cast<std::chrono::milliseconds>(kNoDeadline - now)) {
+    return kNoDeadline;
+  }
+  return now + wait;
+}
+
+// Milliseconds left for poll(): -1 for no deadline, 0 when past.
+int PollTimeout(Clock::time_point deadline) {
+  if (deadline == kNoDeadline) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
+  if (left <= 0) return 0;
+  return left > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(left);
+}
+
+std::string Errno(int err) { return std::strerror(err); }
+
+std::string PacketTypeName(int type) {
+  if (type != proto::PACKET_TYPE_PLACEHOLDER && proto::PacketType_IsValid(type)) {
+    return proto::PacketType_Name(static_cast<proto::PacketType>(type));
+  }
+  return "UNKNOWN(" + std::to_string(type) + ")";
+}
+
+// Splits "host:port" or "[v6]:port".
+Status SplitAddress(const std::string& address, std::string* host, std::string* port) {
+  const auto colon = address.rfind(':');
+  if (address.empty() || colon == std::string::npos || colon + 1 == address.size()) {
+    return Status::InvalidArgument("canal server address \"" + address +
+                                   "\" has no port: write host:port (ConnectorOptions::address, e.g. 127.0.0.1:11111)");
+  }
+  *host = address.substr(0, colon);
+  *port = address.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  if (host->empty()) {
+    return Status::InvalidArgument("canal server address \"" + address + "\" has no host: write host:port");
+  }
+  if (port->size() > 5 || port->find_first_not_of("0123456789") != std::string::npos || std::stoi(*port) < 1 ||
+      std::stoi(*port) > 65535) {
+    return Status::InvalidArgument("canal server address \"" + address + "\": port \"" + *port +
+                                   "\" is not a number from 1 to 65535");
+  }
+  return Status::OK();
+}
+
+// Converts a get's timeout to a wait, saturating instead of overflowing.
+std::chrono::milliseconds TimeoutAsMillis(int64_t timeout, TimeUnit unit) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  switch (unit) {
+    case TimeUnit::kNanoseconds: return std::chrono::milliseconds((timeout + 999'999) / 1'000'000);
+    case TimeUnit::kMicroseconds: return std::chrono::milliseconds((timeout + 999) / 1000);
+    case TimeUnit::kMilliseconds: return std::chrono::milliseconds(timeout);
+    case TimeUnit::kSeconds: return std::chrono::milliseconds(timeout > kMax / 1000 ? kMax : timeout * 1000);
+    case TimeUnit::kMinutes: return std::chrono::milliseconds(timeout > kMax / 60'000 ? kMax : timeout * 60'000);
+    case TimeUnit::kHours: return std::chrono::milliseconds(timeout > kMax / 3'600'000 ? kMax : timeout * 3'600'000);
+    case TimeUnit::kDays: return std::chrono::milliseconds(timeout > kMax / 86'400'000 ? kMax : timeout * 86'400'000);
+  }
+  return std::chrono::milliseconds(timeout);
+}
+
+std::string ServerError(const proto::Ack& ack) {
+  return "server error " + std::to_string(ack.error_code()) + ": " + ack.error_message();
+}
+
+bool IsErrorAck(const proto::Packet& p, proto::Ack* ack) {
+  return p.type() == proto::ACK && ack->ParseFromString(p.body()) && ack->has_error_code() && ack->error_code() != 0;
+}
+
+}  // namespace
+
+// A connected, non-blocking TCP socket whose reads and writes end at a deadline.
+class Connector::Socket {
+ public:
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() { ::close(fd_); }
+
+  static Status Open(const std::string& address, std::chrono::milliseconds timeout, std::unique_ptr<Socket>* out) {
+    std::string host, port;
+    CANAL_RETURN_IF_ERROR(SplitAddress(address, &host, &port));
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* list = nullptr;
+    const int gai = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &list);
+    if (gai != 0) {
+      return Status::IOError("canal server " + address + ": cannot resolve host \"" + host + "\": " + gai_strerror(gai));
+    }
+    const auto deadline = DeadlineAfter(timeout);
+    std::string last_error = "no address";
+    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+      const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+      if (fd < 0) {
+        last_error = "socket: " + Errno(errno);
+        continue;
+      }
+      auto sock = std::make_unique<Socket>(fd);
+      Status s = sock->ConnectTo(ai->ai_addr, ai->ai_addrlen, deadline);
+      if (s.ok()) {
+        ::freeaddrinfo(list);
+        const int one = 1;
+        // Requests are small and answered one by one: Nagle would add latency to each.
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+        *out = std::move(sock);
+        return Status::OK();
+      }
+      last_error = std::string(s.message());
+    }
+    ::freeaddrinfo(list);
+    return Status::IOError("cannot connect to canal server " + address + ": " + last_error);
+  }
+
+  Status WriteAll(std::string_view data, Clock::time_point deadline) {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        CANAL_RETURN_IF_ERROR(Wait(POLLOUT, deadline, "sending"));
+        continue;
+      }
+      return Status::IOError("send failed: " + Errno(errno));
+    }
+    return Status::OK();
+  }
+
+  // Reads exactly n bytes; *got says how many arrived before an error.
+  Status ReadExact(char* buf, size_t n, Clock::time_point deadline, size_t* got) {
+    *got = 0;
+    while (*got < n) {
+      const ssize_t r = ::recv(fd_, buf + *got, n - *got, 0);
+      if (r > 0) {
+        *got += static_cast<size_t>(r);
+        continue;
+      }
+      if (r == 0) return Status::IOError("connection closed by the server");
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        CANAL_RETURN_IF_ERROR(Wait(POLLIN, deadline, "waiting for the reply"));
+        continue;
+      }
+      return Status::IOError("recv failed: " + Errno(errno));
+    }
+    return Status::OK();
+  }
+
+  // Whether bytes (or end of stream) are waiting now.
+  bool Readable() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
+ private:
+  Status ConnectTo(const sockaddr* addr, socklen_t len, Clock::time_point deadline) {
+    if (::connect(fd_, addr, len) == 0) return Status::OK();
+    if (errno != EINPROGRESS) return Status::IOError(Errno(errno));
+    Status s = Wait(POLLOUT, deadline, "connecting (ConnectorOptions::connect_timeout)");
+    if (!s.ok()) return s;
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &err_len);
+    return err == 0 ? Status::OK() : Status::IOError(Errno(err));
+  }
+
+  Status Wait(short events, Clock::time_point deadline, std::string_view doing) {
+    while (true) {
+      pollfd p{fd_, events, 0};
+      const int timeout = PollTimeout(deadline);
+      const int r = ::poll(&p, 1, timeout);
+      if (r > 0) return Status::OK();  // errors and hang-ups surface in the next send/recv
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return Status::IOError("poll failed: " + Errno(errno));
+      return Status::IOError("timed out " + std::string(doing));
+    }
+  }
+
+  int fd_;
+};
+
+struct Connector::Packet {
+  proto::Packet pb;
+};
+
+Connector::Connector(ConnectorOptions options) : options_(std::move(options)) {}
+
+Connector::~Connector() = default;
+
+std::string Connector::Where() const { return "canal server " + options_.address; }
+
+bool Connector::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return socket_ != nullptr;
+}
+
+void Connector::Disconnect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  socket_.reset();
+  unanswered_.clear();
+}
+
+Status Connector::FailConnection(Status s) {
+  socket_.reset();
+  unanswered_.clear();
+  return s;
+}
+
+Status Connector::EnsureConnected(std::string_view doing) const {
+  if (socket_) return Status::OK();
+  return Status::IOError(Where() + ": not connected while " + std::string(doing) +
+                         ": call Connect() (and Subscribe()) first");
+}
+
+Status Connector::SendPacket(int type, const std::string& body, std::string_view doing) {
+  proto::Packet p;
+  // Only type and body, as Canal's Java client writes them (magic and version
+  // stay absent, meaning their defaults).
+  p.set_type(static_cast<proto::PacketType>(type));
+  p.set_body(body);
+  const std::string bytes = p.SerializeAsString();
+  std::string frame;
+  frame.reserve(4 + bytes.size());
+  const uint32_t n = static_cast<uint32_t>(bytes.size());
+  frame.push_back(static_cast<char>(n >> 24));
+  frame.push_back(static_cast<char>(n >> 16));
+  frame.push_back(static_cast<char>(n >> 8));
+  frame.push_back(static_cast<char>(n));
+  frame += bytes;
+  Status s = socket_->WriteAll(frame, DeadlineAfter(options_.read_timeout));
+  if (!s.ok()) return FailConnection(s.WithContext(Where() + ": " + std::string(doing)));
+  return Status::OK();
+}
+
+Status Connector::ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out) {
+  const auto deadline = DeadlineAfter(wait);
+  const std::string context = Where() + ": " + std::string(doing);
+  unsigned char len_bytes[4];
+  size_t got = 0;
+  Status s = socket_->ReadExact(reinterpret_cast<char*>(len_bytes), 4, deadline, &got);
+  if (!s.ok()) {
+    if (got > 0) s = Status::IOError(std::string(s.message()) + " inside a frame header");
+    return FailConnection(s.WithContext(context));
+  }
+  const uint32_t len = (uint32_t{len_bytes[0]} << 24) | (uint32_t{len_bytes[1]} << 16) |
+                       (uint32_t{len_bytes[2]} << 8) | uint32_t{len_bytes[3]};
+  if (len == 0) return FailConnection(Status::Corruption(context + ": frame of length 0"));
+  if (len > options_.max_frame_bytes) {
+    return FailConnection(Status::Corruption(context + ": frame of " + std::to_string(len) +
+                                             " bytes exceeds the limit of " + std::to_string(options_.max_frame_bytes) +
+                                             " (ConnectorOptions::max_frame_bytes); connection closed"));
+  }
+  std::string body(len, '\0');
+  s = socket_->ReadExact(body.data(), len, deadline, &got);
+  if (!s.ok()) {
+    return FailConnection(Status::IOError(context + ": " + std::string(s.message()) + " after " + std::to_string(got) +
+                                          " of " + std::to_string(len) + " bytes of a frame"));
+  }
+  if (!out->pb.ParseFromString(body)) {
+    return FailConnection(Status::Corruption(context + ": a frame of " + std::to_string(len) +
+                                             " bytes is not a canal Packet"));
+  }
+  if (out->pb.has_compression() && out->pb.compression() != proto::NONE &&
+      out->pb.compression() != proto::COMPRESSION_PLACEHOLDER) {
+    return FailConnection(Status::NotSupported(context + ": packet compressed with " +
+                                               std::to_string(out->pb.compression()) +
+                                               "; this client reads uncompressed packets only"));
+  }
+  return Status::OK();
+}
+
+Status Connector::CheckEarlierFailures(std::string_view doing) {
+  // A failed ack/rollback may already be answered: take that error now, before
+  // sending anything, so the stream stays in step.
+  while (!unanswered_.empty() && socket_->Readable()) {
+    Packet p;
+    CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "reading the server's answer to the " + unanswered_.front(), &p));
+    proto::Ack ack;
+    if (IsErrorAck(p.pb, &ack)) {
+      const std::string what = std::move(unanswered_.front());
+      unanswered_.pop_front();
+      return Status::Aborted(Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
+                             " (reported before " + std::string(doing) + ", which was therefore not sent)");
+    }
+    if (p.pb.type() != proto::ACK) {
+      return FailConnection(Status::Corruption(Where() + ": unexpected " + PacketTypeName(p.pb.type()) +
+                                               " packet while no request was outstanding"));
+    }
+    unanswered_.pop_front();  // an explicit success Ack: Canal sends none, tolerate it
+  }
+  return Status::OK();
+}
+
+// Sends an ack or rollback; the server answers only a failure, later.
+Status Connector::SendFireAndForget(int type, const std::string& body, std::string what) {
+  CANAL_RETURN_IF_ERROR(EnsureConnected(what));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(what));
+  CANAL_RETURN_IF_ERROR(SendPacket(type, body, "sending the " + what));
+  unanswered_.push_back(std::move(what));
+  return Status::OK();
+}
+
+Status Connector::ReplyIsAck(const Packet& p, std::string_view doing) {
+  if (p.pb.type() != proto::ACK) {
+    return FailConnection(Status::Corruption(Where() + ": " + std::string(doing) + ": expected an ACK packet, got " +
+                                             PacketTypeName(p.pb.type())));
+  }
+  proto::Ack ack;
+  if (!ack.ParseFromString(p.pb.body())) {
+    return FailConnection(Status::Corruption(Where() + ": " + std::string(doing) + ": unparsable Ack body"));
+  }
+  if (ack.has_error_code() && ack.error_code() != 0) {
+    return Status::Aborted(Where() + ": " + std::string(doing) + " refused: " + ServerError(ack));
+  }
+  return Status::OK();
+}
+
+Status Connector::Connect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ConnectLocked();
+}
+
+Status Connector::ConnectLocked() {
+  socket_.reset();
+  unanswered_.clear();
+  if (options_.destination.empty()) {
+    return Status::InvalidArgument(Where() + ": no destination (ConnectorOptions::destination names the instance)");
+  }
+  CANAL_RETURN_IF_ERROR(Socket::Open(options_.address, options_.connect_timeout, &socket_));
+
+  Packet p;
+  CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "reading the handshake", &p));
+  if (p.pb.type() != proto::HANDSHAKE) {
+    return FailConnection(Status::Corruption(Where() + ": expected a HANDSHAKE packet first, got " +
+                                             PacketTypeName(p.pb.type()) + "; is this a Canal server port?"));
+  }
+  if (p.pb.has_version() && p.pb.version() != 1) {
+    return FailConnection(Status::NotSupported(Where() + ": handshake packet version " +
+                                               std::to_string(p.pb.version()) + "; this client speaks version 1"));
+  }
+  proto::Handshake hs;
+  if (!hs.ParseFromString(p.pb.body())) {
+    return FailConnection(Status::Corruption(Where() + ": unparsable Handshake body"));
+  }
+
+  proto::ClientAuth auth;
+  auth.set_username(options_.username);
+  if (!options_.password.empty()) auth.set_password(canal::proto::ScramblePassword(hs.seeds(), options_.password));
+  const auto idle_ms = std::min<int64_t>(options_.idle_timeout.count(), std::numeric_limits<int32_t>::max());
+  auth.set_net_read_timeout(static_cast<int32_t>(idle_ms));
+  auth.set_net_write_timeout(static_cast<int32_t>(idle_ms));
+  CANAL_RETURN_IF_ERROR(SendPacket(proto::CLIENTAUTHENTICATION, auth.SerializeAsString(), "sending authentication"));
+  const std::string doing = "authentication as user \"" + options_.username + "\"";
+  CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, doing, &p));
+  Status s = ReplyIsAck(p, doing);
+  if (!s.ok()) {
+    socket_.reset();
+    if (s.code() != Status::Code::kAborted) return s;
+    return Status::Aborted(std::string(s.message()) +
+                           " (check username and password against canal.user and canal.passwd on the server)");
+  }
+  return Status::OK();
+}
+
+Status Connector::Subscribe(std::string_view filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string doing = "subscription of client " + options_.client_id + " to destination \"" +
+                            options_.destination + "\"";
+  CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  proto::ClientRollback rb;
+  rb.set_destination(options_.destination);
+  rb.set_client_id(options_.client_id);
+  rb.set_batch_id(0);
+  CANAL_RETURN_IF_ERROR(SendFireAndForget(proto::CLIENTROLLBACK, rb.SerializeAsString(), "rollback of batch 0"));
+  proto::Sub sub;
+  sub.set_destination(options_.destination);
+  sub.set_client_id(options_.client_id);
+  sub.set_filter(std::string(filter));
+  CANAL_RETURN_IF_ERROR(SendPacket(proto::SUBSCRIPTION, sub.SerializeAsString(), "sending the " + doing));
+  Packet p;
+  proto::Ack ack;
+  if (unanswered_.size() == 1) {
+    // Only our own rollback is unanswered. Canal refuses it for the same
+    // reasons as the subscription (unknown or stopped destination), so an
+    // error here is the subscription's failure; a second error may follow,
+    // hence the close.
+    CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "waiting for the reply to the " + doing, &p));
+    unanswered_.clear();
+    if (IsErrorAck(p.pb, &ack)) {
+      return FailConnection(Status::Aborted(Where() + ": " + doing + " refused: " + ServerError(ack) +
+                                            " (connection closed: Canal may answer the rollback that precedes a "
+                                            "subscription with the same error; Connect() again to retry)"));
+    }
+  } else {
+    CANAL_RETURN_IF_ERROR(ReadReply(options_.read_timeout, doing, &p));
+  }
+  return ReplyIsAck(p, doing);
+}
+
+Status Connector::Unsubscribe() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string doing = "unsubscription of client " + options_.client_id + " from destination \"" +
+                            options_.destination + "\"";
+  CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
+  proto::Unsub unsub;
+  unsub.set_destination(options_.destination);
+  unsub.set_client_id(options_.client_id);
+  CANAL_RETURN_IF_ERROR(SendPacket(proto::UNSUBSCRIPTION, unsub.SerializeAsString(), "sending the " + doing));
+  Packet p;
+  CANAL_RETURN_IF_ERROR(ReadReply(options_.read_timeout, doing, &p));
+  return ReplyIsAck(p, doing);
+}
+
+// Reads the reply to the request just sent. An error Ack while acks or
+// rollbacks are unanswered belongs to the oldest of them.
+Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out) {
+  CANAL_RETURN_IF_ERROR(ReadPacket(wait, "waiting for the reply to the " + std::string(doing), out));
+  proto::Ack ack;
+  if (!unanswered_.empty() && IsErrorAck(out->pb, &ack)) {
+    const std::string what = unanswered_.front();
+    return FailConnection(Status::Aborted(
+        Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
+        " (the server reports a failed ack or rollback in answer to the next request, here the " + std::string(doing) +
+        "; the connection is closed because that request's own reply can no longer be told apart: Connect() and "
+        "Subscribe() again)"));
+  }
+  // Any other reply means every ack and rollback before it succeeded.
+  unanswered_.clear();
+  return Status::OK();
+}
+
+Status Connector::GetWithoutAck(int32_t batch_size, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out);
+}
+
+Status Connector::GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetLocked(batch_size, true, timeout, unit, out);
+}
+
+Status Connector::Get(int32_t batch_size, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out));
+  return AckLocked(out->batch_id());
+}
+
+Status Connector::Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, true, timeout, unit, out));
+  return AckLocked(out->batch_id());
+}
+
+Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out) {
+  *out = Message();
+  if (static_cast<int32_t>(unit) < 0 || static_cast<int32_t>(unit) > 6) {
+    return Status::InvalidArgument(Where() + ": get with time unit " + std::to_string(static_cast<int32_t>(unit)) +
+                                   " (use a TimeUnit value)");
+  }
+  const int32_t size = batch_size <= 0 ? 1000 : batch_size;
+  const std::string doing = "get of up to " + std::to_string(size) + " entries from destination \"" +
+                            options_.destination + "\"";
+  CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
+  proto::Get get;
+  get.set_destination(options_.destination);
+  get.set_client_id(options_.client_id);
+  get.set_fetch_size(size);
+  get.set_timeout(has_timeout ? timeout : -1);
+  get.set_unit(static_cast<int32_t>(unit));
+  get.set_auto_ack(false);
+  CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + doing));
+
+  // The server may wait `timeout` before answering; timeout 0 waits for a full
+  // batch, however long that takes.
+  std::chrono::milliseconds wait = options_.read_timeout;
+  if (has_timeout && timeout == 0) {
+    wait = std::chrono::milliseconds(-1);
+  } else if (has_timeout && timeout > 0) {
+    const auto server_wait = TimeoutAsMillis(timeout, unit);
+    wait = server_wait.count() > std::numeric_limits<int64_t>::max() - options_.read_timeout.count()
+               ? std::chrono::milliseconds(-1)
+               : server_wait + options_.read_timeout;
+  }
+  Packet p;
+  CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p));
+  if (p.pb.type() == proto::ACK) {
+    CANAL_RETURN_IF_ERROR(ReplyIsAck(p, doing));
+    return FailConnection(Status::Corruption(Where() + ": " + doing + ": answered by a success Ack, not MESSAGES"));
+  }
+  if (p.pb.type() != proto::MESSAGES) {
+    return FailConnection(Status::Corruption(Where() + ": " + doing + ": expected a MESSAGES packet, got " +
+                                             PacketTypeName(p.pb.type())));
+  }
+  proto::Messages msgs;
+  if (!msgs.ParseFromString(p.pb.body())) {
+    return FailConnection(Status::Corruption(Where() + ": " + doing + ": unparsable Messages body"));
+  }
+  std::vector<std::string> raw;
+  raw.reserve(msgs.messages_size());
+  for (auto& m : *msgs.mutable_messages()) raw.push_back(std::move(m));
+  // An empty batch is id -1 whatever the server wrote: it must never be acked.
+  const int64_t batch_id = raw.empty() ? -1 : msgs.batch_id();
+  *out = Message(batch_id, std::move(raw));
+  return Status::OK();
+}
+
+Status Connector::Ack(int64_t batch_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AckLocked(batch_id);
+}
+
+Status Connector::AckLocked(int64_t batch_id) {
+  if (batch_id == -1) return Status::OK();  // an empty batch: the server would ignore it anyway
+  proto::ClientAck ack;
+  ack.set_destination(options_.destination);
+  ack.set_client_id(options_.client_id);
+  ack.set_batch_id(batch_id);
+  return SendFireAndForget(proto::CLIENTACK, ack.SerializeAsString(), "ack of batch " + std::to_string(batch_id));
+}
+
+Status Connector::Rollback() { return Rollback(0); }
+
+Status Connector::Rollback(int64_t batch_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  proto::ClientRollback rb;
+  rb.set_destination(options_.destination);
+  rb.set_client_id(options_.client_id);
+  rb.set_batch_id(batch_id);
+  return SendFireAndForget(proto::CLIENTROLLBACK, rb.SerializeAsString(),
+                           batch_id == 0 ? "rollback of every unacked batch" : "rollback of batch " + std::to_string(batch_id));
+}
+
+int ServerErrorCode(const Status& status) {
+  constexpr std::string_view kMarker = "server error ";
+  const std::string_view m = status.message();
+  const auto at = m.find(kMarker);
+  if (status.ok() || at == std::string_view::npos) return 0;
+  int code = 0;
+  bool any = false;
+  for (size_t i = at + kMarker.size(); i < m.size() && m[i] >= '0' && m[i] <= '9' && code < 100000; ++i) {
+    code = code * 10 + (m[i] - '0');
+    any = true;
+  }
+  return any ? code : 0;
+}
+
+}  // namespace canal::client

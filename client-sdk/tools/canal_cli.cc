@@ -1,0 +1,301 @@
+// canal-cli: subscribe to a Canal destination and print its changes.
+//
+//   canal-cli --address HOST:PORT --destination D [--user U --password P]
+//             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
+//
+// Human output looks like Canal's example client; --json prints one object per
+// row change in the shape of `canal-binlog decode` (docs/client.md lists what
+// differs). Every fully printed batch is acked; when --count stops the run in
+// the middle of a batch, that batch is rolled back so nothing unprinted is lost.
+// Exit codes: see kExit* below and docs/client.md.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "canal/client/connector.h"
+#include "json_lines.h"
+
+namespace {
+
+using canal::Status;
+using canal::client::Connector;
+using canal::client::Message;
+namespace entry = canal::entry;
+
+constexpr int kExitOk = 0;             // --count reached, or stopped by SIGINT/SIGTERM
+constexpr int kExitUsage = 1;          // bad command line
+constexpr int kExitConnection = 2;     // cannot connect, connection lost, timed out
+constexpr int kExitRefused = 3;        // the server answered with an error (auth, subscribe, get, ack)
+constexpr int kExitBadData = 4;        // the server sent bytes that are not Canal's protocol/entries
+constexpr int kExitOutput = 5;         // writing to stdout failed
+
+volatile std::sig_atomic_t g_stop = 0;
+void OnSignal(int) { g_stop = 1; }
+
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kAborted:
+    case Status::Code::kNotSupported: return kExitRefused;
+    case Status::Code::kCorruption: return kExitBadData;
+    case Status::Code::kInvalidArgument: return kExitUsage;
+    default: return kExitConnection;
+  }
+}
+
+struct Options {
+  canal::client::ConnectorOptions connector;
+  std::string filter;
+  int32_t batch = 1000;
+  int64_t count = 0;
+  bool json = false;
+  int64_t timeout_ms = 1000;
+};
+
+// Formats entries into `out`, counting row changes against a limit.
+class Printer {
+ public:
+  Printer(bool json, int64_t limit) : json_(json), limit_(limit) {}
+
+  bool LimitReached() const { return limit_ > 0 && rows_ >= limit_; }
+  int64_t rows() const { return rows_; }
+
+  // Appends what `e` prints, stopping at the row limit. *stopped_inside says
+  // that some of the entry's row changes were left unprinted.
+  Status Append(const entry::Entry& e, std::string* out, bool* stopped_inside) {
+    *stopped_inside = false;
+    const entry::Header& h = e.header();
+    const auto type = canal::client::EntryTypeOf(e);
+    if (type == entry::TRANSACTIONBEGIN || type == entry::TRANSACTIONEND) {
+      if (!json_) AppendTransaction(e, type, out);
+      return Status::OK();
+    }
+    if (type != entry::ROWDATA) return Status::OK();
+    entry::RowChange change;
+    if (!change.ParseFromString(e.storevalue())) {
+      return Status::Corruption("entry at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()) +
+                                " holds no parsable RowChange");
+    }
+    const auto event = canal::client::EventTypeOf(change);
+    const bool is_row = !canal::client::IsDdl(change) &&
+                        (event == entry::INSERT || event == entry::UPDATE || event == entry::DELETE);
+    if (!is_row) {
+      if (!change.sql().empty()) AppendStatement(h, change, out);
+      return Status::OK();
+    }
+    if (!json_) AppendRowHeadline(h, event, out);
+    for (int i = 0; i < change.rowdatas_size(); ++i) {
+      if (LimitReached()) {
+        *stopped_inside = true;
+        return Status::OK();
+      }
+      json_ ? AppendJsonRow(h, event, change.rowdatas(i), out) : AppendTextRow(event, change.rowdatas(i), out);
+      ++rows_;
+    }
+    return Status::OK();
+  }
+
+  // Whether `e` holds something this printer would print (row changes or a statement).
+  static bool HasChanges(const entry::Entry& e) {
+    if (canal::client::EntryTypeOf(e) != entry::ROWDATA) return false;
+    entry::RowChange change;
+    return change.ParseFromString(e.storevalue()) && (change.rowdatas_size() > 0 || !change.sql().empty());
+  }
+
+ private:
+  void AppendTransaction(const entry::Entry& e, entry::EntryType type, std::string* out) {
+    const entry::Header& h = e.header();
+    out->append("================> binlog[" + h.logfilename() + ":" + std::to_string(h.logfileoffset()) +
+                "] , executeTime : " + std::to_string(h.executetime()) + " , gtid : (" + h.gtid() + ")\n");
+    if (type == entry::TRANSACTIONBEGIN) {
+      entry::TransactionBegin begin;
+      if (begin.ParseFromString(e.storevalue())) {
+        out->append(" BEGIN ----> Thread id: " + std::to_string(begin.threadid()) + "\n");
+      }
+    } else {
+      entry::TransactionEnd end;
+      if (end.ParseFromString(e.storevalue())) out->append(" END ----> transaction id: " + end.transactionid() + "\n");
+    }
+  }
+
+  void AppendRowHeadline(const entry::Header& h, entry::EventType event, std::string* out) {
+    out->append("================> binlog[" + h.logfilename() + ":" + std::to_string(h.logfileoffset()) + "] , name[" +
+                h.schemaname() + "," + h.tablename() + "] , eventType : " + canal::client::EventTypeName(event) +
+                "\n");
+  }
+
+  static void AppendTextColumns(const google::protobuf::RepeatedPtrField<entry::Column>& columns, std::string* out) {
+    for (const auto& c : columns) {
+      out->append(c.name() + " : " + (canal::client::IsNull(c) ? std::string("NULL") : c.value()) +
+                  "    update=" + (c.updated() ? "true" : "false") + "\n");
+    }
+  }
+
+  static void AppendTextRow(entry::EventType event, const entry::RowData& row, std::string* out) {
+    if (event == entry::DELETE) {
+      AppendTextColumns(row.beforecolumns(), out);
+    } else if (event == entry::INSERT) {
+      AppendTextColumns(row.aftercolumns(), out);
+    } else {
+      out->append("-------> before\n");
+      AppendTextColumns(row.beforecolumns(), out);
+      out->append("-------> after\n");
+      AppendTextColumns(row.aftercolumns(), out);
+    }
+  }
+
+  // {"file":..,"pos":..,"gtid":..,"ts":.. — as canal-binlog's lines begin.
+  static void AppendJsonPosition(const entry::Header& h, std::string* out) {
+    out->append("{\"file\":");
+    canal::tools::AppendJsonString(h.logfilename(), out);
+    out->append(",\"pos\":" + std::to_string(h.logfileoffset()) + ",\"gtid\":");
+    canal::tools::AppendJsonString(h.gtid(), out);
+    // executeTime is milliseconds; canal-binlog prints the event's seconds.
+    out->append(",\"ts\":" + std::to_string(h.executetime() / 1000));
+  }
+
+  static void AppendJsonImage(const google::protobuf::RepeatedPtrField<entry::Column>& columns, std::string* out) {
+    out->push_back('{');
+    bool first = true;
+    for (const auto& c : columns) {
+      if (!first) out->push_back(',');
+      first = false;
+      canal::tools::AppendJsonString(c.name(), out);
+      out->push_back(':');
+      if (canal::client::IsNull(c)) {
+        out->append("null");
+      } else {
+        canal::tools::AppendJsonString(c.value(), out);
+      }
+    }
+    out->push_back('}');
+  }
+
+  static void AppendJsonRow(const entry::Header& h, entry::EventType event, const entry::RowData& row,
+                            std::string* out) {
+    AppendJsonPosition(h, out);
+    out->append(",\"db\":");
+    canal::tools::AppendJsonString(h.schemaname(), out);
+    out->append(",\"table\":");
+    canal::tools::AppendJsonString(h.tablename(), out);
+    out->append(",\"type\":\"" + canal::client::EventTypeName(event) + "\"");
+    if (event == entry::UPDATE || event == entry::DELETE) {
+      out->append(",\"before\":");
+      AppendJsonImage(row.beforecolumns(), out);
+    }
+    if (event == entry::UPDATE || event == entry::INSERT) {
+      out->append(",\"after\":");
+      AppendJsonImage(row.aftercolumns(), out);
+    }
+    out->append("}\n");
+  }
+
+  void AppendStatement(const entry::Header& h, const entry::RowChange& change, std::string* out) {
+    const bool ddl = canal::client::IsDdl(change);
+    if (!json_) {
+      AppendRowHeadline(h, canal::client::EventTypeOf(change), out);
+      out->append(" sql ----> " + change.sql() + "\n");
+      return;
+    }
+    AppendJsonPosition(h, out);
+    out->append(",\"db\":");
+    canal::tools::AppendJsonString(h.schemaname(), out);
+    out->append(ddl ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
+    canal::tools::AppendJsonString(change.sql(), out);
+    out->append("}\n");
+  }
+
+  const bool json_;
+  const int64_t limit_;
+  int64_t rows_ = 0;
+};
+
+bool WriteOut(const std::string& text) {
+  return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
+  return ExitCodeFor(s);
+}
+
+int Run(const Options& o) {
+  Connector connector(o.connector);
+  Status s = connector.Connect();
+  if (s.ok()) s = connector.Subscribe(o.filter);
+  if (!s.ok()) return Fail(s);
+
+  Printer printer(o.json, o.count);
+  std::string out;
+  while (!g_stop && !printer.LimitReached()) {
+    Message m;
+    s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
+    if (!s.ok()) return Fail(s);
+    if (m.batch_id() == -1) continue;
+    s = m.ParseEntries();
+    if (!s.ok()) {
+      connector.Rollback(m.batch_id()).PermitUncheckedError();  // exiting: give the batch back, best effort
+      return Fail(s.WithContext("canal server " + o.connector.address));
+    }
+    out.clear();
+    bool partial = false;
+    const auto& entries = m.entries();
+    for (size_t i = 0; i < entries.size() && !partial; ++i) {
+      bool stopped_inside = false;
+      s = printer.Append(entries[i], &out, &stopped_inside);
+      if (!s.ok()) {
+        connector.Rollback(m.batch_id()).PermitUncheckedError();
+        return Fail(s.WithContext("canal server " + o.connector.address + ": batch " + std::to_string(m.batch_id())));
+      }
+      if (stopped_inside) partial = true;
+      if (printer.LimitReached()) {
+        for (size_t j = i + 1; j < entries.size() && !partial; ++j) partial = Printer::HasChanges(entries[j]);
+        break;
+      }
+    }
+    if (!WriteOut(out)) {
+      connector.Rollback(m.batch_id()).PermitUncheckedError();
+      std::fprintf(stderr, "canal-cli: writing to stdout failed; batch %lld rolled back\n",
+                   static_cast<long long>(m.batch_id()));
+      return kExitOutput;
+    }
+    s = partial ? connector.Rollback(m.batch_id()) : connector.Ack(m.batch_id());
+    if (!s.ok()) return Fail(s);
+  }
+  connector.Disconnect();  // no Unsubscribe: the server keeps our cursor for the next run
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Subscribe to a Canal destination and print its row changes"};
+  Options o;
+  app.add_option("--address", o.connector.address, "Canal server host:port")->required();
+  app.add_option("--destination", o.connector.destination, "Canal destination (instance) name")->required();
+  app.add_option("--user", o.connector.username, "canal.user of the server");
+  app.add_option("--password", o.connector.password, "password (sent scrambled)");
+  app.add_option("--client-id", o.connector.client_id, "client id (Canal's clients use 1001)")
+      ->default_val("1001");
+  app.add_option("--filter", o.filter, "table filter replacing the destination's (Canal regex list)");
+  app.add_option("--batch", o.batch, "entries per get")->default_val(1000)->check(CLI::Range(1, 1 << 20));
+  app.add_option("--count", o.count, "stop after this many row changes (0 = run until Ctrl-C)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", o.json, "one JSON object per row change, shaped like `canal-binlog decode`");
+  app.add_option("--timeout-ms", o.timeout_ms, "how long each get waits on the server for entries")
+      ->default_val(1000)
+      ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error we report, not a silent death
+  return Run(o);
+}

@@ -1,0 +1,740 @@
+// Connector against a scripted fake Canal server: the handshake, every request
+// and its packet, errors the server sends (including the late answer to a failed
+// ack), and bytes no Canal server would send.
+#include "canal/client/connector.h"
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "client/fake_canal_server.h"
+
+namespace canal::client {
+namespace {
+
+using fake::Col;
+using fake::FakeCanalServer;
+using fake::FakeSession;
+using fake::Row;
+using fake::RowEntry;
+using fake::TransactionEntry;
+namespace pb = canal::protocol;
+using std::chrono::milliseconds;
+
+ConnectorOptions OptionsFor(const FakeCanalServer& server) {
+  ConnectorOptions o;
+  o.address = server.address();
+  o.destination = "example";
+  o.username = "canal";
+  o.password = "canal";
+  o.read_timeout = milliseconds(3000);
+  o.connect_timeout = milliseconds(3000);
+  return o;
+}
+
+bool Contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// --- handshake and authentication ---
+
+TEST(ConnectorConnect, SendsPasswordScrambledWithTheSeedAndTheIdleTimeout) {
+  pb::ClientAuth auth;
+  FakeCanalServer server([&](FakeSession& s) { s.AcceptLogin(&auth); s.WaitForClose(); });
+  ConnectorOptions o = OptionsFor(server);
+  o.idle_timeout = milliseconds(120'000);
+  Connector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  EXPECT_TRUE(c.connected());
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(auth.username(), "canal");
+  // The protocol doc's vector: seed 01..08, password "canal".
+  EXPECT_EQ(auth.password(), "7de44690d8e53782cb61804a2455c284a3bbfb06");
+  EXPECT_EQ(auth.net_read_timeout(), 120'000);
+  EXPECT_EQ(auth.net_write_timeout(), 120'000);
+  // Subscription is a separate step: the auth names no destination.
+  EXPECT_EQ(auth.destination(), "");
+}
+
+TEST(ConnectorConnect, EmptyPasswordSendsNoToken) {
+  pb::ClientAuth auth;
+  FakeCanalServer server([&](FakeSession& s) { s.AcceptLogin(&auth); s.WaitForClose(); });
+  ConnectorOptions o = OptionsFor(server);
+  o.username = "";
+  o.password = "";
+  Connector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(auth.password(), "");
+}
+
+TEST(ConnectorConnect, HandshakeWithoutVersionFieldMeansVersionOne) {
+  FakeCanalServer server([](FakeSession& s) {
+    pb::Handshake hs;
+    hs.set_seeds(fake::TestSeed());
+    s.SendPacket(pb::HANDSHAKE, hs.SerializeAsString(), /*version=*/-1);
+    pb::ClientAuth auth;
+    s.Expect(pb::CLIENTAUTHENTICATION, &auth);
+    s.SendAck();
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  EXPECT_TRUE(c.Connect().ok());
+}
+
+TEST(ConnectorConnect, RefusesHandshakeVersionOtherThanOne) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.SendHandshake(fake::TestSeed(), /*version=*/2);
+    EXPECT_TRUE(s.WaitForClose()) << "the client must hang up, not authenticate";
+  });
+  Connector c(OptionsFor(server));
+  Status st = c.Connect();
+  EXPECT_TRUE(st.IsNotSupported()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "version 2")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), server.address())) << st.ToString();
+  EXPECT_FALSE(c.connected());
+}
+
+TEST(ConnectorConnect, RefusesAFirstPacketThatIsNotAHandshake) {
+  FakeCanalServer server([](FakeSession& s) { s.SendAck(); s.WaitForClose(); });
+  Connector c(OptionsFor(server));
+  Status st = c.Connect();
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_FALSE(c.connected());
+}
+
+TEST(ConnectorConnect, AuthenticationErrorCarriesServerCodeAndText) {
+  FakeCanalServer server([](FakeSession& s) {
+    pb::ClientAuth auth;
+    s.SendHandshake();
+    s.Expect(pb::CLIENTAUTHENTICATION, &auth);
+    s.SendAck(400, "auth failed for user:canal");
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  Status st = c.Connect();
+  EXPECT_EQ(st.code(), Status::Code::kAborted) << st.ToString();
+  EXPECT_EQ(ServerErrorCode(st), 400);
+  EXPECT_TRUE(Contains(st.message(), "auth failed for user:canal")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "canal.passwd")) << "names the fix: " << st.ToString();
+  EXPECT_FALSE(c.connected());
+}
+
+TEST(ConnectorConnect, NoListenerIsIOErrorNamingTheAddress) {
+  std::string address;
+  {
+    FakeCanalServer server(std::vector<FakeCanalServer::Script>{});
+    address = server.address();
+  }  // the port is closed again
+  ConnectorOptions o;
+  o.address = address;
+  o.destination = "example";
+  Connector c(o);
+  Status st = c.Connect();
+  EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), address)) << st.ToString();
+}
+
+TEST(ConnectorConnect, UnusableOptionsAreInvalidArgument) {
+  for (const char* address : {"", "localhost", "localhost:", ":11111", "localhost:0", "localhost:70000", "h:1x"}) {
+    ConnectorOptions o;
+    o.address = address;
+    o.destination = "example";
+    Connector c(o);
+    EXPECT_EQ(c.Connect().code(), Status::Code::kInvalidArgument) << address;
+  }
+  ConnectorOptions o;
+  o.address = "127.0.0.1:11111";
+  Connector c(o);
+  Status st = c.Connect();
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(st.message(), "destination")) << st.ToString();
+}
+
+TEST(ConnectorConnect, CallsBeforeConnectAreIOErrorsThatSayConnectFirst) {
+  ConnectorOptions o;
+  o.address = "127.0.0.1:1";
+  o.destination = "example";
+  Connector c(o);
+  Message m;
+  for (Status st : {c.Subscribe(), c.GetWithoutAck(10, &m), c.Ack(1), c.Rollback(), c.Unsubscribe()}) {
+    EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
+    EXPECT_TRUE(Contains(st.message(), "Connect()")) << st.ToString();
+  }
+}
+
+// --- subscribe / unsubscribe ---
+
+TEST(ConnectorSubscribe, SendsRollbackOfBatchZeroThenSubscriptionWithFilter) {
+  pb::ClientRollback rb;
+  pb::Sub sub;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLogin();
+    s.Expect(pb::CLIENTROLLBACK, &rb);
+    s.Expect(pb::SUBSCRIPTION, &sub);
+    s.SendAck();
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  Status st = c.Subscribe("shop\\..*");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(rb.destination(), "example");
+  EXPECT_EQ(rb.client_id(), "1001");
+  EXPECT_EQ(rb.batch_id(), 0);
+  EXPECT_EQ(sub.destination(), "example");
+  EXPECT_EQ(sub.client_id(), "1001");
+  EXPECT_EQ(sub.filter(), "shop\\..*");
+}
+
+TEST(ConnectorSubscribe, ServerRefusalIsReturnedWithItsCodeAndTextAndClosesTheConnection) {
+  FakeCanalServer server({[](FakeSession& s) {
+                            s.AcceptLogin();
+                            pb::ClientRollback rb;
+                            pb::Sub sub;
+                            s.Expect(pb::CLIENTROLLBACK, &rb);
+                            s.Expect(pb::SUBSCRIPTION, &sub);
+                            // Canal refuses both the rollback and the subscription.
+                            s.SendAck(401, "destination:nope should start first");
+                            s.SendAck(401, "destination:nope should start first");
+                            s.WaitForClose();
+                          },
+                          [](FakeSession& s) {
+                            s.AcceptLoginAndSubscribe();
+                            s.WaitForClose();
+                          }});
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  Status st = c.Subscribe();
+  EXPECT_EQ(st.code(), Status::Code::kAborted);
+  EXPECT_EQ(ServerErrorCode(st), 401);
+  EXPECT_TRUE(Contains(st.message(), "destination:nope should start first")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "subscription")) << st.ToString();
+  // A second answer may be in flight: the stream is given up, a new one works.
+  EXPECT_FALSE(c.connected());
+  ASSERT_TRUE(c.Connect().ok());
+  EXPECT_TRUE(c.Subscribe().ok());
+}
+
+TEST(ConnectorSubscribe, UnsubscribeSendsUnsubAndReadsTheAck) {
+  pb::Unsub unsub;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.Expect(pb::UNSUBSCRIPTION, &unsub);
+    s.SendAck();
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  EXPECT_TRUE(c.Unsubscribe().ok());
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(unsub.destination(), "example");
+  EXPECT_EQ(unsub.client_id(), "1001");
+}
+
+// --- get / ack / rollback ---
+
+TEST(ConnectorGet, ReturnsTheBatchWithRawEntriesAndParsesThemOnDemand) {
+  const std::vector<std::string> entries = {
+      TransactionEntry(canal::entry::TRANSACTIONBEGIN, "mysql-bin.000003", 100, "42"),
+      RowEntry("mysql-bin.000003", 200, "shop", "orders", canal::entry::INSERT, {Row({}, {Col("id", "1", true)})}),
+      TransactionEntry(canal::entry::TRANSACTIONEND, "mysql-bin.000003", 300, "9001")};
+  pb::Get get;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.Expect(pb::GET, &get);
+    s.SendMessages(7, entries);
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  Status st = c.GetWithoutAck(500, 250, TimeUnit::kMilliseconds, &m);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(m.batch_id(), 7);
+  ASSERT_EQ(m.raw_entry_count(), 3u);
+  EXPECT_EQ(m.raw_entry(1), entries[1]);  // bytes exactly as sent
+  const auto& parsed = m.entries();
+  ASSERT_EQ(parsed.size(), 3u);
+  EXPECT_EQ(EntryTypeOf(parsed[0]), canal::entry::TRANSACTIONBEGIN);
+  EXPECT_EQ(EntryTypeOf(parsed[1]), canal::entry::ROWDATA);
+  EXPECT_EQ(parsed[1].header().tablename(), "orders");
+  canal::entry::RowChange rc;
+  ASSERT_TRUE(rc.ParseFromString(parsed[1].storevalue()));
+  EXPECT_EQ(EventTypeOf(rc), canal::entry::INSERT);
+  EXPECT_EQ(rc.rowdatas(0).aftercolumns(0).value(), "1");
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(get.destination(), "example");
+  EXPECT_EQ(get.client_id(), "1001");
+  EXPECT_EQ(get.fetch_size(), 500);
+  ASSERT_TRUE(get.has_timeout());
+  EXPECT_EQ(get.timeout(), 250);
+  ASSERT_TRUE(get.has_unit());
+  EXPECT_EQ(get.unit(), 2);
+  ASSERT_TRUE(get.has_auto_ack());
+  EXPECT_FALSE(get.auto_ack());
+}
+
+TEST(ConnectorGet, NoTimeoutFormSendsMinusOneAndBatchSizeZeroMeansThousand) {
+  pb::Get get;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  ASSERT_TRUE(c.GetWithoutAck(0, &m).ok());
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(get.fetch_size(), 1000);
+  EXPECT_EQ(get.timeout(), -1);
+}
+
+TEST(ConnectorGet, EmptyBatchIsIdMinusOneAndGetDoesNotAckIt) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});
+    // Get() must go straight to the next GET: no CLIENTACK for an empty batch.
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  ASSERT_TRUE(c.Get(10, &m).ok());
+  EXPECT_EQ(m.batch_id(), -1);
+  EXPECT_TRUE(m.empty());
+  EXPECT_TRUE(m.entries().empty());
+  ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
+  EXPECT_EQ(m.batch_id(), -1);
+}
+
+TEST(ConnectorGet, GetAcksTheBatchItReturns) {
+  pb::ClientAck ack;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    s.SendMessages(3, {RowEntry("f", 4, "d", "t", canal::entry::DELETE, {Row({Col("id", "1")}, {})})});
+    s.Expect(pb::CLIENTACK, &ack);
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  ASSERT_TRUE(c.Get(10, 1, TimeUnit::kSeconds, &m).ok());
+  EXPECT_EQ(m.batch_id(), 3);
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(ack.batch_id(), 3);
+  EXPECT_EQ(ack.destination(), "example");
+  EXPECT_EQ(ack.client_id(), "1001");
+}
+
+TEST(ConnectorGet, WaitsForTheServerSideTimeoutBeyondTheReadTimeout) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    std::this_thread::sleep_for(milliseconds(600));  // the server's own wait
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  ConnectorOptions o = OptionsFor(server);
+  o.read_timeout = milliseconds(300);
+  Connector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  Status st = c.GetWithoutAck(10, 500, TimeUnit::kMilliseconds, &m);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+}
+
+TEST(ConnectorGet, AReplyThatNeverComesIsATimeoutIOError) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.WaitForClose();  // reads the GET and never answers
+  });
+  ConnectorOptions o = OptionsFor(server);
+  o.read_timeout = milliseconds(200);
+  Connector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  Status st = c.GetWithoutAck(10, &m);
+  EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "timed out")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "get")) << st.ToString();
+  EXPECT_FALSE(c.connected());
+}
+
+TEST(ConnectorGet, ServerErrorForTheGetItselfKeepsTheConnection) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    s.SendAck(401, "clientId:1001 not subscribed");
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  Status st = c.GetWithoutAck(10, &m);
+  EXPECT_EQ(ServerErrorCode(st), 401);
+  EXPECT_TRUE(Contains(st.message(), "not subscribed")) << st.ToString();
+  EXPECT_FALSE(Contains(st.message(), "earlier")) << "no ack was pending: " << st.ToString();
+  EXPECT_TRUE(c.connected());
+  EXPECT_TRUE(c.GetWithoutAck(10, &m).ok());
+}
+
+TEST(ConnectorAck, AckAndRollbackSendTheirPacketsWithoutWaitingForAReply) {
+  pb::ClientAck ack;
+  pb::ClientRollback rb_one, rb_all;
+  std::promise<void> all_read;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.Expect(pb::CLIENTACK, &ack);
+    s.Expect(pb::CLIENTROLLBACK, &rb_one);
+    s.Expect(pb::CLIENTROLLBACK, &rb_all);
+    all_read.set_value();
+    s.WaitForClose();  // never answers any of them
+  });
+  ConnectorOptions o = OptionsFor(server);
+  o.read_timeout = milliseconds(5000);
+  Connector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.Ack(5).ok());
+  EXPECT_TRUE(c.Rollback(6).ok());
+  EXPECT_TRUE(c.Rollback().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000)) << "a reply was awaited";
+  all_read.get_future().wait();
+  c.Disconnect();
+  server.Join();
+  EXPECT_EQ(ack.batch_id(), 5);
+  EXPECT_EQ(ack.destination(), "example");
+  EXPECT_EQ(rb_one.batch_id(), 6);
+  EXPECT_EQ(rb_one.client_id(), "1001");
+  EXPECT_EQ(rb_all.batch_id(), 0);
+}
+
+TEST(ConnectorAck, AckOfMinusOneSendsNothing) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Get get;
+    s.Expect(pb::GET, &get);  // not a CLIENTACK
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  EXPECT_TRUE(c.Ack(-1).ok());
+  Message m;
+  EXPECT_TRUE(c.GetWithoutAck(1, &m).ok());
+}
+
+TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::ClientAck ack;
+    pb::Get get;
+    s.Expect(pb::CLIENTACK, &ack);
+    s.Expect(pb::GET, &get);
+    s.SendAck(400, "batchId:5 is not the firstly:4");
+    s.SendMessages(6, {RowEntry("f", 1, "d", "t", canal::entry::INSERT, {})});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(c.Ack(5).ok());
+  Message m;
+  Status st = c.GetWithoutAck(10, &m);
+  EXPECT_EQ(st.code(), Status::Code::kAborted) << st.ToString();
+  EXPECT_EQ(ServerErrorCode(st), 400);
+  EXPECT_TRUE(Contains(st.message(), "batchId:5 is not the firstly:4")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
+  // The get's own reply may follow or not: the stream cannot be trusted any more.
+  EXPECT_FALSE(c.connected());
+  EXPECT_EQ(c.GetWithoutAck(10, &m).code(), Status::Code::kIOError);
+}
+
+TEST(ConnectorAck, RollbackErrorAnsweringTheNextSubscribeNamesTheRollback) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::ClientRollback rb;
+    s.Expect(pb::CLIENTROLLBACK, &rb);
+    pb::Unsub unsub;
+    s.Expect(pb::UNSUBSCRIPTION, &unsub);
+    s.SendAck(400, "rollback error, clientId:1001 batchId:9 is not exist , please check");
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(c.Rollback(9).ok());
+  Status st = c.Unsubscribe();
+  EXPECT_EQ(ServerErrorCode(st), 400);
+  EXPECT_TRUE(Contains(st.message(), "earlier rollback of batch 9")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "is not exist")) << st.ToString();
+}
+
+TEST(ConnectorAck, AckErrorAlreadyWaitingIsReturnedBeforeSendingAndTheConnectionStays) {
+  std::promise<void> error_sent;
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::ClientAck ack;
+    s.Expect(pb::CLIENTACK, &ack);
+    s.SendAck(400, "batchId:5 is not the firstly:4");
+    error_sent.set_value();
+    // The failed get was not sent: the next packet is the retried GET.
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(c.Ack(5).ok());
+  error_sent.get_future().wait();
+  std::this_thread::sleep_for(milliseconds(50));  // let the loopback deliver it
+  Message m;
+  Status st = c.GetWithoutAck(10, &m);
+  EXPECT_EQ(ServerErrorCode(st), 400) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "not sent")) << st.ToString();
+  EXPECT_TRUE(c.connected());
+  st = c.GetWithoutAck(10, &m);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+}
+
+TEST(ConnectorAck, SuccessfulRepliesClearEarlierAcksSoLaterErrorsAreTheRequestsOwn) {
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::ClientAck ack;
+    pb::Get get;
+    s.Expect(pb::CLIENTACK, &ack);
+    s.Expect(pb::GET, &get);
+    s.SendMessages(-1, {});  // proves the ack succeeded
+    s.Expect(pb::GET, &get);
+    s.SendAck(400, "server is shutting down");
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(c.Ack(1).ok());
+  Message m;
+  ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
+  Status st = c.GetWithoutAck(10, &m);
+  EXPECT_EQ(ServerErrorCode(st), 400);
+  EXPECT_FALSE(Contains(st.message(), "earlier")) << st.ToString();
+  EXPECT_TRUE(c.connected());
+}
+
+// --- bytes no Canal server sends ---
+
+class ConnectorBadFrames : public ::testing::Test {
+ protected:
+  // Logs in, then answers the first GET with `reply` (raw bytes) and closes.
+  Status GetAnsweredWith(std::string reply, uint32_t max_frame_bytes = 64u << 20) {
+    FakeCanalServer server([&](FakeSession& s) {
+      s.AcceptLoginAndSubscribe();
+      pb::Get get;
+      s.Expect(pb::GET, &get);
+      s.SendRaw(reply);
+      s.Close();
+    });
+    ConnectorOptions o = OptionsFor(server);
+    o.max_frame_bytes = max_frame_bytes;
+    Connector c(o);
+    EXPECT_TRUE(c.Connect().ok());
+    EXPECT_TRUE(c.Subscribe().ok());
+    Message m;
+    Status st = c.GetWithoutAck(10, &m);
+    EXPECT_FALSE(c.connected()) << "a broken stream must be closed";
+    EXPECT_EQ(m.batch_id(), -1);
+    return st;
+  }
+};
+
+TEST_F(ConnectorBadFrames, FrameLengthAboveTheLimitIsRefusedBeforeAllocating) {
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(0x7fffffff));
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "2147483647")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "max_frame_bytes")) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, ConfiguredLimitApplies) {
+  pb::Messages big;
+  big.set_batch_id(1);
+  big.add_messages(std::string(2000, 'x'));
+  pb::Packet p;
+  p.set_type(pb::MESSAGES);
+  p.set_body(big.SerializeAsString());
+  const std::string bytes = p.SerializeAsString();
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes, /*max_frame_bytes=*/1024);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "1024")) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, ZeroLengthFrameIsCorruption) {
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(0));
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, ServerClosingMidFrameIsIOError) {
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(100) + std::string(10, '\x08'));
+  EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "10 of 100")) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, ServerClosingInsideTheLengthIsIOError) {
+  Status st = GetAnsweredWith(std::string("\x00\x00", 2));
+  EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, BytesThatAreNotAPacketAreCorruption) {
+  const std::string junk = "\xff\xff\xff\xff\xff";
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(junk.size()) + junk);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, CompressedPacketIsNotSupported) {
+  pb::Packet p;
+  p.set_type(pb::MESSAGES);
+  p.set_compression(pb::ZLIB);
+  p.set_body("x");
+  const std::string bytes = p.SerializeAsString();
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  EXPECT_TRUE(st.IsNotSupported()) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, WrongPacketTypeForAGetIsCorruption) {
+  pb::Packet p;
+  p.set_type(pb::HANDSHAKE);
+  const std::string bytes = p.SerializeAsString();
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "HANDSHAKE")) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, UnparsableMessagesBodyIsCorruption) {
+  pb::Packet p;
+  p.set_type(pb::MESSAGES);
+  p.set_body("\x12\x7f");  // entry bytes declared longer than the body
+  const std::string bytes = p.SerializeAsString();
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+}
+
+// --- threads ---
+
+TEST(ConnectorThreads, ConcurrentGetsFromTwoThreadsAreSerialised) {
+  constexpr int kPerThread = 50;
+  FakeCanalServer server([](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    // Each reply carries the asking get's fetch size as its batch id, so a
+    // reply handed to the wrong thread shows.
+    for (int i = 0; i < 2 * kPerThread; ++i) {
+      pb::Get get;
+      if (!s.Expect(pb::GET, &get)) return;
+      s.SendMessages(get.fetch_size(), {RowEntry("f", i, "d", "t", canal::entry::INSERT, {})});
+    }
+    s.WaitForClose();
+  });
+  Connector c(OptionsFor(server));
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  auto worker = [&c](int fetch_size, int* mismatches) {
+    for (int i = 0; i < kPerThread; ++i) {
+      Message m;
+      Status st = c.GetWithoutAck(fetch_size, &m);
+      if (!st.ok() || m.batch_id() != fetch_size) ++*mismatches;
+    }
+  };
+  int bad_a = 0, bad_b = 0;
+  std::thread a(worker, 11, &bad_a);
+  std::thread b(worker, 22, &bad_b);
+  a.join();
+  b.join();
+  EXPECT_EQ(bad_a, 0);
+  EXPECT_EQ(bad_b, 0);
+}
+
+// --- Message on its own ---
+
+TEST(MessageTest, DefaultIsAnEmptyBatch) {
+  Message m;
+  EXPECT_EQ(m.batch_id(), -1);
+  EXPECT_TRUE(m.empty());
+  EXPECT_TRUE(m.ParseEntries().ok());
+}
+
+TEST(MessageTest, MalformedEntryIsCorruptionNamingItAndKeepsTheEntriesBefore) {
+  Message m(12, {RowEntry("f", 1, "d", "t", canal::entry::INSERT, {}), std::string("\x0a\x7f", 2),
+                 RowEntry("f", 3, "d", "t", canal::entry::INSERT, {})});
+  EXPECT_EQ(m.raw_entry_count(), 3u);  // nothing parsed yet, raw access works
+  Status st = m.ParseEntries();
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_TRUE(Contains(st.message(), "batch 12")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "entry 1 of 3")) << st.ToString();
+  EXPECT_EQ(m.entries().size(), 1u);
+  EXPECT_TRUE(m.ParseEntries().IsCorruption()) << "the result is remembered";
+}
+
+TEST(MessageTest, TakeRawEntriesHandsTheBytesOver) {
+  Message m(4, {"a", "b"});
+  auto raw = m.TakeRawEntries();
+  EXPECT_EQ(raw, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.batch_id(), 4);
+}
+
+TEST(MessageTest, AbsentFieldsReadAsCanalsDefaults) {
+  canal::entry::Entry e;
+  EXPECT_EQ(EntryTypeOf(e), canal::entry::ROWDATA);
+  EXPECT_EQ(EventTypeOf(e.header()), canal::entry::UPDATE);
+  canal::entry::RowChange rc;
+  EXPECT_EQ(EventTypeOf(rc), canal::entry::UPDATE);
+  EXPECT_FALSE(IsDdl(rc));
+  EXPECT_FALSE(IsNull(canal::entry::Column()));
+  EXPECT_EQ(EventTypeName(canal::entry::INSERT), "INSERT");
+  EXPECT_EQ(EventTypeName(static_cast<canal::entry::EventType>(99)), "UNKNOWN(99)");
+  EXPECT_EQ(EntryTypeName(canal::entry::TRANSACTIONEND), "TRANSACTIONEND");
+}
+
+TEST(ServerErrorCodeTest, ReadsTheCodeOnlyFromServerErrors) {
+  EXPECT_EQ(ServerErrorCode(Status::Aborted("canal server h:1: get refused: server error 402: batch id missing")), 402);
+  EXPECT_EQ(ServerErrorCode(Status::IOError("connection closed")), 0);
+  EXPECT_EQ(ServerErrorCode(Status::OK()), 0);
+  EXPECT_EQ(ServerErrorCode(Status::Aborted("server error : x")), 0);
+}
+
+}  // namespace
+}  // namespace canal::client
