@@ -1,72 +1,28 @@
 // canal-cli (the built binary) against the scripted fake server: the JSON lines
 // it prints, when it acks and when it rolls back, and its exit codes.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "client/fake_canal_server.h"
+#include "client/client_test_util.h"
 
-namespace canal::client {
+namespace canal::client::test {
 namespace {
 
-using fake::Col;
-using fake::DdlEntry;
-using fake::FakeCanalServer;
-using fake::FakeSession;
-using fake::Row;
-using fake::RowEntry;
-using fake::TransactionEntry;
-namespace pb = canal::protocol;
-namespace ce = canal::entry;
-
-const std::string kCli = std::string(CANAL_BINARY_DIR) + "/bin/canal-cli";
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun RunCli(const std::string& args) {
-  CliRun r;
-  const std::string err_path =
-      (std::filesystem::temp_directory_path() / ("canal_cli_test_" + std::to_string(::getpid()) + ".err")).string();
-  const std::string cmd = kCli + " " + args + " 2>" + err_path;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::stringstream ss;
-  ss << err.rdbuf();
-  r.err = ss.str();
-  std::filesystem::remove(err_path);
-  return r;
-}
-
-class CanalCli : public ::testing::Test {
+class CanalCli : public BuiltProgramTest {
  protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(kCli)) GTEST_SKIP() << kCli << " is not built: ninja canal-cli";
+  CanalCli() : BuiltProgramTest("canal-cli") {}
+
+  // Runs canal-cli on destination "example" of `server` to its end, then waits
+  // for the server's script to end too.
+  ProgramRun RunAgainst(FakeCanalServer& server, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--address", server.address(), "--destination", "example"});
+    ProgramRun r = Run(args);
+    server.Join();
+    return r;
   }
 };
-
-std::vector<std::string> Lines(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch) {
   pb::ClientAuth auth;
@@ -74,31 +30,26 @@ TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch)
   pb::Get get;
   pb::ClientAck ack1, ack2;
   FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLogin(&auth);
-    s.AcceptSubscribe(&sub);
-    s.Expect(pb::GET, &get);
-    s.SendMessages(1, {TransactionEntry(ce::TRANSACTIONBEGIN, "mysql-bin.000001", 100, "12"),
-                       RowEntry("mysql-bin.000001", 200, "shop", "orders", ce::INSERT,
-                                {Row({}, {Col("id", "1", true), Col("note", "a \"quoted\"\ttab", true)}),
-                                 Row({}, {Col("id", "2", true), Col("note", nullptr, true)})}),
-                       TransactionEntry(ce::TRANSACTIONEND, "mysql-bin.000001", 300, "77")});
+    s.AcceptLoginAndSubscribe(&auth, &sub);
+    s.AnswerGet(1,
+                {TransactionEntry(ce::TRANSACTIONBEGIN, "mysql-bin.000001", 100, "12"),
+                 RowEntry("mysql-bin.000001", 200, "shop", "orders", ce::INSERT,
+                          {Row({}, {Col("id", "1", true), Col("note", "a \"quoted\"\ttab", true)}),
+                           Row({}, {Col("id", "2", true), Col("note", nullptr, true)})}),
+                 TransactionEntry(ce::TRANSACTIONEND, "mysql-bin.000001", 300, "77")},
+                &get);
     s.Expect(pb::CLIENTACK, &ack1);
-    pb::Get get2;
-    s.Expect(pb::GET, &get2);
-    s.SendMessages(-1, {});  // an empty batch is neither printed nor acked
-    s.Expect(pb::GET, &get2);
-    s.SendMessages(2, {DdlEntry("mysql-bin.000001", 400, "shop", "ALTER TABLE orders ADD c INT", 1'700'000'005'999),
-                       RowEntry("mysql-bin.000001", 500, "shop", "orders", ce::UPDATE,
-                                {Row({Col("id", "1"), Col("note", "x")}, {Col("id", "1"), Col("note", "y", true)})},
-                                1'700'000'006'000, "0-1-42"),
-                       TransactionEntry(ce::TRANSACTIONEND, "mysql-bin.000001", 600, "78")});
+    s.AnswerGet(-1, {});  // an empty batch is neither printed nor acked
+    s.AnswerGet(2, {DdlEntry("mysql-bin.000001", 400, "shop", "ALTER TABLE orders ADD c INT", 1'700'000'005'999),
+                    RowEntry("mysql-bin.000001", 500, "shop", "orders", ce::UPDATE,
+                             {Row({Col("id", "1"), Col("note", "x")}, {Col("id", "1"), Col("note", "y", true)})},
+                             1'700'000'006'000, "0-1-42"),
+                    TransactionEntry(ce::TRANSACTIONEND, "mysql-bin.000001", 600, "78")});
     s.Expect(pb::CLIENTACK, &ack2);
     EXPECT_TRUE(s.WaitForClose());
   });
-  CliRun r = RunCli("--address " + server.address() +
-                    " --destination example --user canal --password canal --filter 'shop\\..*' --batch 50"
-                    " --count 3 --json --timeout-ms 200");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {"--user", "canal", "--password", "canal", "--filter", "shop\\..*", "--batch", "50",
+                                     "--count", "3", "--json", "--timeout-ms", "200"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
@@ -126,15 +77,12 @@ TEST_F(CanalCli, StoppingInsideABatchRollsItBackSoNothingUnprintedIsLost) {
   pb::ClientRollback rb;
   FakeCanalServer server([&](FakeSession& s) {
     s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(9, {RowEntry("f.000001", 10, "d", "t", ce::DELETE, {Row({Col("id", "1")}, {})}),
-                       RowEntry("f.000001", 20, "d", "t", ce::DELETE, {Row({Col("id", "2")}, {})})});
+    s.AnswerGet(9, {RowEntry("f.000001", 10, "d", "t", ce::DELETE, {Row({Col("id", "1")}, {})}),
+                    RowEntry("f.000001", 20, "d", "t", ce::DELETE, {Row({Col("id", "2")}, {})})});
     s.Expect(pb::CLIENTROLLBACK, &rb);
     EXPECT_TRUE(s.WaitForClose());
   });
-  CliRun r = RunCli("--address " + server.address() + " --destination example --count 1 --json");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {"--count", "1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(Lines(r.out).size(), 1u) << r.out;
   EXPECT_EQ(Lines(r.out)[0], R"({"file":"f.000001","pos":10,"gtid":"","ts":1700000000,"db":"d","table":"t",)"
@@ -145,16 +93,13 @@ TEST_F(CanalCli, StoppingInsideABatchRollsItBackSoNothingUnprintedIsLost) {
 TEST_F(CanalCli, HumanFormLooksLikeCanalsExampleClient) {
   FakeCanalServer server([&](FakeSession& s) {
     s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(1, {RowEntry("mysql-bin.000002", 120, "shop", "orders", ce::UPDATE,
-                                {Row({Col("id", "1"), Col("qty", "2")}, {Col("id", "1"), Col("qty", "3", true)})})});
+    s.AnswerGet(1, {RowEntry("mysql-bin.000002", 120, "shop", "orders", ce::UPDATE,
+                             {Row({Col("id", "1"), Col("qty", "2")}, {Col("id", "1"), Col("qty", "3", true)})})});
     pb::ClientAck ack;
     s.Expect(pb::CLIENTACK, &ack);
     s.WaitForClose();
   });
-  CliRun r = RunCli("--address " + server.address() + " --destination example --count 1");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {"--count", "1"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "================> binlog[mysql-bin.000002:120] , name[shop,orders] , eventType : UPDATE\n"
@@ -168,17 +113,13 @@ TEST_F(CanalCli, HumanFormLooksLikeCanalsExampleClient) {
 
 TEST_F(CanalCli, RefusedAuthenticationExitsThreeWithTheServersText) {
   FakeCanalServer server([](FakeSession& s) {
-    pb::ClientAuth auth;
-    s.SendHandshake();
-    s.Expect(pb::CLIENTAUTHENTICATION, &auth);
-    s.SendAck(400, "something goes wrong with channel");
+    s.RefuseLogin(400, "something goes wrong with channel");
     s.WaitForClose();
   });
-  CliRun r = RunCli("--address " + server.address() + " --destination example --user u --password wrong");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {"--user", "u", "--password", "wrong"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("something goes wrong with channel"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("server error 400"), std::string::npos) << r.err;
+  EXPECT_TRUE(Contains(r.err, "something goes wrong with channel")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "server error 400")) << r.err;
   EXPECT_TRUE(r.out.empty());
 }
 
@@ -189,35 +130,31 @@ TEST_F(CanalCli, LostConnectionExitsTwo) {
     s.Expect(pb::GET, &get);
     s.Close();
   });
-  CliRun r = RunCli("--address " + server.address() + " --destination example");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find(server.address()), std::string::npos) << r.err;
+  EXPECT_TRUE(Contains(r.err, server.address())) << r.err;
 }
 
 TEST_F(CanalCli, MalformedEntryExitsFourAndRollsTheBatchBack) {
   pb::ClientRollback rb;
   FakeCanalServer server([&](FakeSession& s) {
     s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(3, {std::string("\x0a\x7f", 2)});
+    s.AnswerGet(3, {std::string("\x0a\x7f", 2)});
     s.Expect(pb::CLIENTROLLBACK, &rb);
     s.WaitForClose();
   });
-  CliRun r = RunCli("--address " + server.address() + " --destination example --json");
-  server.Join();
+  ProgramRun r = RunAgainst(server, {"--json"});
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_EQ(rb.batch_id(), 3);
 }
 
 TEST_F(CanalCli, BadCommandLineExitsOne) {
-  EXPECT_EQ(RunCli("--destination example").exit_code, 1);               // no --address
-  EXPECT_EQ(RunCli("--address 127.0.0.1:1 --destination d --batch 0").exit_code, 1);
-  EXPECT_EQ(RunCli("--address 127.0.0.1:1 --destination d --count -1").exit_code, 1);
-  EXPECT_EQ(RunCli("--address nohostport --destination d").exit_code, 1);
-  EXPECT_EQ(RunCli("--help").exit_code, 0);
+  EXPECT_EQ(Run({"--destination", "example"}).exit_code, 1);  // no --address
+  EXPECT_EQ(Run({"--address", "127.0.0.1:1", "--destination", "d", "--batch", "0"}).exit_code, 1);
+  EXPECT_EQ(Run({"--address", "127.0.0.1:1", "--destination", "d", "--count", "-1"}).exit_code, 1);
+  EXPECT_EQ(Run({"--address", "nohostport", "--destination", "d"}).exit_code, 1);
+  EXPECT_EQ(Run({"--help"}).exit_code, 0);
 }
 
 }  // namespace
-}  // namespace canal::client
+}  // namespace canal::client::test

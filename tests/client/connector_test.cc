@@ -9,47 +9,32 @@
 
 #include <gtest/gtest.h>
 
-#include "client/fake_canal_server.h"
+#include "client/client_test_util.h"
 
-namespace canal::client {
+namespace canal::client::test {
 namespace {
 
-using fake::Col;
-using fake::FakeCanalServer;
-using fake::FakeSession;
-using fake::Row;
-using fake::RowEntry;
-using fake::TransactionEntry;
-namespace pb = canal::protocol;
 using std::chrono::milliseconds;
-
-ConnectorOptions OptionsFor(const FakeCanalServer& server) {
-  ConnectorOptions o;
-  o.address = server.address();
-  o.destination = "example";
-  o.username = "canal";
-  o.password = "canal";
-  o.read_timeout = milliseconds(3000);
-  o.connect_timeout = milliseconds(3000);
-  return o;
-}
-
-bool Contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
 
 // --- handshake and authentication ---
 
-TEST(ConnectorConnect, SendsPasswordScrambledWithTheSeedAndTheIdleTimeout) {
+// The authentication a Connector with adjusted options sends to a server that accepts it.
+pb::ClientAuth AuthSentBy(const SubscribedConnector::AdjustOptions& adjust) {
   pb::ClientAuth auth;
   FakeCanalServer server([&](FakeSession& s) { s.AcceptLogin(&auth); s.WaitForClose(); });
   ConnectorOptions o = OptionsFor(server);
-  o.idle_timeout = milliseconds(120'000);
+  adjust(o);
   Connector c(o);
-  ASSERT_TRUE(c.Connect().ok());
+  Status st = c.Connect();
+  EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE(c.connected());
   c.Disconnect();
   server.Join();
+  return auth;
+}
+
+TEST(ConnectorConnect, SendsPasswordScrambledWithTheSeedAndTheIdleTimeout) {
+  const pb::ClientAuth auth = AuthSentBy([](ConnectorOptions& o) { o.idle_timeout = milliseconds(120'000); });
   EXPECT_EQ(auth.username(), "canal");
   // The protocol doc's vector: seed 01..08, password "canal".
   EXPECT_EQ(auth.password(), "7de44690d8e53782cb61804a2455c284a3bbfb06");
@@ -60,15 +45,10 @@ TEST(ConnectorConnect, SendsPasswordScrambledWithTheSeedAndTheIdleTimeout) {
 }
 
 TEST(ConnectorConnect, EmptyPasswordSendsNoToken) {
-  pb::ClientAuth auth;
-  FakeCanalServer server([&](FakeSession& s) { s.AcceptLogin(&auth); s.WaitForClose(); });
-  ConnectorOptions o = OptionsFor(server);
-  o.username = "";
-  o.password = "";
-  Connector c(o);
-  ASSERT_TRUE(c.Connect().ok());
-  c.Disconnect();
-  server.Join();
+  const pb::ClientAuth auth = AuthSentBy([](ConnectorOptions& o) {
+    o.username = "";
+    o.password = "";
+  });
   EXPECT_EQ(auth.password(), "");
 }
 
@@ -109,10 +89,7 @@ TEST(ConnectorConnect, RefusesAFirstPacketThatIsNotAHandshake) {
 
 TEST(ConnectorConnect, AuthenticationErrorCarriesServerCodeAndText) {
   FakeCanalServer server([](FakeSession& s) {
-    pb::ClientAuth auth;
-    s.SendHandshake();
-    s.Expect(pb::CLIENTAUTHENTICATION, &auth);
-    s.SendAck(400, "auth failed for user:canal");
+    s.RefuseLogin(400, "auth failed for user:canal");
     s.WaitForClose();
   });
   Connector c(OptionsFor(server));
@@ -224,18 +201,13 @@ TEST(ConnectorSubscribe, ServerRefusalIsReturnedWithItsCodeAndTextAndClosesTheCo
 
 TEST(ConnectorSubscribe, UnsubscribeSendsUnsubAndReadsTheAck) {
   pb::Unsub unsub;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([&](FakeSession& s) {
     s.Expect(pb::UNSUBSCRIPTION, &unsub);
     s.SendAck();
-    s.WaitForClose();
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  EXPECT_TRUE(c.Unsubscribe().ok());
-  c.Disconnect();
-  server.Join();
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  EXPECT_TRUE(t.client.Unsubscribe().ok());
+  t.Finish();
   EXPECT_EQ(unsub.destination(), "example");
   EXPECT_EQ(unsub.client_id(), "1001");
 }
@@ -244,36 +216,28 @@ TEST(ConnectorSubscribe, UnsubscribeSendsUnsubAndReadsTheAck) {
 
 TEST(ConnectorGet, ReturnsTheBatchWithRawEntriesAndParsesThemOnDemand) {
   const std::vector<std::string> entries = {
-      TransactionEntry(canal::entry::TRANSACTIONBEGIN, "mysql-bin.000003", 100, "42"),
-      RowEntry("mysql-bin.000003", 200, "shop", "orders", canal::entry::INSERT, {Row({}, {Col("id", "1", true)})}),
-      TransactionEntry(canal::entry::TRANSACTIONEND, "mysql-bin.000003", 300, "9001")};
+      TransactionEntry(ce::TRANSACTIONBEGIN, "mysql-bin.000003", 100, "42"),
+      RowEntry("mysql-bin.000003", 200, "shop", "orders", ce::INSERT, {Row({}, {Col("id", "1", true)})}),
+      TransactionEntry(ce::TRANSACTIONEND, "mysql-bin.000003", 300, "9001")};
   pb::Get get;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    s.Expect(pb::GET, &get);
-    s.SendMessages(7, entries);
-    s.WaitForClose();
-  });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  SubscribedConnector t([&](FakeSession& s) { s.AnswerGet(7, entries, &get); });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  Status st = c.GetWithoutAck(500, 250, TimeUnit::kMilliseconds, &m);
+  Status st = t.client.GetWithoutAck(500, 250, TimeUnit::kMilliseconds, &m);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(m.batch_id(), 7);
   ASSERT_EQ(m.raw_entry_count(), 3u);
   EXPECT_EQ(m.raw_entry(1), entries[1]);  // bytes exactly as sent
   const auto& parsed = m.entries();
   ASSERT_EQ(parsed.size(), 3u);
-  EXPECT_EQ(EntryTypeOf(parsed[0]), canal::entry::TRANSACTIONBEGIN);
-  EXPECT_EQ(EntryTypeOf(parsed[1]), canal::entry::ROWDATA);
+  EXPECT_EQ(EntryTypeOf(parsed[0]), ce::TRANSACTIONBEGIN);
+  EXPECT_EQ(EntryTypeOf(parsed[1]), ce::ROWDATA);
   EXPECT_EQ(parsed[1].header().tablename(), "orders");
-  canal::entry::RowChange rc;
+  ce::RowChange rc;
   ASSERT_TRUE(rc.ParseFromString(parsed[1].storevalue()));
-  EXPECT_EQ(EventTypeOf(rc), canal::entry::INSERT);
+  EXPECT_EQ(EventTypeOf(rc), ce::INSERT);
   EXPECT_EQ(rc.rowdatas(0).aftercolumns(0).value(), "1");
-  c.Disconnect();
-  server.Join();
+  t.Finish();
   EXPECT_EQ(get.destination(), "example");
   EXPECT_EQ(get.client_id(), "1001");
   EXPECT_EQ(get.fetch_size(), 500);
@@ -287,153 +251,111 @@ TEST(ConnectorGet, ReturnsTheBatchWithRawEntriesAndParsesThemOnDemand) {
 
 TEST(ConnectorGet, NoTimeoutFormSendsMinusOneAndBatchSizeZeroMeansThousand) {
   pb::Get get;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});
-    s.WaitForClose();
-  });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  SubscribedConnector t([&](FakeSession& s) { s.AnswerGet(-1, {}, &get); });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  ASSERT_TRUE(c.GetWithoutAck(0, &m).ok());
-  c.Disconnect();
-  server.Join();
+  ASSERT_TRUE(t.client.GetWithoutAck(0, &m).ok());
+  t.Finish();
   EXPECT_EQ(get.fetch_size(), 1000);
   EXPECT_EQ(get.timeout(), -1);
 }
 
 TEST(ConnectorGet, EmptyBatchIsIdMinusOneAndGetDoesNotAckIt) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});
+  SubscribedConnector t([](FakeSession& s) {
+    s.AnswerGet(-1, {});
     // Get() must go straight to the next GET: no CLIENTACK for an empty batch.
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});
-    s.WaitForClose();
+    s.AnswerGet(-1, {});
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  ASSERT_TRUE(c.Get(10, &m).ok());
+  ASSERT_TRUE(t.client.Get(10, &m).ok());
   EXPECT_EQ(m.batch_id(), -1);
   EXPECT_TRUE(m.empty());
   EXPECT_TRUE(m.entries().empty());
-  ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
+  ASSERT_TRUE(t.client.GetWithoutAck(10, &m).ok());
   EXPECT_EQ(m.batch_id(), -1);
 }
 
 TEST(ConnectorGet, GetAcksTheBatchItReturns) {
   pb::ClientAck ack;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(3, {RowEntry("f", 4, "d", "t", canal::entry::DELETE, {Row({Col("id", "1")}, {})})});
+  SubscribedConnector t([&](FakeSession& s) {
+    s.AnswerGet(3, {RowEntry("f", 4, "d", "t", ce::DELETE, {Row({Col("id", "1")}, {})})});
     s.Expect(pb::CLIENTACK, &ack);
-    s.WaitForClose();
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  ASSERT_TRUE(c.Get(10, 1, TimeUnit::kSeconds, &m).ok());
+  ASSERT_TRUE(t.client.Get(10, 1, TimeUnit::kSeconds, &m).ok());
   EXPECT_EQ(m.batch_id(), 3);
-  c.Disconnect();
-  server.Join();
+  t.Finish();
   EXPECT_EQ(ack.batch_id(), 3);
   EXPECT_EQ(ack.destination(), "example");
   EXPECT_EQ(ack.client_id(), "1001");
 }
 
 TEST(ConnectorGet, WaitsForTheServerSideTimeoutBeyondTheReadTimeout) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    std::this_thread::sleep_for(milliseconds(600));  // the server's own wait
-    s.SendMessages(-1, {});
-    s.WaitForClose();
-  });
-  ConnectorOptions o = OptionsFor(server);
-  o.read_timeout = milliseconds(300);
-  Connector c(o);
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  SubscribedConnector t(
+      [](FakeSession& s) {
+        pb::Get get;
+        s.Expect(pb::GET, &get);
+        std::this_thread::sleep_for(milliseconds(600));  // the server's own wait
+        s.SendMessages(-1, {});
+      },
+      [](ConnectorOptions& o) { o.read_timeout = milliseconds(300); });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  Status st = c.GetWithoutAck(10, 500, TimeUnit::kMilliseconds, &m);
+  Status st = t.client.GetWithoutAck(10, 500, TimeUnit::kMilliseconds, &m);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
 TEST(ConnectorGet, AReplyThatNeverComesIsATimeoutIOError) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    s.WaitForClose();  // reads the GET and never answers
-  });
-  ConnectorOptions o = OptionsFor(server);
-  o.read_timeout = milliseconds(200);
-  Connector c(o);
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  // The server reads the GET and never answers.
+  SubscribedConnector t([](FakeSession&) {}, [](ConnectorOptions& o) { o.read_timeout = milliseconds(200); });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  Status st = c.GetWithoutAck(10, &m);
+  Status st = t.client.GetWithoutAck(10, &m);
   EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "timed out")) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "get")) << st.ToString();
-  EXPECT_FALSE(c.connected());
+  EXPECT_FALSE(t.client.connected());
 }
 
 TEST(ConnectorGet, ServerErrorForTheGetItselfKeepsTheConnection) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([](FakeSession& s) {
     pb::Get get;
     s.Expect(pb::GET, &get);
     s.SendAck(401, "clientId:1001 not subscribed");
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});
-    s.WaitForClose();
+    s.AnswerGet(-1, {});
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;
-  Status st = c.GetWithoutAck(10, &m);
+  Status st = t.client.GetWithoutAck(10, &m);
   EXPECT_EQ(ServerErrorCode(st), 401);
   EXPECT_TRUE(Contains(st.message(), "not subscribed")) << st.ToString();
   EXPECT_FALSE(Contains(st.message(), "earlier")) << "no ack was pending: " << st.ToString();
-  EXPECT_TRUE(c.connected());
-  EXPECT_TRUE(c.GetWithoutAck(10, &m).ok());
+  EXPECT_TRUE(t.client.connected());
+  EXPECT_TRUE(t.client.GetWithoutAck(10, &m).ok());
 }
 
 TEST(ConnectorAck, AckAndRollbackSendTheirPacketsWithoutWaitingForAReply) {
   pb::ClientAck ack;
   pb::ClientRollback rb_one, rb_all;
   std::promise<void> all_read;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    s.Expect(pb::CLIENTACK, &ack);
-    s.Expect(pb::CLIENTROLLBACK, &rb_one);
-    s.Expect(pb::CLIENTROLLBACK, &rb_all);
-    all_read.set_value();
-    s.WaitForClose();  // never answers any of them
-  });
-  ConnectorOptions o = OptionsFor(server);
-  o.read_timeout = milliseconds(5000);
-  Connector c(o);
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
+  SubscribedConnector t(
+      [&](FakeSession& s) {
+        s.Expect(pb::CLIENTACK, &ack);
+        s.Expect(pb::CLIENTROLLBACK, &rb_one);
+        s.Expect(pb::CLIENTROLLBACK, &rb_all);
+        all_read.set_value();  // and never answers any of them
+      },
+      [](ConnectorOptions& o) { o.read_timeout = milliseconds(5000); });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(c.Ack(5).ok());
-  EXPECT_TRUE(c.Rollback(6).ok());
-  EXPECT_TRUE(c.Rollback().ok());
+  EXPECT_TRUE(t.client.Ack(5).ok());
+  EXPECT_TRUE(t.client.Rollback(6).ok());
+  EXPECT_TRUE(t.client.Rollback().ok());
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000)) << "a reply was awaited";
   all_read.get_future().wait();
-  c.Disconnect();
-  server.Join();
+  t.Finish();
   EXPECT_EQ(ack.batch_id(), 5);
   EXPECT_EQ(ack.destination(), "example");
   EXPECT_EQ(rb_one.batch_id(), 6);
@@ -442,62 +364,46 @@ TEST(ConnectorAck, AckAndRollbackSendTheirPacketsWithoutWaitingForAReply) {
 }
 
 TEST(ConnectorAck, AckOfMinusOneSendsNothing) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    pb::Get get;
-    s.Expect(pb::GET, &get);  // not a CLIENTACK
-    s.SendMessages(-1, {});
-    s.WaitForClose();
-  });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  EXPECT_TRUE(c.Ack(-1).ok());
+  SubscribedConnector t([](FakeSession& s) { s.AnswerGet(-1, {}); });  // a GET, not a CLIENTACK
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  EXPECT_TRUE(t.client.Ack(-1).ok());
   Message m;
-  EXPECT_TRUE(c.GetWithoutAck(1, &m).ok());
+  EXPECT_TRUE(t.client.GetWithoutAck(1, &m).ok());
 }
 
 TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([](FakeSession& s) {
     pb::ClientAck ack;
     pb::Get get;
     s.Expect(pb::CLIENTACK, &ack);
     s.Expect(pb::GET, &get);
     s.SendAck(400, "batchId:5 is not the firstly:4");
-    s.SendMessages(6, {RowEntry("f", 1, "d", "t", canal::entry::INSERT, {})});
-    s.WaitForClose();
+    s.SendMessages(6, {RowEntry("f", 1, "d", "t", ce::INSERT, {})});
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  ASSERT_TRUE(c.Ack(5).ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  ASSERT_TRUE(t.client.Ack(5).ok());
   Message m;
-  Status st = c.GetWithoutAck(10, &m);
+  Status st = t.client.GetWithoutAck(10, &m);
   EXPECT_EQ(st.code(), Status::Code::kAborted) << st.ToString();
   EXPECT_EQ(ServerErrorCode(st), 400);
   EXPECT_TRUE(Contains(st.message(), "batchId:5 is not the firstly:4")) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
   // The get's own reply may follow or not: the stream cannot be trusted any more.
-  EXPECT_FALSE(c.connected());
-  EXPECT_EQ(c.GetWithoutAck(10, &m).code(), Status::Code::kIOError);
+  EXPECT_FALSE(t.client.connected());
+  EXPECT_EQ(t.client.GetWithoutAck(10, &m).code(), Status::Code::kIOError);
 }
 
 TEST(ConnectorAck, RollbackErrorAnsweringTheNextSubscribeNamesTheRollback) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([](FakeSession& s) {
     pb::ClientRollback rb;
     s.Expect(pb::CLIENTROLLBACK, &rb);
     pb::Unsub unsub;
     s.Expect(pb::UNSUBSCRIPTION, &unsub);
     s.SendAck(400, "rollback error, clientId:1001 batchId:9 is not exist , please check");
-    s.WaitForClose();
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  ASSERT_TRUE(c.Rollback(9).ok());
-  Status st = c.Unsubscribe();
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  ASSERT_TRUE(t.client.Rollback(9).ok());
+  Status st = t.client.Unsubscribe();
   EXPECT_EQ(ServerErrorCode(st), 400);
   EXPECT_TRUE(Contains(st.message(), "earlier rollback of batch 9")) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "is not exist")) << st.ToString();
@@ -505,56 +411,45 @@ TEST(ConnectorAck, RollbackErrorAnsweringTheNextSubscribeNamesTheRollback) {
 
 TEST(ConnectorAck, AckErrorAlreadyWaitingIsReturnedBeforeSendingAndTheConnectionStays) {
   std::promise<void> error_sent;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([&](FakeSession& s) {
     pb::ClientAck ack;
     s.Expect(pb::CLIENTACK, &ack);
     s.SendAck(400, "batchId:5 is not the firstly:4");
     error_sent.set_value();
     // The failed get was not sent: the next packet is the retried GET.
-    pb::Get get;
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});
-    s.WaitForClose();
+    s.AnswerGet(-1, {});
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  ASSERT_TRUE(c.Ack(5).ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  ASSERT_TRUE(t.client.Ack(5).ok());
   error_sent.get_future().wait();
   std::this_thread::sleep_for(milliseconds(50));  // let the loopback deliver it
   Message m;
-  Status st = c.GetWithoutAck(10, &m);
+  Status st = t.client.GetWithoutAck(10, &m);
   EXPECT_EQ(ServerErrorCode(st), 400) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "not sent")) << st.ToString();
-  EXPECT_TRUE(c.connected());
-  st = c.GetWithoutAck(10, &m);
+  EXPECT_TRUE(t.client.connected());
+  st = t.client.GetWithoutAck(10, &m);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
 TEST(ConnectorAck, SuccessfulRepliesClearEarlierAcksSoLaterErrorsAreTheRequestsOwn) {
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([](FakeSession& s) {
     pb::ClientAck ack;
-    pb::Get get;
     s.Expect(pb::CLIENTACK, &ack);
-    s.Expect(pb::GET, &get);
-    s.SendMessages(-1, {});  // proves the ack succeeded
+    s.AnswerGet(-1, {});  // proves the ack succeeded
+    pb::Get get;
     s.Expect(pb::GET, &get);
     s.SendAck(400, "server is shutting down");
-    s.WaitForClose();
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  ASSERT_TRUE(c.Ack(1).ok());
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  ASSERT_TRUE(t.client.Ack(1).ok());
   Message m;
-  ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
-  Status st = c.GetWithoutAck(10, &m);
+  ASSERT_TRUE(t.client.GetWithoutAck(10, &m).ok());
+  Status st = t.client.GetWithoutAck(10, &m);
   EXPECT_EQ(ServerErrorCode(st), 400);
   EXPECT_FALSE(Contains(st.message(), "earlier")) << st.ToString();
-  EXPECT_TRUE(c.connected());
+  EXPECT_TRUE(t.client.connected());
 }
 
 // --- bytes no Canal server sends ---
@@ -563,23 +458,26 @@ class ConnectorBadFrames : public ::testing::Test {
  protected:
   // Logs in, then answers the first GET with `reply` (raw bytes) and closes.
   Status GetAnsweredWith(std::string reply, uint32_t max_frame_bytes = 64u << 20) {
-    FakeCanalServer server([&](FakeSession& s) {
-      s.AcceptLoginAndSubscribe();
-      pb::Get get;
-      s.Expect(pb::GET, &get);
-      s.SendRaw(reply);
-      s.Close();
-    });
-    ConnectorOptions o = OptionsFor(server);
-    o.max_frame_bytes = max_frame_bytes;
-    Connector c(o);
-    EXPECT_TRUE(c.Connect().ok());
-    EXPECT_TRUE(c.Subscribe().ok());
+    SubscribedConnector t(
+        [&](FakeSession& s) {
+          pb::Get get;
+          s.Expect(pb::GET, &get);
+          s.SendRaw(reply);
+          s.Close();
+        },
+        [&](ConnectorOptions& o) { o.max_frame_bytes = max_frame_bytes; });
+    EXPECT_TRUE(t.ready.ok()) << t.ready.ToString();
     Message m;
-    Status st = c.GetWithoutAck(10, &m);
-    EXPECT_FALSE(c.connected()) << "a broken stream must be closed";
+    Status st = t.client.GetWithoutAck(10, &m);
+    EXPECT_FALSE(t.client.connected()) << "a broken stream must be closed";
     EXPECT_EQ(m.batch_id(), -1);
     return st;
+  }
+
+  // `p` framed as a server would send it.
+  static std::string Framed(const pb::Packet& p) {
+    const std::string bytes = p.SerializeAsString();
+    return FakeSession::LengthPrefix(bytes.size()) + bytes;
   }
 };
 
@@ -597,8 +495,7 @@ TEST_F(ConnectorBadFrames, ConfiguredLimitApplies) {
   pb::Packet p;
   p.set_type(pb::MESSAGES);
   p.set_body(big.SerializeAsString());
-  const std::string bytes = p.SerializeAsString();
-  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes, /*max_frame_bytes=*/1024);
+  Status st = GetAnsweredWith(Framed(p), /*max_frame_bytes=*/1024);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "1024")) << st.ToString();
 }
@@ -630,16 +527,14 @@ TEST_F(ConnectorBadFrames, CompressedPacketIsNotSupported) {
   p.set_type(pb::MESSAGES);
   p.set_compression(pb::ZLIB);
   p.set_body("x");
-  const std::string bytes = p.SerializeAsString();
-  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  Status st = GetAnsweredWith(Framed(p));
   EXPECT_TRUE(st.IsNotSupported()) << st.ToString();
 }
 
 TEST_F(ConnectorBadFrames, WrongPacketTypeForAGetIsCorruption) {
   pb::Packet p;
   p.set_type(pb::HANDSHAKE);
-  const std::string bytes = p.SerializeAsString();
-  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  Status st = GetAnsweredWith(Framed(p));
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "HANDSHAKE")) << st.ToString();
 }
@@ -648,8 +543,7 @@ TEST_F(ConnectorBadFrames, UnparsableMessagesBodyIsCorruption) {
   pb::Packet p;
   p.set_type(pb::MESSAGES);
   p.set_body("\x12\x7f");  // entry bytes declared longer than the body
-  const std::string bytes = p.SerializeAsString();
-  Status st = GetAnsweredWith(FakeSession::LengthPrefix(bytes.size()) + bytes);
+  Status st = GetAnsweredWith(Framed(p));
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
 }
 
@@ -657,21 +551,17 @@ TEST_F(ConnectorBadFrames, UnparsableMessagesBodyIsCorruption) {
 
 TEST(ConnectorThreads, ConcurrentGetsFromTwoThreadsAreSerialised) {
   constexpr int kPerThread = 50;
-  FakeCanalServer server([](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
+  SubscribedConnector t([](FakeSession& s) {
     // Each reply carries the asking get's fetch size as its batch id, so a
     // reply handed to the wrong thread shows.
     for (int i = 0; i < 2 * kPerThread; ++i) {
       pb::Get get;
       if (!s.Expect(pb::GET, &get)) return;
-      s.SendMessages(get.fetch_size(), {RowEntry("f", i, "d", "t", canal::entry::INSERT, {})});
+      s.SendMessages(get.fetch_size(), {RowEntry("f", i, "d", "t", ce::INSERT, {})});
     }
-    s.WaitForClose();
   });
-  Connector c(OptionsFor(server));
-  ASSERT_TRUE(c.Connect().ok());
-  ASSERT_TRUE(c.Subscribe().ok());
-  auto worker = [&c](int fetch_size, int* mismatches) {
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  auto worker = [&c = t.client](int fetch_size, int* mismatches) {
     for (int i = 0; i < kPerThread; ++i) {
       Message m;
       Status st = c.GetWithoutAck(fetch_size, &m);
@@ -697,8 +587,8 @@ TEST(MessageTest, DefaultIsAnEmptyBatch) {
 }
 
 TEST(MessageTest, MalformedEntryIsCorruptionNamingItAndKeepsTheEntriesBefore) {
-  Message m(12, {RowEntry("f", 1, "d", "t", canal::entry::INSERT, {}), std::string("\x0a\x7f", 2),
-                 RowEntry("f", 3, "d", "t", canal::entry::INSERT, {})});
+  Message m(12, {RowEntry("f", 1, "d", "t", ce::INSERT, {}), std::string("\x0a\x7f", 2),
+                 RowEntry("f", 3, "d", "t", ce::INSERT, {})});
   EXPECT_EQ(m.raw_entry_count(), 3u);  // nothing parsed yet, raw access works
   Status st = m.ParseEntries();
   EXPECT_TRUE(st.IsCorruption());
@@ -717,16 +607,16 @@ TEST(MessageTest, TakeRawEntriesHandsTheBytesOver) {
 }
 
 TEST(MessageTest, AbsentFieldsReadAsCanalsDefaults) {
-  canal::entry::Entry e;
-  EXPECT_EQ(EntryTypeOf(e), canal::entry::ROWDATA);
-  EXPECT_EQ(EventTypeOf(e.header()), canal::entry::UPDATE);
-  canal::entry::RowChange rc;
-  EXPECT_EQ(EventTypeOf(rc), canal::entry::UPDATE);
+  ce::Entry e;
+  EXPECT_EQ(EntryTypeOf(e), ce::ROWDATA);
+  EXPECT_EQ(EventTypeOf(e.header()), ce::UPDATE);
+  ce::RowChange rc;
+  EXPECT_EQ(EventTypeOf(rc), ce::UPDATE);
   EXPECT_FALSE(IsDdl(rc));
-  EXPECT_FALSE(IsNull(canal::entry::Column()));
-  EXPECT_EQ(EventTypeName(canal::entry::INSERT), "INSERT");
-  EXPECT_EQ(EventTypeName(static_cast<canal::entry::EventType>(99)), "UNKNOWN(99)");
-  EXPECT_EQ(EntryTypeName(canal::entry::TRANSACTIONEND), "TRANSACTIONEND");
+  EXPECT_FALSE(IsNull(ce::Column()));
+  EXPECT_EQ(EventTypeName(ce::INSERT), "INSERT");
+  EXPECT_EQ(EventTypeName(static_cast<ce::EventType>(99)), "UNKNOWN(99)");
+  EXPECT_EQ(EntryTypeName(ce::TRANSACTIONEND), "TRANSACTIONEND");
 }
 
 TEST(ServerErrorCodeTest, ReadsTheCodeOnlyFromServerErrors) {
@@ -737,4 +627,4 @@ TEST(ServerErrorCodeTest, ReadsTheCodeOnlyFromServerErrors) {
 }
 
 }  // namespace
-}  // namespace canal::client
+}  // namespace canal::client::test

@@ -145,7 +145,38 @@ class FakeSession {
     return SendAck();
   }
 
-  bool AcceptLoginAndSubscribe() { return AcceptLogin() && AcceptSubscribe(); }
+  bool AcceptLoginAndSubscribe(pb::ClientAuth* auth = nullptr, pb::Sub* sub = nullptr) {
+    return AcceptLogin(auth) && AcceptSubscribe(sub);
+  }
+
+  // Handshake, then refuses the authentication with Canal's error Ack.
+  bool RefuseLogin(int code, const std::string& message) {
+    pb::ClientAuth auth;
+    return SendHandshake() && Expect(pb::CLIENTAUTHENTICATION, &auth) && SendAck(code, message);
+  }
+
+  // Reads a GET (into `get` when given) and answers it with a batch.
+  bool AnswerGet(int64_t batch_id, const std::vector<std::string>& entries, pb::Get* get = nullptr) {
+    pb::Get g;
+    if (!Expect(pb::GET, &g)) return false;
+    if (get) *get = g;
+    return SendMessages(batch_id, entries);
+  }
+
+  // Answers every GET with an empty batch until the client unsubscribes (true)
+  // or sends something else or nothing (false).
+  bool AnswerGetsWithEmptyBatchesUntilUnsubscribe() {
+    pb::Packet p;
+    while (Read(&p)) {
+      if (p.type() == pb::UNSUBSCRIPTION) return SendAck();
+      if (p.type() != pb::GET) {
+        ADD_FAILURE() << "fake server: expected GET or UNSUBSCRIPTION, got " << pb::PacketType_Name(p.type());
+        return false;
+      }
+      if (!SendMessages(-1, {})) return false;
+    }
+    return false;
+  }
 
   // True when the client closes its end within the timeout.
   bool WaitForClose(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
@@ -153,6 +184,8 @@ class FakeSession {
     while (ReadExact(1, &ignored, timeout)) ignored.clear();
     return eof_;
   }
+
+  bool open() const { return fd_ >= 0; }
 
   void Close() {
     if (fd_ >= 0) ::close(fd_);
@@ -237,22 +270,31 @@ class FakeCanalServer {
 };
 
 // Entry builders for scripted batches.
+
+// An entry of `type` whose header places it in the binlog.
+inline canal::entry::Entry EntryAt(canal::entry::EntryType type, const std::string& file, int64_t offset,
+                                   int64_t execute_time_ms = 1'700'000'000'123) {
+  canal::entry::Entry e;
+  auto* h = e.mutable_header();
+  h->set_logfilename(file);
+  h->set_logfileoffset(offset);
+  h->set_executetime(execute_time_ms);
+  e.set_entrytype(type);
+  return e;
+}
+
 inline std::string RowEntry(const std::string& file, int64_t offset, const std::string& schema, const std::string& table,
                             canal::entry::EventType type, const std::vector<canal::entry::RowData>& rows,
                             int64_t execute_time_ms = 1'700'000'000'123, const std::string& gtid = "") {
   canal::entry::RowChange rc;
   rc.set_eventtype(type);
   for (const auto& r : rows) *rc.add_rowdatas() = r;
-  canal::entry::Entry e;
+  canal::entry::Entry e = EntryAt(canal::entry::ROWDATA, file, offset, execute_time_ms);
   auto* h = e.mutable_header();
-  h->set_logfilename(file);
-  h->set_logfileoffset(offset);
   h->set_schemaname(schema);
   h->set_tablename(table);
   h->set_eventtype(type);
-  h->set_executetime(execute_time_ms);
   h->set_gtid(gtid);
-  e.set_entrytype(canal::entry::ROWDATA);
   e.set_storevalue(rc.SerializeAsString());
   return e.SerializeAsString();
 }
@@ -263,26 +305,16 @@ inline std::string DdlEntry(const std::string& file, int64_t offset, const std::
   rc.set_eventtype(canal::entry::CREATE);
   rc.set_isddl(true);
   rc.set_sql(sql);
-  canal::entry::Entry e;
-  auto* h = e.mutable_header();
-  h->set_logfilename(file);
-  h->set_logfileoffset(offset);
-  h->set_schemaname(schema);
-  h->set_eventtype(canal::entry::CREATE);
-  h->set_executetime(execute_time_ms);
-  e.set_entrytype(canal::entry::ROWDATA);
+  canal::entry::Entry e = EntryAt(canal::entry::ROWDATA, file, offset, execute_time_ms);
+  e.mutable_header()->set_schemaname(schema);
+  e.mutable_header()->set_eventtype(canal::entry::CREATE);
   e.set_storevalue(rc.SerializeAsString());
   return e.SerializeAsString();
 }
 
 inline std::string TransactionEntry(canal::entry::EntryType type, const std::string& file, int64_t offset,
                                     const std::string& id_or_thread = "7") {
-  canal::entry::Entry e;
-  auto* h = e.mutable_header();
-  h->set_logfilename(file);
-  h->set_logfileoffset(offset);
-  h->set_executetime(1'700'000'000'123);
-  e.set_entrytype(type);
+  canal::entry::Entry e = EntryAt(type, file, offset);
   if (type == canal::entry::TRANSACTIONBEGIN) {
     canal::entry::TransactionBegin b;
     b.set_threadid(std::stoll(id_or_thread));
