@@ -1,0 +1,233 @@
+// End-to-end benchmark client: the C++ SDK against a running canal-server,
+// driven by bench/run_e2e_bench.sh. One JSON object on stdout per run.
+//
+//   e2e_client catchup --address H:P --destination D --rows N [--t0-ms T]
+//       get + ack until N row changes have been acked; reports rows/s from
+//       T (epoch ms the server was started; default: this program's start)
+//       to the ack of the last row.
+//   e2e_client latency --address H:P --destination D --mysql-port P
+//       [--rate R] [--seconds S]
+//       writes R single-row transactions per second for S seconds into
+//       bench.latency (sent_us = the microsecond time just before the
+//       INSERT) over 4 connections, while the client receives them;
+//       reports p50/p99/max of receipt time minus sent_us.
+//   e2e_client slow --address H:P --destination D [--batch N] [--pause-ms M]
+//       [--seconds S]
+//       a client that acks slowly: N rows per batch, a pause after each.
+#include <mysql.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "canal/client/connector.h"
+#include "canal/entry.pb.h"
+
+namespace {
+
+using namespace canal;
+using Clock = std::chrono::system_clock;
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// Connects and subscribes, retrying while the server starts (up to 60 s).
+Status Open(client::Connector* c) {
+  Status s;
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    s = c->Connect();
+    if (s.ok()) s = c->Subscribe();
+    if (s.ok()) return s;
+    c->Disconnect();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return s;
+}
+
+// Row changes in a message; `on_row` sees each row's after-image columns.
+template <typename F>
+Status ForEachRow(client::Message& m, F&& on_row) {
+  CANAL_RETURN_IF_ERROR(m.ParseEntries());
+  for (const auto& e : m.entries()) {
+    if (e.entrytype() != entry::ROWDATA) continue;
+    entry::RowChange rc;
+    if (!rc.ParseFromString(e.storevalue())) return Status::Corruption("unparsable RowChange");
+    if (rc.isddl()) continue;
+    for (const auto& row : rc.rowdatas()) on_row(e, row);
+  }
+  return Status::OK();
+}
+
+int Fail(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "e2e_client: %s: %s\n", what.c_str(), s.ToString().c_str());
+  return 1;
+}
+
+int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms) {
+  client::Connector c(o);
+  Status s = Open(&c);
+  if (!s.ok()) return Fail("subscribe", s);
+  uint64_t seen = 0, batches = 0;
+  while (seen < rows) {
+    client::Message m;
+    s = c.GetWithoutAck(4096, 1000, client::TimeUnit::kMilliseconds, &m);
+    if (!s.ok()) return Fail("get", s);
+    if (m.batch_id() < 0) continue;
+    s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData&) { ++seen; });
+    if (!s.ok()) return Fail("entries", s);
+    s = c.Ack(m.batch_id());
+    if (!s.ok()) return Fail("ack", s);
+    ++batches;
+  }
+  // The ack is fire-and-forget: a round trip makes sure the server has it.
+  client::Message m;
+  s = c.GetWithoutAck(1, &m);
+  if (!s.ok()) return Fail("final get", s);
+  const double secs = (NowUs() / 1000 - t0_ms) / 1000.0;
+  std::printf("{\"mode\":\"catchup\",\"rows\":%llu,\"batches\":%llu,\"seconds\":%.3f,\"rows_per_s\":%.0f}\n",
+              static_cast<unsigned long long>(seen), static_cast<unsigned long long>(batches), secs, seen / secs);
+  return 0;
+}
+
+int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
+  client::Connector c(o);
+  Status s = Open(&c);
+  if (!s.ok()) return Fail("subscribe", s);
+  // Drain what is already there, so only this run's rows are timed.
+  for (;;) {
+    client::Message m;
+    s = c.Get(4096, 200, client::TimeUnit::kMilliseconds, &m);
+    if (!s.ok()) return Fail("drain", s);
+    if (m.batch_id() < 0) break;
+  }
+  constexpr int kWriters = 4;
+  const int64_t total = int64_t{rate} * seconds;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> writer_failed{false};
+  const int64_t start_us = NowUs() + 200'000;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      MYSQL* db = mysql_init(nullptr);
+      if (mysql_real_connect(db, "127.0.0.1", "root", "", "bench", static_cast<unsigned>(mysql_port), nullptr, 0) ==
+          nullptr) {
+        std::fprintf(stderr, "e2e_client: writer %d: %s\n", w, mysql_error(db));
+        writer_failed = true;
+        mysql_close(db);
+        return;
+      }
+      for (;;) {
+        const int64_t i = next.fetch_add(1);
+        if (i >= total) break;
+        // Paced: transaction i is due at start + i / rate.
+        const int64_t due = start_us + i * 1'000'000 / rate;
+        const int64_t wait = due - NowUs();
+        if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
+        const std::string sql = "INSERT INTO bench.latency (seq, sent_us) VALUES (" + std::to_string(i) + "," +
+                                std::to_string(NowUs()) + ")";
+        if (mysql_real_query(db, sql.data(), sql.size()) != 0) {
+          std::fprintf(stderr, "e2e_client: writer %d: %s\n", w, mysql_error(db));
+          writer_failed = true;
+          break;
+        }
+      }
+      mysql_close(db);
+    });
+  }
+  std::vector<int64_t> latencies;
+  latencies.reserve(static_cast<size_t>(total));
+  const int64_t deadline = start_us + int64_t{seconds} * 1'000'000 + 10'000'000;
+  while (static_cast<int64_t>(latencies.size()) < total && NowUs() < deadline && !writer_failed) {
+    client::Message m;
+    s = c.GetWithoutAck(1000, 100, client::TimeUnit::kMilliseconds, &m);
+    if (!s.ok()) return Fail("get", s);
+    if (m.batch_id() < 0) continue;
+    const int64_t now = NowUs();
+    s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData& row) {
+      for (const auto& col : row.aftercolumns()) {
+        if (col.name() == "sent_us") latencies.push_back(now - std::stoll(col.value()));
+      }
+    });
+    if (!s.ok()) return Fail("entries", s);
+    s = c.Ack(m.batch_id());
+    if (!s.ok()) return Fail("ack", s);
+  }
+  for (auto& t : writers) t.join();
+  if (writer_failed) return 1;
+  if (static_cast<int64_t>(latencies.size()) < total) {
+    std::fprintf(stderr, "e2e_client: received %zu of %lld rows\n", latencies.size(), static_cast<long long>(total));
+    return 1;
+  }
+  std::sort(latencies.begin(), latencies.end());
+  auto pct = [&](double p) { return latencies[static_cast<size_t>(p * (latencies.size() - 1))] / 1000.0; };
+  std::printf("{\"mode\":\"latency\",\"rows\":%zu,\"rate\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
+              latencies.size(), rate, pct(0.5), pct(0.99), latencies.back() / 1000.0);
+  return 0;
+}
+
+int Slow(client::ConnectorOptions o, int batch, int pause_ms, int seconds) {
+  client::Connector c(o);
+  Status s = Open(&c);
+  if (!s.ok()) return Fail("subscribe", s);
+  uint64_t rows = 0;
+  const int64_t end = NowUs() + int64_t{seconds} * 1'000'000;
+  while (NowUs() < end) {
+    client::Message m;
+    s = c.GetWithoutAck(batch, 100, client::TimeUnit::kMilliseconds, &m);
+    if (!s.ok()) return Fail("get", s);
+    if (m.batch_id() >= 0) {
+      s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData&) { ++rows; });
+      if (!s.ok()) return Fail("entries", s);
+      s = c.Ack(m.batch_id());
+      if (!s.ok()) return Fail("ack", s);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
+  std::printf("{\"mode\":\"slow\",\"rows\":%llu,\"seconds\":%d}\n", static_cast<unsigned long long>(rows), seconds);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"end-to-end benchmark client"};
+  app.require_subcommand(1);
+  client::ConnectorOptions o;
+  o.read_timeout = std::chrono::milliseconds(30'000);
+  std::string address = "127.0.0.1:11111", destination = "example";
+  uint64_t rows = 1'000'000;
+  int64_t t0_ms = NowUs() / 1000;
+  int mysql_port = 13306, rate = 10'000, seconds = 10, batch = 100, pause_ms = 50;
+  auto common = [&](CLI::App* sub) {
+    sub->add_option("--address", address);
+    sub->add_option("--destination", destination);
+  };
+  CLI::App* catchup = app.add_subcommand("catchup");
+  common(catchup);
+  catchup->add_option("--rows", rows);
+  catchup->add_option("--t0-ms", t0_ms);
+  CLI::App* latency = app.add_subcommand("latency");
+  common(latency);
+  latency->add_option("--mysql-port", mysql_port);
+  latency->add_option("--rate", rate);
+  latency->add_option("--seconds", seconds);
+  CLI::App* slow = app.add_subcommand("slow");
+  common(slow);
+  slow->add_option("--batch", batch);
+  slow->add_option("--pause-ms", pause_ms);
+  slow->add_option("--seconds", seconds);
+  CLI11_PARSE(app, argc, argv);
+  o.address = address;
+  o.destination = destination;
+  if (catchup->parsed()) return Catchup(o, rows, t0_ms);
+  if (latency->parsed()) return Latency(o, mysql_port, rate, seconds);
+  return Slow(o, batch, pause_ms, seconds);
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Stops the canal-server started by bin/startup.sh.
+#
+#   bin/stop.sh
+#
+# Sends SIGTERM to the pid in bin/canal.pid and waits up to CANAL_STOP_WAIT
+# seconds (default 30) while the server stops its sessions and instances and
+# writes the client cursors. Exit 0 when it stopped (or was not running),
+# 1 when it is still running after the wait.
+set -u
+
+bin_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pid_file="$bin_dir/canal.pid"
+wait_s=${CANAL_STOP_WAIT:-30}
+
+say() { echo "stop.sh: $*"; }
+
+# A live process that is a canal-server (not a zombie, not a reused pid).
+is_canal_server() {
+  local pid=$1 state
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [ "$state" != "Z" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q canal-server
+}
+
+if [ ! -f "$pid_file" ]; then
+  say "canal-server is not running (no $pid_file)"
+  exit 0
+fi
+pid=$(cat "$pid_file" 2>/dev/null)
+if ! is_canal_server "$pid"; then
+  rm -f "$pid_file"
+  say "canal-server is not running (removed the stale $pid_file for pid ${pid:-?})"
+  exit 0
+fi
+
+kill -TERM "$pid" 2>/dev/null
+deadline=$((SECONDS + wait_s))
+while is_canal_server "$pid"; do
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    say "canal-server (pid $pid) did not stop within ${wait_s} s and still runs; see logs/canal/canal.log." \
+        "kill -9 $pid forces it (cursors acked since the last write may then be delivered again)"
+    exit 1
+  fi
+  sleep 0.1
+done
+rm -f "$pid_file"
+say "canal-server stopped (pid $pid)"
+exit 0

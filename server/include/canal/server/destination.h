@@ -1,0 +1,47 @@
+// Destination: what a client session needs from one running instance — its
+// ring of entries, its meta manager, and the table filter a subscription may
+// replace — and DestinationRegistry, which finds instances by name.
+//
+// Instance implements Destination; the session server only ever sees this
+// interface, so it can be tested with an in-memory ring and meta manager.
+// Threads: any method may be called from any session thread; the store's
+// consumer calls (Get/Ack/Rollback/NotifyWhenReady) must still be sequenced
+// by the one session that owns the subscription.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "canal/common/status.h"
+
+namespace canal::store {
+class RingStore;
+}
+namespace canal::meta {
+class MetaManager;
+}
+
+namespace canal::server {
+
+class Destination {
+ public:
+  virtual ~Destination() = default;
+  virtual const std::string& name() const = 0;
+  // False once the instance is stopping; sessions then answer with an error.
+  virtual bool running() const = 0;
+  virtual store::RingStore* store() = 0;
+  virtual meta::MetaManager* meta() = 0;
+  // A subscription's filter replaces the instance's canal.instance.filter.regex
+  // ("" restores it). InvalidArgument quoting a bad pattern.
+  virtual Status SetClientFilter(std::string_view regex) = 0;
+};
+
+class DestinationRegistry {
+ public:
+  virtual ~DestinationRegistry() = default;
+  // nullptr when no such destination runs here.
+  virtual std::shared_ptr<Destination> Find(std::string_view name) = 0;
+};
+
+}  // namespace canal::server

@@ -1,0 +1,138 @@
+// Instance: one destination at work — the replica (EventParser) reading the
+// primary, the EntrySink filtering and building entries, and the RingStore
+// the subscribed client reads from; the MetaManager (shared by every
+// instance) holds the client's cursor.
+//
+// Start position: the parser first asks this instance for the slowest
+// subscribed client's cursor (meta::SlowestCursor turned into a start by
+// parser::ResumePointFromCursor), so a restart — of the instance or the whole
+// daemon — resumes exactly after what every client acked; only a destination
+// nobody has acked yet falls back to canal.instance.master.* and then to the
+// primary's current end.
+//
+// Life cycle: Start() builds a fresh ring, sink and parser and starts the
+// parse thread; it fails only for settings the ring refuses or a meta error.
+// Stop() stops the ring (a waiting session wakes with Aborted) and the parser
+// and joins them. Restart() is Stop() then Start() with the same settings:
+// rings of earlier runs stay alive (stopped) until the instance is
+// destroyed, so a session still holding one never reads freed memory.
+// Batches handed out by an earlier run are forgotten at Start (the new ring
+// delivers again from the cursor), as Canal forgets them at a restart.
+//
+// A parser that stops on its own (a configuration error upstream, a position
+// gone) leaves the instance running — a client can still drain the ring —
+// and is logged at ERROR with the fix; an edit of instance.properties
+// restarts it (see instance_registry.h).
+//
+// Status: every `status_interval` a line goes to the instance's log:
+//   state, position, lag, entries and row events per second, store use.
+//
+// Threads: every method may be called from any thread; Start/Stop/Restart
+// are serialised.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/event_parser.h"
+#include "canal/server/config.h"
+#include "canal/server/destination.h"
+#include "canal/sink/entry_sink.h"
+#include "canal/store/ring_store.h"
+
+namespace spdlog {
+class logger;
+}
+namespace canal::meta {
+class MetaManager;
+}
+
+namespace canal::server {
+
+// What the registry runs for each destination: Instance in the daemon, a
+// fake in tests that need no database.
+class ManagedDestination : public Destination {
+ public:
+  virtual Status Start() = 0;
+  virtual void Stop() = 0;
+};
+
+struct InstanceOptions {
+  std::chrono::milliseconds status_interval{10'000};
+};
+
+// A snapshot for status lines and tests.
+struct InstanceStatus {
+  bool running = false;
+  parser::ParserStatus parser;
+  sink::EntrySinkStats sink;
+  store::RingStoreStats store;
+  uint32_t store_capacity = 0;
+  uint64_t store_byte_bound = 0;
+  std::string client_filter;
+};
+
+class Instance final : public ManagedDestination {
+ public:
+  // `meta` must outlive the instance; a null logger logs nowhere.
+  Instance(InstanceConfig config, meta::MetaManager* meta, std::shared_ptr<spdlog::logger> logger,
+           InstanceOptions options = {});
+  ~Instance() override;  // Stop()s
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  Status Start() override;
+  void Stop() override;
+  Status Restart();
+
+  // Destination
+  const std::string& name() const override { return config_.destination; }
+  bool running() const override { return running_.load(std::memory_order_acquire); }
+  store::RingStore* store() override;
+  meta::MetaManager* meta() override { return meta_; }
+  Status SetClientFilter(std::string_view regex) override;
+
+  InstanceStatus status() const;
+  // The line the status thread logs.
+  std::string StatusLine() const;
+  const InstanceConfig& config() const { return config_; }
+
+ private:
+  class CursorSource;
+
+  Status StartLocked();
+  void StopLocked();
+  void StatusLoop();
+
+  const InstanceConfig config_;
+  meta::MetaManager* const meta_;
+  std::shared_ptr<spdlog::logger> log_;
+  const InstanceOptions options_;
+
+  std::mutex lifecycle_mu_;  // serialises Start/Stop/Restart
+  std::atomic<bool> running_{false};
+
+  // Built by Start, read by any thread under mu_.
+  mutable std::mutex mu_;
+  std::unique_ptr<store::RingStore> store_;
+  std::vector<std::unique_ptr<store::RingStore>> retired_stores_;  // see the life-cycle note
+  std::unique_ptr<sink::EntrySink> sink_;
+  std::unique_ptr<CursorSource> cursor_;
+  std::unique_ptr<parser::EventParser> parser_;
+  std::string client_filter_;
+
+  // Status thread.
+  std::thread status_thread_;
+  std::condition_variable status_cv_;  // waits on mu_
+  bool status_stop_ = false;           // guarded by mu_
+};
+
+}  // namespace canal::server

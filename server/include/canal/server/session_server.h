@@ -1,0 +1,58 @@
+// SessionServer: Canal's client protocol over TCP (Boost.Asio, C++20
+// coroutines): handshake, authentication, SUBSCRIPTION, GET (every timeout
+// form), CLIENTACK, CLIENTROLLBACK, UNSUBSCRIPTION, and 400 for the packet
+// types Canal does not serve — byte-compatible with Canal 1.1.x clients (see
+// docs/protocol.md).
+//
+// A waiting GET never blocks an I/O thread: it waits on the ring's
+// NotifyWhenReady and a timer. An ack moves the client's cursor in the meta
+// manager and is made durable (MetaManager::Flush) before the server answers
+// that client's next request. One subscriber per destination at a time (the
+// ring has one consumer); a second is refused with 400 naming the holder.
+// Bad input from a client (zero or oversized frame length, unparsable packet,
+// unknown destination) ends that client's session with an error Ack or a closed
+// socket; everyone else is served on.
+//
+// Threads: Start() runs `io_threads` threads; Stop() closes the listener and
+// every session and joins them. Safe to call Stop() from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "canal/common/status.h"
+#include "canal/server/destination.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace canal::server {
+
+struct SessionServerOptions {
+  std::string ip = "0.0.0.0";             // canal.ip ("" = all interfaces)
+  uint16_t port = 11111;                  // canal.port; 0 = any free port (tests)
+  std::string user;                       // canal.user ("" = any user)
+  std::string password_stored;            // canal.passwd: hex SHA1(SHA1(pw)); "" = no password
+  uint32_t max_frame_bytes = 64u << 20;   // larger (or zero) frame lengths close the connection
+  int io_threads = 2;
+  // Used when a client sends no net_read_timeout; its own value otherwise.
+  int default_idle_timeout_ms = 3'600'000;
+};
+
+class SessionServer {
+ public:
+  // Binds and listens (an error names the address); serves after Start().
+  static Status Create(SessionServerOptions options, DestinationRegistry* registry,
+                       std::shared_ptr<spdlog::logger> logger, std::unique_ptr<SessionServer>* out);
+  virtual ~SessionServer() = default;
+  virtual void Start() = 0;
+  virtual void Stop() = 0;
+  // The bound port (the real one when options.port was 0).
+  virtual uint16_t port() const = 0;
+  // Sessions open now (tests, status lines).
+  virtual size_t sessions() const = 0;
+};
+
+}  // namespace canal::server

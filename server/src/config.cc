@@ -1,0 +1,443 @@
+#include "canal/server/config.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "canal/sink/table_filter.h"
+
+namespace canal::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Typed reads of one resolver, with errors naming where a value was set.
+class KeyReader {
+ public:
+  KeyReader(const PropertyResolver* resolver, std::string fallback_origin)
+      : resolver_(resolver), fallback_origin_(std::move(fallback_origin)) {}
+
+  // The trimmed value, or nullopt when unset. Substitution errors come back as is.
+  Status Get(std::string_view key, std::optional<std::string>* value, PropertySource* source) const {
+    return resolver_->Get(key, value, source);
+  }
+
+  Status Bad(std::string_view key, const std::string& value, const PropertySource& source,
+             std::string_view why) const {
+    const std::string& where = source.where.empty() ? fallback_origin_ : source.where;
+    return Status::InvalidArgument(where + ": " + std::string(key) + " = '" + value + "': " + std::string(why));
+  }
+
+  Status String(std::string_view key, std::string_view fallback, std::string* out) const {
+    std::optional<std::string> v;
+    CANAL_RETURN_IF_ERROR(Get(key, &v, nullptr));
+    *out = v ? *v : std::string(fallback);
+    return Status::OK();
+  }
+
+  Status Bool(std::string_view key, bool fallback, bool* out) const {
+    std::optional<std::string> v;
+    PropertySource source;
+    CANAL_RETURN_IF_ERROR(Get(key, &v, &source));
+    if (!v || v->empty()) {
+      *out = fallback;
+      return Status::OK();
+    }
+    std::string l = Lower(*v);
+    if (l == "true") {
+      *out = true;
+    } else if (l == "false") {
+      *out = false;
+    } else {
+      return Bad(key, *v, source, "not a boolean (write true or false)");
+    }
+    return Status::OK();
+  }
+
+  // An integer in [min, max]; an empty or absent value takes `fallback`.
+  template <typename Int>
+  Status Integer(std::string_view key, Int fallback, Int min, Int max, std::string_view unit, Int* out) const {
+    std::optional<std::string> v;
+    PropertySource source;
+    CANAL_RETURN_IF_ERROR(Get(key, &v, &source));
+    if (!v || v->empty()) {
+      *out = fallback;
+      return Status::OK();
+    }
+    Int n{};
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < min || n > max) {
+      std::string why = "not " + std::string(unit) + " (a whole number from " + std::to_string(min) + " to " +
+                        std::to_string(max) + ")";
+      return Bad(key, *v, source, why);
+    }
+    *out = n;
+    return Status::OK();
+  }
+
+ private:
+  const PropertyResolver* resolver_;
+  std::string fallback_origin_;
+};
+
+// Lexically normal absolute path of `p`, relative ones taken from `base`.
+std::string ResolvePath(const std::string& base, const std::string& p) {
+  fs::path path(p);
+  if (path.is_relative()) path = fs::path(base) / path;
+  path = path.lexically_normal();
+  std::string s = path.string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool ValidDestinationName(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool IsHex40(std::string_view s) {
+  if (s.size() != 40) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  }
+  return true;
+}
+
+// "host:port", "[v6]:port" or a bare host (port 3306).
+bool SplitAddress(const std::string& text, std::string* host, uint16_t* port) {
+  std::string h, p;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos) return false;
+    h = text.substr(1, close - 1);
+    if (close + 1 < text.size()) {
+      if (text[close + 1] != ':') return false;
+      p = text.substr(close + 2);
+    }
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon != std::string::npos && text.find(':') != colon) return false;  // bare IPv6 needs brackets
+    h = colon == std::string::npos ? text : text.substr(0, colon);
+    if (colon != std::string::npos) p = text.substr(colon + 1);
+  }
+  if (h.empty()) return false;
+  for (char c : h) {
+    if (c == ' ' || c == '\t' || c == '/') return false;
+  }
+  unsigned value = 3306;
+  if (!p.empty() || (text.find(':') != std::string::npos && text[0] != '[')) {
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+    if (p.empty() || ec != std::errc() || end != p.data() + p.size() || value == 0 || value > 65535) return false;
+  }
+  *host = h;
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::string cur;
+  auto flush = [&] {
+    size_t b = 0, e = cur.size();
+    while (b < e && (cur[b] == ' ' || cur[b] == '\t')) ++b;
+    while (e > b && (cur[e - 1] == ' ' || cur[e - 1] == '\t')) --e;
+    if (e > b) items.push_back(cur.substr(b, e - b));
+    cur.clear();
+  };
+  for (char c : text) {
+    if (c == ',') {
+      flush();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  flush();
+  return items;
+}
+
+}  // namespace
+
+Status MysqlCharsetName(std::string_view name, std::string* mysql_name) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      // MySQL names, as they are.
+      {"utf8mb4", "utf8mb4"}, {"utf8mb3", "utf8mb3"}, {"utf8", "utf8"}, {"latin1", "latin1"},
+      {"binary", "binary"},   {"ascii", "ascii"},     {"gbk", "gbk"},   {"gb2312", "gb2312"},
+      {"big5", "big5"},       {"gb18030", "gb18030"}, {"ujis", "ujis"}, {"sjis", "sjis"},
+      // Java names Canal's files carry. Java's UTF-8 is all of Unicode: utf8mb4.
+      {"utf-8", "utf8mb4"},   {"iso-8859-1", "latin1"}, {"us-ascii", "ascii"}, {"euc-jp", "ujis"},
+      {"shift_jis", "sjis"},
+  };
+  std::string l = Lower(name);
+  for (const auto& [from, to] : kNames) {
+    if (l == from) {
+      *mysql_name = to;
+      return Status::OK();
+    }
+  }
+  return Status::InvalidArgument("unknown character set (use utf8mb4, UTF-8, utf8, latin1, gbk, gb18030, big5, ...)");
+}
+
+Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverrides& overrides, CanalConfig* out,
+                       EnvLookup env) {
+  CanalConfig config;
+  config.env = env ? std::move(env) : ProcessEnvironment();
+  std::error_code ec;
+  fs::path file = fs::absolute(canal_properties, ec).lexically_normal();
+  if (ec) return Status::IOError("resolving " + canal_properties + ": " + ec.message());
+  config.properties_file = file.string();
+  config.base_dir = file.parent_path().string();
+
+  Status s = Properties::LoadFile(config.properties_file, &config.properties);
+  if (s.IsNotFound()) {
+    return Status::NotFound(config.properties_file +
+                            " does not exist (give the folder holding canal.properties with --conf DIR)");
+  }
+  CANAL_RETURN_IF_ERROR(s);
+
+  PropertyResolver resolver({&config.properties}, config.env);
+  KeyReader keys(&resolver, config.properties_file);
+
+  // canal.conf.dir comes first: canal.file.data.dir defaults to it.
+  std::string conf_dir;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.conf.dir", "", &conf_dir));
+  config.conf_dir = conf_dir.empty() ? ResolvePath(config.base_dir, ".") : ResolvePath(config.base_dir, conf_dir);
+
+  std::optional<std::string> ip;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.ip", &ip, &source));
+  if (ip && !ip->empty()) {
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, ip->c_str(), buf) != 1 && inet_pton(AF_INET6, ip->c_str(), buf) != 1) {
+      return keys.Bad("canal.ip", *ip, source,
+                      "not an IP address of this host (leave it empty to listen on every interface)");
+    }
+    config.session.ip = *ip;
+  } else {
+    config.session.ip = "0.0.0.0";
+  }
+  uint16_t port = 11111;
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint16_t>("canal.port", 11111, 0, 65535, "a TCP port", &port));
+  config.session.port = port;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
+  std::optional<std::string> passwd;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.passwd", &passwd, &source));
+  if (passwd && !passwd->empty()) {
+    if (!IsHex40(*passwd)) {
+      return keys.Bad("canal.passwd", *passwd, source,
+                      "not a stored password: Canal keeps 40 hex digits of SHA1(SHA1(password)) here, e.g. "
+                      "printf %s 'PASSWORD' | openssl sha1 -binary | openssl sha1 (see docs/configuration.md)");
+    }
+    config.session.password_stored = *passwd;
+  }
+
+  std::optional<std::string> destinations;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.destinations", &destinations, &source));
+  if (destinations) {
+    std::set<std::string> seen;
+    for (std::string& name : SplitList(*destinations)) {
+      if (!ValidDestinationName(name)) {
+        return keys.Bad("canal.destinations", *destinations, source,
+                        "'" + name + "' is not a destination name (letters, digits, '_', '-', '.'; it names a "
+                        "folder of canal.conf.dir)");
+      }
+      if (!seen.insert(name).second) {
+        return keys.Bad("canal.destinations", *destinations, source, "'" + name + "' is listed twice");
+      }
+      config.destinations.push_back(std::move(name));
+    }
+  }
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.auto.scan", true, &config.auto_scan));
+  CANAL_RETURN_IF_ERROR(
+      keys.Integer<int>("canal.auto.scan.interval", 5, 1, 86'400, "a number of seconds", &config.auto_scan_interval_s));
+
+  if (overrides.data_dir) {
+    config.file_data_dir = ResolvePath(fs::current_path(ec).string(), *overrides.data_dir);
+  } else {
+    std::string data_dir;
+    CANAL_RETURN_IF_ERROR(keys.String("canal.file.data.dir", "", &data_dir));
+    config.file_data_dir = data_dir.empty() ? config.conf_dir : ResolvePath(config.base_dir, data_dir);
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.file.flush.period", 1000, 0, 3'600'000,
+                                              "a number of milliseconds", &config.file_flush_period_ms));
+  *out = std::move(config);
+  return Status::OK();
+}
+
+std::string InstancePropertiesPath(const CanalConfig& canal, const std::string& destination) {
+  return (fs::path(canal.conf_dir) / destination / "instance.properties").string();
+}
+
+Status LoadInstanceConfig(const CanalConfig& canal, const std::string& destination, InstanceConfig* out) {
+  const std::string path = InstancePropertiesPath(canal, destination);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      return Status::NotFound(path + " does not exist (destination " + destination +
+                              " needs its instance.properties; copy conf/example/instance.properties)");
+    }
+    return Status::IOError("reading " + path + ": cannot open");
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return ParseInstanceConfig(canal, destination, path, buf.str(), out);
+}
+
+Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destination, const std::string& path,
+                           const std::string& contents, InstanceConfig* out) {
+  if (!ValidDestinationName(destination)) {
+    return Status::InvalidArgument("'" + destination + "' is not a destination name (letters, digits, '_', '-', '.')");
+  }
+  Properties props;
+  CANAL_RETURN_IF_ERROR(Properties::Parse(contents, path, &props));
+  PropertyResolver resolver({&props, &canal.properties}, canal.env ? canal.env : ProcessEnvironment());
+  KeyReader keys(&resolver, path);
+
+  InstanceConfig config;
+  config.destination = destination;
+  config.properties_file = path;
+  config.contents = contents;
+  config.parser.destination = destination;
+
+  // The primary and how to log in.
+  std::optional<std::string> address;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.master.address", &address, &source));
+  if (!address || address->empty()) {
+    return Status::InvalidArgument(path + ": canal.instance.master.address is not set (write host:port of the "
+                                          "primary, e.g. canal.instance.master.address=127.0.0.1:3306)");
+  }
+  if (!SplitAddress(*address, &config.parser.master.host, &config.parser.master.port)) {
+    return keys.Bad("canal.instance.master.address", *address, source,
+                    "not host:port (e.g. 127.0.0.1:3306, db.example.com:3306, [::1]:3306)");
+  }
+  std::optional<std::string> user;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.dbUsername", &user, &source));
+  if (!user || user->empty()) {
+    return Status::InvalidArgument(path + ": canal.instance.dbUsername is not set (the replication user on " +
+                                   *address + ", with REPLICATION SLAVE and REPLICATION CLIENT)");
+  }
+  config.parser.master.user = *user;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.dbPassword", "", &config.parser.master.password));
+  std::optional<std::string> charset;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.connectionCharset", &charset, &source));
+  if (charset && !charset->empty()) {
+    Status s = MysqlCharsetName(*charset, &config.parser.master.charset);
+    if (!s.ok()) return keys.Bad("canal.instance.connectionCharset", *charset, source, s.message());
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.instance.mysql.slaveId", 0, 0,
+                                               std::numeric_limits<uint32_t>::max(),
+                                               "a server id (0 derives one)", &config.parser.slave_id));
+
+  // Where to start.
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config.parser.start.journal_name));
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.master.position", 0, 0,
+                                               std::numeric_limits<uint32_t>::max(), "a binlog offset",
+                                               &config.parser.start.position));
+  if (config.parser.start.position != 0 && config.parser.start.journal_name.empty()) {
+    std::optional<std::string> pos;
+    CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.master.position", &pos, &source));
+    return keys.Bad("canal.instance.master.position", pos.value_or(""), source,
+                    "a position needs canal.instance.master.journal.name (the binlog file it is in)");
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.master.timestamp", 0, 0,
+                                              std::numeric_limits<int64_t>::max(),
+                                              "a time in milliseconds since 1970-01-01 UTC",
+                                              &config.parser.start.timestamp_ms));
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.gtid", "", &config.parser.start.gtid));
+
+  std::optional<std::string> action;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.parser.invalid.position.action", &action, &source));
+  if (action && !action->empty()) {
+    Status s = parser::ParseInvalidPositionAction(Lower(*action), &config.parser.on_invalid_position);
+    if (!s.ok()) {
+      return keys.Bad("canal.instance.parser.invalid.position.action", *action, source,
+                      "not one of stop, earliest, latest");
+    }
+  }
+  int heartbeat_s = 3;
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.interval.time", 3, 1, 3600,
+                                          "a number of seconds", &heartbeat_s));
+  config.parser.heartbeat_period_ms = heartbeat_s * 1000;
+  CANAL_RETURN_IF_ERROR(keys.Integer<size_t>("canal.instance.transaction.size", 4096, 1, size_t{1} << 20,
+                                             "a number of events", &config.parser.buffer.max_events));
+
+  // The ring.
+  for (std::string_view key : {"canal.instance.memory.buffer.size", "canal.instance.memory.buffer.memunit",
+                               "canal.instance.memory.batch.mode", "canal.instance.get.ddl.isolation"}) {
+    std::optional<std::string> v;
+    CANAL_RETURN_IF_ERROR(keys.Get(key, &v, &source));
+    if (!v || v->empty()) continue;
+    Status s = config.store.SetFromProperty(key, *v);
+    if (!s.ok()) return Status::InvalidArgument(source.where + ": " + std::string(s.message()));
+  }
+  if (Status s = config.store.Validate(); !s.ok()) {
+    return Status::InvalidArgument(path + " (with canal.properties' defaults): " + std::string(s.message()));
+  }
+
+  // Filters.
+  for (std::string_view key :
+       {"canal.instance.filter.query.dml", "canal.instance.filter.query.ddl", "canal.instance.filter.query.dcl",
+        "canal.instance.filter.dml.insert", "canal.instance.filter.dml.update", "canal.instance.filter.dml.delete",
+        "canal.instance.filter.transaction.entry"}) {
+    std::optional<std::string> v;
+    CANAL_RETURN_IF_ERROR(keys.Get(key, &v, &source));
+    if (!v || v->empty()) continue;
+    Status s = config.sink.event_types.Set(key, *v);
+    if (!s.ok()) return keys.Bad(key, *v, source, "not a boolean (write true or false)");
+  }
+  struct FilterKey {
+    std::string_view key;
+    std::string* value;
+  };
+  const FilterKey filter_keys[] = {
+      {"canal.instance.filter.regex", &config.filter_regex},
+      {"canal.instance.filter.black.regex", &config.filter_black_regex},
+      {"canal.instance.filter.field", &config.filter_field},
+      {"canal.instance.filter.black.field", &config.filter_black_field},
+  };
+  for (const FilterKey& f : filter_keys) {
+    std::optional<std::string> v;
+    CANAL_RETURN_IF_ERROR(keys.Get(f.key, &v, &source));
+    if (!v || v->empty()) continue;
+    *f.value = *v;
+    // Compiled one by one so that an error names the file the pattern is in.
+    Status s;
+    if (f.key == "canal.instance.filter.regex") {
+      std::unique_ptr<sink::TableFilter> t;
+      s = sink::TableFilter::Create(*v, "", &t);
+    } else if (f.key == "canal.instance.filter.black.regex") {
+      std::unique_ptr<sink::TableFilter> t;
+      s = sink::TableFilter::Create("", *v, &t);
+    } else {
+      std::unique_ptr<sink::FieldFilter> ff;
+      s = sink::FieldFilter::Create(*v, f.key, &ff);
+    }
+    if (!s.ok()) return Status::InvalidArgument(source.where + ": " + std::string(s.message()));
+  }
+  CANAL_RETURN_IF_ERROR(config.sink.CompileFilters(config.filter_regex, config.filter_black_regex,
+                                                   config.filter_field, config.filter_black_field)
+                            .WithContext(path));
+  *out = std::move(config);
+  return Status::OK();
+}
+
+}  // namespace canal::server

@@ -1,0 +1,50 @@
+// Frames of Canal's client protocol: a 4-byte big-endian length, then that
+// many bytes holding one serialised canal.protocol.Packet.
+//
+// The encoders build whole frames (header included) into a caller-owned
+// string, so a session can reuse one buffer for every reply. Pure functions;
+// thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "canal/common/status.h"
+#include "canal/packet.pb.h"
+
+namespace canal::store {
+struct Batch;
+}
+
+namespace canal::server {
+
+inline constexpr size_t kFrameHeaderBytes = 4;
+// The version every packet we send carries; Canal's Java client refuses a
+// handshake with any other.
+inline constexpr int32_t kPacketVersion = 1;
+
+// The length a frame header announces.
+uint32_t DecodeFrameLength(const uint8_t (&header)[kFrameHeaderBytes]);
+
+// OK when a frame of `length` bytes may be read; InvalidArgument (saying
+// why) for zero or for more than `max_frame_bytes`. Checked before anything
+// is allocated for the body.
+Status CheckFrameLength(uint32_t length, uint32_t max_frame_bytes);
+
+// Packet{version=1, type, body=serialised `body`} as a frame.
+void EncodePacketFrame(protocol::PacketType type, const google::protobuf::MessageLite& body, std::string* out);
+
+// ACK with an empty Ack body (success).
+void EncodeOkAckFrame(std::string* out);
+// ACK carrying Ack{error_code, error_message}.
+void EncodeErrorAckFrame(int32_t error_code, std::string_view message, std::string* out);
+
+// MESSAGES with Messages{batch_id, messages = the batch's entry bytes}, written
+// straight from the ring's views (one copy). An empty batch gives no messages.
+// InvalidArgument when the frame would exceed what a Java client can read
+// (2^31 - 1 bytes).
+Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out);
+
+}  // namespace canal::server

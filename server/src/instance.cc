@@ -1,0 +1,244 @@
+#include "canal/server/instance.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+
+#include "canal/meta/meta_manager.h"
+#include "canal/meta/slowest_cursor.h"
+#include "canal/parser/resume_from_cursor.h"
+
+namespace canal::server {
+
+// The parser's start: the slowest subscribed client's cursor.
+class Instance::CursorSource final : public parser::ResumePointSource {
+ public:
+  CursorSource(meta::MetaManager* meta, std::string destination) : meta_(meta), destination_(std::move(destination)) {}
+
+  Status LoadResumePoint(parser::ResumePoint* point, bool* found) override {
+    *found = false;
+    std::optional<LogPosition> cursor;
+    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &cursor));
+    if (!cursor) return Status::OK();
+    CANAL_RETURN_IF_ERROR(parser::ResumePointFromCursor(*cursor, point)
+                              .WithContext("the stored cursor of destination " + destination_ +
+                                           " (meta.dat; see docs/operations.md to reset it)"));
+    *found = true;
+    return Status::OK();
+  }
+
+ private:
+  meta::MetaManager* const meta_;
+  const std::string destination_;
+};
+
+namespace {
+
+std::string Bytes(uint64_t n) {
+  char buf[32];
+  if (n >= (uint64_t{1} << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1 << 20));
+  } else if (n >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
+  } else {
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Instance::Instance(InstanceConfig config, meta::MetaManager* meta, std::shared_ptr<spdlog::logger> logger,
+                   InstanceOptions options)
+    : config_(std::move(config)),
+      meta_(meta),
+      log_(logger ? std::move(logger) : std::make_shared<spdlog::logger>("canal-instance-" + config_.destination)),
+      options_(options) {}
+
+Instance::~Instance() { Stop(); }
+
+Status Instance::Start() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  return StartLocked();
+}
+
+void Instance::Stop() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  StopLocked();
+}
+
+Status Instance::Restart() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  StopLocked();
+  return StartLocked();
+}
+
+Status Instance::StartLocked() {
+  if (running()) return Status::OK();
+  const std::string& dest = config_.destination;
+
+  std::unique_ptr<store::RingStore> ring;
+  CANAL_RETURN_IF_ERROR(store::RingStore::Create(config_.store, &ring).WithContext(config_.properties_file));
+
+  // Cursors are stamped with the upstream they belong to, as Canal does.
+  meta::LogIdentity identity;
+  identity.address = config_.parser.master.host;
+  identity.port = config_.parser.master.port;
+  CANAL_RETURN_IF_ERROR(meta_->SetSourceIdentity(dest, identity).WithContext("starting destination " + dest));
+
+  // Batches of an earlier run point into a ring that is gone; the new ring
+  // delivers again from the cursor. A subscribed client's own filter applies
+  // from the first entry, before the client is back (Canal does the same).
+  std::vector<meta::ClientIdentity> clients;
+  CANAL_RETURN_IF_ERROR(meta_->ListClients(dest, &clients).WithContext("starting destination " + dest));
+  std::string filter;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    filter = client_filter_;
+  }
+  for (const meta::ClientIdentity& client : clients) {
+    Status s = meta_->ClearAllBatches(client);
+    if (!s.ok() && !s.IsNotFound()) return s.WithContext("starting destination " + dest);
+    if (!client.filter.empty()) filter = client.filter;
+  }
+
+  auto sink = std::make_unique<sink::EntrySink>(config_.sink, ring.get());
+  if (!filter.empty()) {
+    Status s = sink->SetSubscriptionFilter(filter);
+    if (!s.ok()) {
+      log_->warn("[{}] the subscribed client's filter '{}' does not compile ({}); using the instance's filter",
+                 dest, filter, s.ToString());
+      filter.clear();
+    }
+  }
+  auto cursor = std::make_unique<CursorSource>(meta_, dest);
+  auto parser = std::make_unique<parser::EventParser>(config_.parser, sink.get(), cursor.get(), log_);
+
+  log_->info("[{}] starting: primary {} as {}, filter '{}' black '{}', ring {} entries {} x {} B, from {}", dest,
+             config_.parser.master.Address(), config_.parser.master.user, config_.filter_regex,
+             config_.filter_black_regex, config_.store.buffer_size, store::BatchModeName(config_.store.batch_mode),
+             config_.store.buffer_memunit, config_.properties_file);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (store_) retired_stores_.push_back(std::move(store_));
+    store_ = std::move(ring);
+    sink_ = std::move(sink);
+    cursor_ = std::move(cursor);
+    parser_ = std::move(parser);
+    client_filter_ = filter;
+    status_stop_ = false;
+  }
+  parser_->Start();
+  running_.store(true, std::memory_order_release);
+  status_thread_ = std::thread([this] { StatusLoop(); });
+  return Status::OK();
+}
+
+void Instance::StopLocked() {
+  if (!running()) return;
+  running_.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_stop_ = true;
+  }
+  status_cv_.notify_all();
+  if (status_thread_.joinable()) status_thread_.join();
+
+  // The parser wakes from a socket read at once, but not from a Put waiting
+  // for a full ring: stop the ring too once the parser has had a moment to
+  // see its stop flag (so the ring's Aborted is not reported as a failure).
+  std::thread stopper([p = parser_.get()] { p->Stop(); });
+  for (int i = 0; i < 40 && parser_->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  store_->Stop();
+  stopper.join();
+
+  const LogPosition at = parser_->status().position;
+  log_->info("[{}] stopped {}", config_.destination, at.empty() ? std::string("before reading any event") : "at " + at.ToString());
+  std::lock_guard<std::mutex> lock(mu_);
+  parser_.reset();
+  cursor_.reset();
+  sink_.reset();
+}
+
+store::RingStore* Instance::store() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_.get();
+}
+
+Status Instance::SetClientFilter(std::string_view regex) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sink_) {
+    CANAL_RETURN_IF_ERROR(sink_->SetSubscriptionFilter(regex));
+  } else if (!regex.empty()) {
+    // Not running: check it now so the client hears of a bad pattern.
+    std::unique_ptr<sink::TableFilter> check;
+    CANAL_RETURN_IF_ERROR(sink::TableFilter::Create(regex, config_.filter_black_regex, &check));
+  }
+  if (client_filter_ != regex) {
+    log_->info("[{}] client filter {}", config_.destination,
+               regex.empty() ? std::string("cleared: the instance's filter applies") : "'" + std::string(regex) + "'");
+  }
+  client_filter_.assign(regex);
+  return Status::OK();
+}
+
+InstanceStatus Instance::status() const {
+  InstanceStatus st;
+  st.running = running();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (parser_) st.parser = parser_->status();
+  if (sink_) st.sink = sink_->stats();
+  if (store_) {
+    st.store = store_->stats();
+    st.store_capacity = store_->options().buffer_size;
+    st.store_byte_bound = store_->options().ByteBound();
+  }
+  st.client_filter = client_filter_;
+  return st;
+}
+
+std::string Instance::StatusLine() const {
+  InstanceStatus st = status();
+  std::string line = st.parser.state.empty() ? std::string("stopped") : st.parser.state;
+  line += " at " + (st.parser.position.empty() ? std::string("(no event yet)") : st.parser.position.ToString());
+  line += ", lag " + std::to_string(st.parser.lag_ms) + " ms";
+  line += ", store " + std::to_string(st.store.put_sequence - st.store.ack_sequence) + "/" +
+          std::to_string(st.store_capacity) + " entries " + Bytes(st.store.held_bytes);
+  if (st.store_byte_bound != 0) line += "/" + Bytes(st.store_byte_bound);
+  line += ", " + std::to_string(st.store.put_sequence - st.store.get_sequence) + " not yet fetched";
+  return line;
+}
+
+void Instance::StatusLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto last_time = Clock::now();
+  uint64_t last_entries = 0, last_rows = 0;
+  bool reported_failure = false;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (status_cv_.wait_for(lock, options_.status_interval, [this] { return status_stop_; })) return;
+    lock.unlock();
+    InstanceStatus st = status();
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_time).count();
+    const double entries_per_s = seconds > 0 ? static_cast<double>(st.sink.entries - last_entries) / seconds : 0;
+    const double rows_per_s = seconds > 0 ? static_cast<double>(st.parser.rows_events - last_rows) / seconds : 0;
+    last_time = now;
+    last_entries = st.sink.entries;
+    last_rows = st.parser.rows_events;
+    char rates[96];
+    std::snprintf(rates, sizeof rates, ", %.1f entries/s, %.1f row events/s", entries_per_s, rows_per_s);
+    log_->info("[{}] status: {}{}, reconnects {}", config_.destination, StatusLine(), rates, st.parser.reconnects);
+    if (st.parser.state == "failed" && !reported_failure) {
+      reported_failure = true;
+      log_->error("[{}] the replica has stopped: {}. Clients can still read what the ring holds; fix {} (an edit "
+                  "restarts this instance when canal.auto.scan is on) or restart the server",
+                  config_.destination, st.parser.last_error, config_.properties_file);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace canal::server

@@ -1,0 +1,202 @@
+#include "canal/server/instance_registry.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace canal::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return buf.str();
+}
+
+}  // namespace
+
+InstanceRegistry::InstanceRegistry(CanalConfig canal, RegistryOptions options)
+    : canal_(std::move(canal)),
+      options_(std::move(options)),
+      log_(options_.logger ? options_.logger : std::make_shared<spdlog::logger>("canal-registry")) {}
+
+InstanceRegistry::~InstanceRegistry() { Stop(); }
+
+std::map<std::string, std::optional<std::string>> InstanceRegistry::Wanted() const {
+  std::map<std::string, std::optional<std::string>> wanted;
+  if (!canal_.auto_scan) {
+    for (const std::string& name : canal_.destinations) {
+      wanted[name] = ReadFile(InstancePropertiesPath(canal_, name));
+    }
+    return wanted;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(canal_.conf_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (!it->is_directory(ec2)) continue;
+    const std::string name = it->path().filename().string();
+    const std::string path = InstancePropertiesPath(canal_, name);
+    if (!fs::is_regular_file(path, ec2)) continue;
+    wanted[name] = ReadFile(path);
+  }
+  if (ec) log_->warn("scanning {} for destinations: {}", canal_.conf_dir, ec.message());
+  return wanted;
+}
+
+Status InstanceRegistry::Launch(const std::string& name, const std::optional<std::string>& contents, Entry* entry) {
+  const std::string path = InstancePropertiesPath(canal_, name);
+  entry->contents = contents.value_or("");
+  entry->file_present = contents.has_value();
+  Status s;
+  if (!contents) {
+    s = Status::NotFound(path + " is missing or unreadable (destination " + name +
+                         " is in canal.destinations; create its instance.properties, e.g. from "
+                         "conf/example/instance.properties)");
+  }
+  InstanceConfig config;
+  if (s.ok()) s = ParseInstanceConfig(canal_, name, path, *contents, &config);
+  std::shared_ptr<ManagedDestination> instance;
+  if (s.ok()) s = options_.factory(config, &instance);
+  if (s.ok() && instance == nullptr) s = Status::Aborted("the instance factory made nothing");
+  if (s.ok()) s = instance->Start();
+  if (!s.ok()) {
+    log_->error("destination {} not started: {}", name, s.ToString());
+    return s.WithContext("destination " + name);
+  }
+  log_->info("destination {} started ({})", name, path);
+  std::lock_guard<std::mutex> lock(mu_);
+  entry->instance = std::move(instance);
+  return Status::OK();
+}
+
+void InstanceRegistry::Retire(const std::string& name, Entry* entry, const char* why) {
+  std::shared_ptr<ManagedDestination> instance;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    instance = std::move(entry->instance);
+    entry->instance = nullptr;
+  }
+  if (instance == nullptr) return;
+  log_->info("destination {}: {}; stopping it", name, why);
+  instance->Stop();
+}
+
+void InstanceRegistry::Reconcile(std::vector<Status>* failures) {
+  auto wanted = Wanted();
+  // Gone: stop.
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (wanted.count(it->first) == 0) {
+      Retire(it->first, &it->second, "its instance.properties is gone");
+      std::lock_guard<std::mutex> lock(mu_);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [name, contents] : wanted) {
+    auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      it = entries_.emplace(name, Entry{}).first;
+    } else {
+      const bool same = it->second.file_present == contents.has_value() &&
+                        it->second.contents == contents.value_or("");
+      if (same) continue;  // unchanged (running, or failed with this very text)
+      Retire(name, &it->second, "instance.properties changed");
+    }
+    Status s = Launch(name, contents, &it->second);
+    if (!s.ok() && failures != nullptr) failures->push_back(std::move(s));
+  }
+}
+
+Status InstanceRegistry::Start(std::vector<Status>* failures) {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (started_) return Status::InvalidArgument("the instance registry is started already");
+  started_ = true;
+  if (!options_.factory) return Status::InvalidArgument("the instance registry needs a factory");
+  if (canal_.auto_scan) {
+    for (const std::string& name : canal_.destinations) {
+      std::error_code ec;
+      if (!fs::is_regular_file(InstancePropertiesPath(canal_, name), ec)) {
+        log_->warn("canal.destinations lists {}, but {} does not exist; with canal.auto.scan=true only folders of "
+                   "{} holding an instance.properties run",
+                   name, InstancePropertiesPath(canal_, name), canal_.conf_dir);
+      }
+    }
+  }
+  Reconcile(failures);
+  if (entries_.empty()) {
+    log_->warn("no destination to run: {}", canal_.auto_scan
+                                                 ? "no folder of " + canal_.conf_dir + " holds an instance.properties"
+                                                 : std::string("canal.destinations is empty"));
+  }
+  if (canal_.auto_scan) {
+    {
+      std::lock_guard<std::mutex> lock(scan_mu_);
+      scan_stop_ = false;
+    }
+    scan_thread_ = std::thread([this] { ScanLoop(); });
+  }
+  return Status::OK();
+}
+
+void InstanceRegistry::ScanLoop() {
+  const auto period = options_.scan_interval.count() > 0
+                          ? options_.scan_interval
+                          : std::chrono::milliseconds(int64_t{canal_.auto_scan_interval_s} * 1000);
+  std::unique_lock<std::mutex> lock(scan_mu_);
+  for (;;) {
+    if (scan_cv_.wait_for(lock, period, [this] { return scan_stop_; })) return;
+    lock.unlock();
+    ScanNow();
+    lock.lock();
+  }
+}
+
+void InstanceRegistry::ScanNow() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (!started_) return;
+  Reconcile(nullptr);
+}
+
+void InstanceRegistry::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(scan_mu_);
+    scan_stop_ = true;
+  }
+  scan_cv_.notify_all();
+  if (scan_thread_.joinable()) scan_thread_.join();
+
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (!started_) return;
+  started_ = false;
+  for (auto& [name, entry] : entries_) Retire(name, &entry, "the server is stopping");
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.clear();
+}
+
+std::shared_ptr<Destination> InstanceRegistry::Find(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end() || it->second.instance == nullptr) return nullptr;
+  return it->second.instance;
+}
+
+std::vector<std::string> InstanceRegistry::Running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : entries_) {
+    if (entry.instance != nullptr) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace canal::server

@@ -1,0 +1,202 @@
+// canal-server: the daemon. Reads conf/canal.properties, runs one Instance per
+// destination (InstanceRegistry, with auto scan), keeps client cursors in
+// meta.dat files (FileMetaManager) and serves Canal clients (SessionServer).
+//
+//   canal-server [--conf DIR] [--logs DIR] [--data DIR]
+//
+// Exit codes: 0 after SIGTERM/SIGINT and a clean stop; 2 when the
+// configuration is refused (the message names file, key and value); 1 when
+// the server cannot start for another reason (port taken, data folder not
+// writable) or could not write the cursors at the end. docs/operations.md.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "canal/meta/file_meta_manager.h"
+#include "canal/server/config.h"
+#include "canal/server/instance.h"
+#include "canal/server/instance_registry.h"
+#include "canal/server/session_server.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using canal::Status;
+
+constexpr size_t kLogFileBytes = 256u << 20;  // rotate at 256 MiB...
+constexpr size_t kLogFiles = 8;               // ...keeping 8 old files
+constexpr const char* kLogPattern = "%Y-%m-%d %H:%M:%S.%e %-5l [%t] %v";
+constexpr int kExitFailure = 1;
+constexpr int kExitConfig = 2;
+
+// A logger writing logs/<dir>/<file>.log, rotating.
+Status MakeFileLogger(const std::string& name, const fs::path& file, std::shared_ptr<spdlog::logger>* out) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) {
+    return Status::IOError("creating the log folder " + file.parent_path().string() + ": " + ec.message() +
+                           " (give a writable folder with --logs DIR)");
+  }
+  try {
+    auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file.string(), kLogFileBytes, kLogFiles);
+    auto logger = std::make_shared<spdlog::logger>(name, std::move(sink));
+    logger->set_pattern(kLogPattern);
+    logger->set_level(spdlog::level::info);
+    // Operators tail these files; lines are few (status every 10 s), so
+    // flushing each costs nothing that matters.
+    logger->flush_on(spdlog::level::info);
+    *out = std::move(logger);
+    return Status::OK();
+  } catch (const spdlog::spdlog_ex& e) {
+    return Status::IOError("opening the log file " + file.string() + ": " + e.what() +
+                           " (give a writable folder with --logs DIR)");
+  }
+}
+
+// Start-up errors go to stderr (startup.sh shows them) and to the log.
+void Report(const std::shared_ptr<spdlog::logger>& log, const std::string& message) {
+  std::fprintf(stderr, "canal-server: %s\n", message.c_str());
+  std::fflush(stderr);
+  if (log) log->error("{}", message);
+}
+
+// conf/ of an install (bin/canal-server next to conf/), else ./conf.
+std::string DefaultConfDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path candidate = exe.parent_path().parent_path() / "conf";
+    if (fs::exists(candidate / "canal.properties", ec)) return candidate.string();
+  }
+  return "conf";
+}
+
+int Run(int argc, char** argv) {
+  CLI::App app{"canal-server: a Canal-compatible binlog change-data-capture server"};
+  std::string conf_dir, logs_dir, data_dir;
+  app.add_option("--conf", conf_dir,
+                 "folder holding canal.properties (default: conf/ beside the bin/ holding this program, else ./conf)");
+  app.add_option("--logs", logs_dir, "log folder (default: logs/ beside the conf folder)");
+  app.add_option("--data", data_dir, "folder for the cursors' meta.dat files (overrides canal.file.data.dir)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitConfig;
+  }
+
+  if (conf_dir.empty()) conf_dir = DefaultConfDir();
+  std::error_code ec;
+  const fs::path conf = fs::absolute(conf_dir, ec).lexically_normal();
+  const fs::path logs = logs_dir.empty() ? (conf / ".." / "logs").lexically_normal() : fs::absolute(logs_dir, ec);
+
+  std::shared_ptr<spdlog::logger> log;
+  if (Status s = MakeFileLogger("canal", logs / "canal" / "canal.log", &log); !s.ok()) {
+    Report(nullptr, s.ToString());
+    return kExitFailure;
+  }
+  log->info("canal-server starting: conf {}, logs {}, pid {}", conf.string(), logs.string(), ::getpid());
+
+  canal::server::ConfigOverrides overrides;
+  if (!data_dir.empty()) overrides.data_dir = data_dir;
+  canal::server::CanalConfig config;
+  if (Status s = canal::server::LoadCanalConfig((conf / "canal.properties").string(), overrides, &config); !s.ok()) {
+    Report(log, "configuration refused: " + std::string(s.message()));
+    return s.code() == Status::Code::kIOError ? kExitFailure : kExitConfig;
+  }
+
+  canal::meta::FileMetaOptions meta_options;
+  meta_options.data_dir = config.file_data_dir;
+  meta_options.flush_period = std::chrono::milliseconds(config.file_flush_period_ms);
+  auto meta = std::make_unique<canal::meta::FileMetaManager>(meta_options);
+  if (Status s = meta->Start(); !s.ok()) {
+    Report(log, "cannot keep cursors in canal.file.data.dir " + config.file_data_dir + ": " + s.ToString());
+    return kExitFailure;
+  }
+
+  canal::server::RegistryOptions registry_options;
+  registry_options.logger = log;
+  registry_options.factory = [&meta, logs](const canal::server::InstanceConfig& instance_config,
+                                           std::shared_ptr<canal::server::ManagedDestination>* out) {
+    const std::string& dest = instance_config.destination;
+    std::shared_ptr<spdlog::logger> instance_log;
+    CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
+    *out = std::make_shared<canal::server::Instance>(instance_config, meta.get(), std::move(instance_log));
+    return Status::OK();
+  };
+  canal::server::InstanceRegistry registry(config, std::move(registry_options));
+  std::vector<Status> failures;
+  if (Status s = registry.Start(&failures); !s.ok()) failures.push_back(std::move(s));
+  if (!failures.empty()) {
+    bool config_error = false;
+    for (const Status& f : failures) {
+      config_error = config_error || f.code() == Status::Code::kInvalidArgument || f.IsNotFound();
+      Report(log, "configuration refused: " + std::string(f.message()));
+    }
+    registry.Stop();
+    meta->Stop().PermitUncheckedError();
+    return config_error ? kExitConfig : kExitFailure;
+  }
+
+  std::unique_ptr<canal::server::SessionServer> server;
+  if (Status s = canal::server::SessionServer::Create(config.session, &registry, log, &server); !s.ok()) {
+    Report(log, "cannot serve clients: " + s.ToString() + " (canal.ip / canal.port in " + config.properties_file +
+                    ")");
+    registry.Stop();
+    meta->Stop().PermitUncheckedError();
+    return kExitFailure;
+  }
+  server->Start();
+  std::string names;
+  for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
+  log->info("canal-server started: listening on {}:{}, destinations [{}], cursors in {}, auto scan {}",
+            config.session.ip, server->port(), names, config.file_data_dir,
+            config.auto_scan ? "every " + std::to_string(config.auto_scan_interval_s) + " s" : std::string("off"));
+
+  // The signals were blocked before any thread started, so only this wait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  log->info("canal-server stopping on {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+
+  server->Stop();
+  registry.Stop();
+  Status flushed = meta->Stop();
+  if (!flushed.ok()) {
+    log->error("writing the cursors at stop failed: {}", flushed.ToString());
+    return kExitFailure;
+  }
+  log->info("canal-server stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so every thread inherits the mask and
+  // SIGTERM/SIGINT reach only the sigwait in Run().
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A client that disconnects mid-write must not kill the server.
+  signal(SIGPIPE, SIG_IGN);
+
+  int code = Run(argc, argv);
+  spdlog::shutdown();
+  return code;
+}

@@ -1,0 +1,723 @@
+#include "session.h"
+
+#include <utility>  // before the Asio coroutine headers (Boost 1.74)
+
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <charconv>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <random>
+
+#include "canal/meta/meta_manager.h"
+#include "canal/packet.pb.h"
+#include "canal/proto/password_scramble.h"
+#include "frame_codec.h"
+
+namespace canal::server {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::use_awaitable;
+using boost::system::error_code;
+
+namespace {
+
+constexpr size_t kSeedBytes = 8;
+constexpr int32_t kDefaultFetchSize = 1000;
+// The inbox holds at most this many frames or bytes (a bigger frame is still
+// read when the inbox is empty): Canal clients wait for each reply, so more
+// than a few queued requests means a client that does not read.
+constexpr size_t kInboxMaxFrames = 16;
+constexpr size_t kInboxMaxBytes = 1 << 20;
+// How long we wait for the client to close after an error Ack.
+constexpr std::chrono::seconds kLinger{2};
+// Longer GET waits are cut to this (the idle timeout ends them sooner anyway).
+constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
+
+constexpr int32_t kErrorGeneral = 400;
+constexpr int32_t kErrorIdentityMissing = 401;
+constexpr int32_t kErrorBatchIdMissing = 402;
+
+std::string RandomSeed() {
+  std::string seed(kSeedBytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(seed.data()), static_cast<int>(seed.size())) != 1) {
+    std::random_device rd;  // OpenSSL's pool failing is unheard of; still never send a fixed seed
+    for (char& c : seed) c = static_cast<char>(rd());
+  }
+  return seed;
+}
+
+// Canal keeps client ids in a Java short.
+bool ParseClientId(const std::string& text, int16_t* out) {
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr != last || value < std::numeric_limits<int16_t>::min() ||
+      value > std::numeric_limits<int16_t>::max()) {
+    return false;
+  }
+  *out = static_cast<int16_t>(value);
+  return true;
+}
+
+// Get.timeout in Get.unit (Canal's TimeUnit numbering; unknown units are
+// milliseconds, as Canal's convertTimeUnit has it). nullopt: return now.
+std::optional<std::chrono::nanoseconds> GetTimeout(const protocol::Get& get) {
+  if (get.timeout_present_case() == protocol::Get::TIMEOUT_PRESENT_NOT_SET || get.timeout() < 0) return std::nullopt;
+  const int32_t unit = get.unit_present_case() == protocol::Get::UNIT_PRESENT_NOT_SET ? 2 : get.unit();
+  static constexpr int64_t kNanosPerUnit[] = {1,
+                                             1'000,
+                                             1'000'000,
+                                             1'000'000'000,
+                                             60LL * 1'000'000'000,
+                                             3'600LL * 1'000'000'000,
+                                             86'400LL * 1'000'000'000};
+  const int64_t per = unit >= 0 && unit <= 6 ? kNanosPerUnit[unit] : kNanosPerUnit[2];
+  const int64_t timeout = get.timeout();
+  if (timeout > kMaxGetWait.count() / per) return kMaxGetWait;
+  return std::chrono::nanoseconds(timeout * per);
+}
+
+const char* PacketTypeName(int type) {
+  const std::string& name = protocol::PacketType_Name(static_cast<protocol::PacketType>(type));
+  return name.empty() ? nullptr : name.c_str();
+}
+
+}  // namespace
+
+struct Session::NotifyGate {
+  std::mutex mu;
+  bool open = true;  // guarded by mu
+  asio::any_io_executor executor;
+
+  template <typename Fn>
+  void Post(Fn&& fn) {
+    std::lock_guard lock(mu);
+    if (open) asio::post(executor, std::forward<Fn>(fn));
+  }
+  void Close() {
+    std::lock_guard lock(mu);
+    open = false;
+  }
+};
+
+Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::string peer)
+    : context_(context),
+      log_(context->logger.get()),
+      socket_(std::move(socket)),
+      peer_(std::move(peer)),
+      gate_(std::make_shared<NotifyGate>()),
+      request_ready_(socket_.get_executor()),
+      inbox_space_(socket_.get_executor()),
+      wake_(socket_.get_executor()),
+      idle_timer_(socket_.get_executor()),
+      last_receive_(Clock::now()),
+      idle_timeout_(context->options.default_idle_timeout_ms) {
+  gate_->executor = socket_.get_executor();
+}
+
+Session::~Session() { gate_->Close(); }
+
+void Session::Start() {
+  auto self = shared_from_this();
+  const auto on_exit = [log = context_->logger, peer = peer_](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      log->error("canal server: session of client {} failed: {}", peer, ex.what());
+    } catch (...) {
+      log->error("canal server: session of client {} failed", peer);
+    }
+  };
+  asio::co_spawn(socket_.get_executor(), Run(self), on_exit);
+}
+
+void Session::Close() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->CloseNow("canal server is stopping"); });
+}
+
+std::string Session::Describe() const {
+  return "client " + peer_ + client_label_;
+}
+
+// ---- coroutines ----------------------------------------------------------
+
+awaitable<void> Session::Run(std::shared_ptr<Session> self) {
+  try {
+    log_->info("canal server {}: client {} connected", context_->server_address, peer_);
+    const auto on_exit = [](std::exception_ptr) {};  // both end on their own once the socket closes
+    asio::co_spawn(socket_.get_executor(), ReadLoop(self), on_exit);
+    asio::co_spawn(socket_.get_executor(), IdleWatch(self), on_exit);
+
+    seed_ = RandomSeed();
+    protocol::Handshake handshake;
+    handshake.set_seeds(seed_);
+    EncodePacketFrame(protocol::HANDSHAKE, handshake, &out_);
+    reply_ = true;
+    if (co_await WriteReply()) {
+      while (co_await WaitForRequest()) {
+        std::string frame = std::move(inbox_.front());
+        inbox_.pop_front();
+        inbox_bytes_ -= frame.size();
+        inbox_space_.cancel();
+        reply_ = false;
+        end_after_reply_ = false;
+        co_await Dispatch(frame);
+        if (closing_) break;
+        if (reply_ && !input_closed_ && !co_await WriteReply()) break;
+        if (end_after_reply_) {
+          EndSubscription();  // the next subscriber need not wait for the linger
+          if (!input_closed_) co_await Linger();
+          break;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    log_->error("canal server {}: {} failed: {}", context_->server_address, Describe(), e.what());
+  }
+  CloseNow("session ended");
+  const std::string who = Describe();
+  EndSubscription();
+  gate_->Close();
+  log_->info("canal server {}: {} disconnected: {}", context_->server_address, who, close_reason_);
+  if (context_->on_session_end) context_->on_session_end(this);
+}
+
+awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session alive*/) {
+  error_code ec;
+  std::string reason = "client closed the connection";
+  while (!closing_) {
+    while (!closing_ && !inbox_.empty() && (inbox_.size() >= kInboxMaxFrames || inbox_bytes_ >= kInboxMaxBytes)) {
+      inbox_space_.expires_at(Clock::time_point::max());
+      co_await inbox_space_.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+    if (closing_) break;
+    uint8_t header[kFrameHeaderBytes];
+    co_await asio::async_read(socket_, asio::buffer(header), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec != asio::error::eof) reason = "read failed: " + ec.message();
+      break;
+    }
+    last_receive_ = Clock::now();
+    const uint32_t length = DecodeFrameLength(header);
+    // Checked before anything is allocated: a bogus prefix must cost nothing.
+    if (Status s = CheckFrameLength(length, context_->options.max_frame_bytes); !s.ok()) {
+      log_->warn("canal server {}: closing the connection of {}: {}", context_->server_address, Describe(),
+                 s.message());
+      CloseNow(s.message());
+      co_return;
+    }
+    std::string frame(length, '\0');
+    co_await asio::async_read(socket_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      reason = "connection ended inside a frame of " + std::to_string(length) + " bytes (" + ec.message() + ")";
+      if (!closing_) log_->warn("canal server {}: {}: {}", context_->server_address, Describe(), reason);
+      break;
+    }
+    last_receive_ = Clock::now();
+    if (draining_) continue;
+    inbox_bytes_ += frame.size();
+    inbox_.push_back(std::move(frame));
+    request_ready_.cancel();
+  }
+  if (!input_closed_) {
+    input_closed_ = true;
+    if (close_reason_.empty()) close_reason_ = reason;
+    request_ready_.cancel();
+    wake_.cancel();  // a waiting GET or a linger has nobody left to answer
+  }
+}
+
+awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session alive*/) {
+  error_code ec;
+  while (!closing_) {
+    const Clock::time_point deadline = last_receive_ + idle_timeout_;
+    if (Clock::now() >= deadline) {
+      const std::string reason = "idle for " + std::to_string(idle_timeout_.count()) + " ms (net_read_timeout)";
+      log_->warn("canal server {}: closing the connection of {}: {}", context_->server_address, Describe(), reason);
+      CloseNow(reason);
+      break;
+    }
+    idle_timer_.expires_at(deadline);
+    co_await idle_timer_.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+}
+
+awaitable<bool> Session::WaitForRequest() {
+  error_code ec;
+  while (!closing_ && inbox_.empty() && !input_closed_) {
+    request_ready_.expires_at(Clock::time_point::max());
+    co_await request_ready_.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+  co_return !closing_ && !inbox_.empty();
+}
+
+awaitable<bool> Session::WriteReply() {
+  if (acks_pending_) {
+    // The durability rule: acks before this reply are on disk before the
+    // client can see it.
+    if (Status s = FlushAcks(); !s.ok()) Fail(kErrorGeneral, s.ToString());
+  }
+  error_code ec;
+  co_await asio::async_write(socket_, asio::buffer(out_), asio::redirect_error(use_awaitable, ec));
+  reply_ = false;
+  if (ec) {
+    if (!closing_) {
+      log_->info("canal server {}: write to {} failed: {}", context_->server_address, Describe(), ec.message());
+      CloseNow("write failed: " + ec.message());
+    }
+    co_return false;
+  }
+  co_return true;
+}
+
+awaitable<void> Session::Linger() {
+  error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  draining_ = true;
+  inbox_.clear();
+  inbox_bytes_ = 0;
+  inbox_space_.cancel();
+  if (input_closed_ || closing_) co_return;
+  wake_.expires_after(kLinger);
+  co_await wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+}
+
+void Session::CloseNow(std::string_view reason) {
+  if (closing_) return;
+  closing_ = true;
+  if (close_reason_.empty()) close_reason_ = reason;
+  error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  request_ready_.cancel();
+  inbox_space_.cancel();
+  wake_.cancel();
+  idle_timer_.cancel();
+}
+
+// ---- requests --------------------------------------------------------------
+
+void Session::ReplyOk() {
+  EncodeOkAckFrame(&out_);
+  reply_ = true;
+}
+
+void Session::Fail(int32_t code, std::string message) {
+  log_->warn("canal server {}: error {} for {}: {}", context_->server_address, code, Describe(), message);
+  EncodeErrorAckFrame(code, message, &out_);
+  reply_ = true;
+  end_after_reply_ = true;
+  if (close_reason_.empty()) close_reason_ = "error " + std::to_string(code) + ": " + message;
+}
+
+awaitable<void> Session::Dispatch(const std::string& frame) {
+  protocol::Packet packet;
+  if (!packet.ParseFromString(frame)) {
+    Fail(kErrorGeneral, "unparsable packet of " + std::to_string(frame.size()) + " bytes (not a canal Packet)");
+    co_return;
+  }
+  const auto body_error = [&](const char* what) {
+    Fail(kErrorGeneral, std::string("unparsable ") + what + " body in a " +
+                            protocol::PacketType_Name(packet.type()) + " packet");
+  };
+  if (!authenticated_) {
+    if (packet.type() != protocol::CLIENTAUTHENTICATION) {
+      const char* name = PacketTypeName(packet.type());
+      Fail(kErrorGeneral, std::string("authentication required: the first packet must be CLIENTAUTHENTICATION, not ") +
+                              (name ? name : std::to_string(packet.type()).c_str()));
+      co_return;
+    }
+    protocol::ClientAuth auth;
+    if (!auth.ParseFromString(packet.body())) co_return body_error("ClientAuth");
+    HandleAuth(auth);
+    co_return;
+  }
+  switch (packet.type()) {
+    case protocol::SUBSCRIPTION: {
+      protocol::Sub sub;
+      if (!sub.ParseFromString(packet.body())) co_return body_error("Sub");
+      HandleSubscription(sub);
+      break;
+    }
+    case protocol::UNSUBSCRIPTION: {
+      protocol::Unsub unsub;
+      if (!unsub.ParseFromString(packet.body())) co_return body_error("Unsub");
+      HandleUnsubscription(unsub);
+      break;
+    }
+    case protocol::GET: {
+      protocol::Get get;
+      if (!get.ParseFromString(packet.body())) co_return body_error("Get");
+      if (input_closed_) break;  // nobody is left to read the batch
+      co_await HandleGet(get);
+      break;
+    }
+    case protocol::CLIENTACK: {
+      protocol::ClientAck ack;
+      if (!ack.ParseFromString(packet.body())) co_return body_error("ClientAck");
+      HandleClientAck(ack);
+      break;
+    }
+    case protocol::CLIENTROLLBACK: {
+      protocol::ClientRollback rollback;
+      if (!rollback.ParseFromString(packet.body())) co_return body_error("ClientRollback");
+      HandleClientRollback(rollback);
+      break;
+    }
+    default: {
+      const char* name = PacketTypeName(packet.type());
+      Fail(kErrorGeneral,
+           std::string("packet type: ") + (name ? name : std::to_string(packet.type()).c_str()) + " is NOT supported!");
+      break;
+    }
+  }
+}
+
+void Session::HandleAuth(const protocol::ClientAuth& auth) {
+  const SessionServerOptions& o = context_->options;
+  bool ok = o.user.empty() || o.user == auth.username();
+  if (ok && !o.password_stored.empty()) {
+    ok = !auth.password().empty() && proto::VerifyScrambledPassword(seed_, auth.password(), o.password_stored);
+  }
+  if (!ok) {
+    Fail(kErrorGeneral, "auth failed for user:" + auth.username());
+    return;
+  }
+  authenticated_ = true;
+  username_ = auth.username();
+  log_->debug("canal server {}: client {} authenticated as user \"{}\"", context_->server_address, peer_, username_);
+  if (auth.net_read_timeout() > 0) {
+    idle_timeout_ = std::chrono::milliseconds(auth.net_read_timeout());
+    idle_timer_.cancel();  // the watch re-arms with the client's timeout
+  }
+  if (!auth.destination().empty() && !auth.client_id().empty()) {
+    if (!Subscribe(auth.destination(), auth.client_id(), auth.filter())) return;
+  }
+  ReplyOk();
+}
+
+bool Session::ParseIdentity(const std::string& destination, const std::string& client_id, std::string_view request,
+                            meta::ClientIdentity* identity) {
+  if (destination.empty() || client_id.empty()) {
+    Fail(kErrorIdentityMissing, "destination or clientId is null (" + std::string(request) + ")");
+    return false;
+  }
+  identity->destination = destination;
+  if (!ParseClientId(client_id, &identity->client_id)) {
+    Fail(kErrorGeneral, std::string(request) + ": client id \"" + client_id +
+                            "\" is not a number between -32768 and 32767");
+    return false;
+  }
+  return true;
+}
+
+bool Session::Holds(const meta::ClientIdentity& identity) const {
+  return subscription_ && subscription_->identity.SameClient(identity);
+}
+
+bool Session::Subscribe(const std::string& destination, const std::string& client_id, const std::string& filter) {
+  meta::ClientIdentity identity;
+  if (!ParseIdentity(destination, client_id, "subscription", &identity)) return false;
+  identity.filter = filter;
+  if (subscription_ && !Holds(identity)) {
+    Fail(kErrorGeneral, "this connection already subscribed " + subscription_->identity.ToString() +
+                            "; unsubscribe it before subscribing " + identity.ToString());
+    return false;
+  }
+  if (Holds(identity)) {  // again: a new filter for the same client
+    Subscription& sub = *subscription_;
+    if (Status s = sub.destination->SetClientFilter(filter); !s.ok()) {
+      Fail(kErrorGeneral, "invalid filter \"" + filter + "\" for destination " + destination + ": " +
+                              std::string(s.message()));
+      return false;
+    }
+    if (Status s = sub.destination->meta()->Subscribe(identity); !s.ok()) {
+      Fail(kErrorGeneral, "subscription failed on canal server " + context_->server_address + ": " + s.ToString());
+      return false;
+    }
+    sub.identity = identity;
+    return true;
+  }
+
+  std::shared_ptr<Destination> dest = context_->registry->Find(destination);
+  if (!dest) {
+    Fail(kErrorGeneral, "destination " + destination + " does not exist on canal server " +
+                            context_->server_address + " (it serves the names in canal.destinations)");
+    return false;
+  }
+  if (!dest->running()) {
+    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + context_->server_address);
+    return false;
+  }
+  DestinationHolders::Holder current;
+  if (!context_->holders.Acquire(destination, {this, client_id, peer_}, &current)) {
+    Fail(kErrorGeneral, "destination " + destination + " is already subscribed by client " + current.client_id +
+                            " from " + current.peer + " on canal server " + context_->server_address +
+                            "; a destination serves one client at a time");
+    return false;
+  }
+  if (Status s = dest->SetClientFilter(filter); !s.ok()) {
+    context_->holders.Release(destination, this);
+    Fail(kErrorGeneral,
+         "invalid filter \"" + filter + "\" for destination " + destination + ": " + std::string(s.message()));
+    return false;
+  }
+  meta::MetaManager* meta = dest->meta();
+  if (Status s = meta->Subscribe(identity); !s.ok()) {
+    context_->holders.Release(destination, this);
+    Fail(kErrorGeneral, "subscription failed on canal server " + context_->server_address + ": " + s.ToString());
+    return false;
+  }
+  // A new consumer starts at the acked position, whatever the last one left.
+  if (Status s = meta->ClearAllBatches(identity); !s.ok()) {
+    log_->warn("canal server {}: {}: clearing stale batches: {}", context_->server_address, Describe(), s.ToString());
+  }
+  dest->store()->Rollback();
+  subscription_ = Subscription{std::move(dest), identity, client_id};
+  client_label_ = " (client id " + client_id + ", destination " + destination + ")";
+  outstanding_.clear();
+  log_->info("canal server {}: {} subscribed (filter \"{}\")", context_->server_address, Describe(), filter);
+  return true;
+}
+
+void Session::HandleSubscription(const protocol::Sub& sub) {
+  if (Subscribe(sub.destination(), sub.client_id(), sub.filter())) ReplyOk();
+}
+
+void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
+  meta::ClientIdentity identity;
+  if (!ParseIdentity(unsub.destination(), unsub.client_id(), "unsubscription", &identity)) return;
+  if (Holds(identity)) {
+    meta::MetaManager* meta = subscription_->destination->meta();
+    RollbackAll();
+    if (Status s = FlushAcks(); !s.ok()) {
+      Fail(kErrorGeneral, s.ToString());
+      return;
+    }
+    if (Status s = meta->Unsubscribe(identity); !s.ok()) {
+      Fail(kErrorGeneral, "unsubscription failed on canal server " + context_->server_address + ": " + s.ToString());
+      return;
+    }
+    log_->info("canal server {}: {} unsubscribed", context_->server_address, Describe());
+    EndSubscription();
+    ReplyOk();
+    return;
+  }
+  // Not ours: drop a stale subscription from the meta data, as Canal does,
+  // unless another connection is consuming it.
+  std::shared_ptr<Destination> dest = context_->registry->Find(identity.destination);
+  if (!dest) {
+    Fail(kErrorGeneral, "destination " + identity.destination + " does not exist on canal server " +
+                            context_->server_address);
+    return;
+  }
+  // (Held across the meta change so that no subscriber comes in between.)
+  const bool held_here = subscription_ && subscription_->identity.destination == identity.destination;
+  DestinationHolders::Holder current;
+  if (!held_here && !context_->holders.Acquire(identity.destination, {this, unsub.client_id(), peer_}, &current)) {
+    Fail(kErrorGeneral, "destination " + identity.destination + " is subscribed by client " + current.client_id +
+                            " from " + current.peer + "; only that connection may unsubscribe it");
+    return;
+  }
+  Status s = dest->meta()->Unsubscribe(identity);
+  if (!held_here) context_->holders.Release(identity.destination, this);
+  if (!s.ok()) {
+    Fail(kErrorGeneral, "unsubscription failed on canal server " + context_->server_address + ": " + s.ToString());
+    return;
+  }
+  ReplyOk();
+}
+
+awaitable<void> Session::HandleGet(const protocol::Get& get) {
+  meta::ClientIdentity identity;
+  if (!ParseIdentity(get.destination(), get.client_id(), "get", &identity)) co_return;
+  if (!Holds(identity)) {
+    Fail(kErrorGeneral, identity.ToString() + " should subscribe first (get on canal server " +
+                            context_->server_address + ")");
+    co_return;
+  }
+  const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
+  store::RingStore* store = dest->store();
+  const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
+  if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get); timeout && !store->BatchReady(fetch)) {
+    const Clock::time_point deadline =
+        timeout->count() == 0 ? Clock::time_point::max()
+                              : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
+    co_await WaitForBatch(store, fetch, deadline);
+    if (closing_ || input_closed_) co_return;  // nobody to answer
+  }
+  if (Status s = store->TryGet(fetch, &batch_); !s.ok()) {
+    Fail(kErrorGeneral, "get from destination " + identity.destination + " on canal server " +
+                            context_->server_address + " failed: " + s.ToString());
+    co_return;
+  }
+  if (batch_.empty()) {
+    (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+    reply_ = true;
+    co_return;
+  }
+  meta::PositionRange range;
+  range.start = batch_.first_position;
+  range.end = batch_.last_position;
+  if (batch_.safe_position) range.ack = *batch_.safe_position;
+  int64_t batch_id = 0;
+  if (Status s = dest->meta()->AddBatch(subscription_->identity, range, &batch_id); !s.ok()) {
+    // The entries go back to the ring when the session ends.
+    Fail(kErrorGeneral, "get on canal server " + context_->server_address + " failed: " + s.ToString());
+    co_return;
+  }
+  outstanding_.push_back({batch_id, batch_.end_sequence, batch_.safe_position});
+  if (Status s = EncodeMessagesFrame(batch_id, batch_, &out_); !s.ok()) {
+    Fail(kErrorGeneral, s.ToString());
+    co_return;
+  }
+  reply_ = true;
+  // (After encoding: acking frees the ring slots the batch's views point at.)
+  if (get.auto_ack()) {
+    if (Status s = AckBatch(batch_id); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
+  }
+}
+
+awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline) {
+  const uint64_t generation = ++wait_generation_;
+  std::weak_ptr<Session> weak = weak_from_this();
+  const bool armed = store->NotifyWhenReady(batch_size, [gate = gate_, weak, generation] {
+    // On the producer's thread: just hand over to the strand.
+    gate->Post([weak, generation] {
+      if (auto self = weak.lock()) self->OnBatchReady(generation);
+    });
+  });
+  if (!armed) co_return;  // ready already, or the store stopped: TryGet tells
+  waiting_ = true;
+  wake_.expires_at(deadline);
+  error_code ec;
+  co_await wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+  waiting_ = false;
+  store->CancelNotify();
+  ++wait_generation_;  // a callback still on its way is now stale
+}
+
+void Session::OnBatchReady(uint64_t generation) {
+  if (waiting_ && generation == wait_generation_) wake_.cancel();
+}
+
+Status Session::AckBatch(int64_t batch_id) {
+  Subscription& sub = *subscription_;
+  meta::MetaManager* meta = sub.destination->meta();
+  const std::string where = " (" + sub.identity.ToString() + " on canal server " + context_->server_address + ")";
+  meta::PositionRange removed;
+  if (Status s = meta->RemoveBatch(sub.identity, batch_id, &removed); !s.ok()) {
+    if (s.IsNotFound()) {
+      return Status::NotFound("ack error , clientId:" + sub.client_id_text + " batchId:" + std::to_string(batch_id) +
+                              " is not exist , please check" + where);
+    }
+    return s;  // "... batchId:N is not the firstly:M", Canal's words
+  }
+  if (outstanding_.empty() || outstanding_.front().batch_id != batch_id) {
+    return Status::Aborted("ack of batch " + std::to_string(batch_id) +
+                           ": the session's batches disagree with the meta manager" + where);
+  }
+  const Outstanding batch = outstanding_.front();
+  outstanding_.pop_front();
+  if (Status s = sub.destination->store()->Ack(batch.end_sequence); !s.ok()) {
+    return Status::Aborted("ack of batch " + std::to_string(batch_id) + ": " + std::string(s.message()) + where);
+  }
+  if (batch.safe_position) {
+    if (Status s = meta->UpdateCursor(sub.identity, *batch.safe_position); !s.ok()) {
+      return Status::Aborted("ack of batch " + std::to_string(batch_id) + ": " + s.ToString() + where);
+    }
+  }
+  acks_pending_ = true;
+  return Status::OK();
+}
+
+void Session::HandleClientAck(const protocol::ClientAck& ack) {
+  meta::ClientIdentity identity;
+  if (!ParseIdentity(ack.destination(), ack.client_id(), "ack", &identity)) return;
+  if (ack.batch_id() == 0) {
+    Fail(kErrorBatchIdMissing, "batchId should assign value (ack of " + identity.ToString() + ")");
+    return;
+  }
+  if (ack.batch_id() == -1) return;  // the client acks an empty get: nothing was handed out
+  if (!Holds(identity)) {
+    Fail(kErrorGeneral, identity.ToString() + " should subscribe first (ack of batch " +
+                            std::to_string(ack.batch_id()) + " on canal server " + context_->server_address + ")");
+    return;
+  }
+  if (Status s = AckBatch(ack.batch_id()); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
+}
+
+void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
+  meta::ClientIdentity identity;
+  if (!ParseIdentity(rollback.destination(), rollback.client_id(), "rollback", &identity)) return;
+  // Canal's clients roll back right after connecting, before they subscribe.
+  if (!Holds(identity)) return;
+  const int64_t batch_id = rollback.batch_id();
+  if (batch_id == -1) return;  // the id of an empty get
+  if (batch_id != 0) {
+    const std::string where = " (" + identity.ToString() + " on canal server " + context_->server_address + ")";
+    bool known = false;
+    for (const Outstanding& o : outstanding_) known = known || o.batch_id == batch_id;
+    if (!known) {
+      Fail(kErrorGeneral, "rollback error, clientId:" + subscription_->client_id_text + " batchId:" +
+                              std::to_string(batch_id) + " is not exist , please check" + where);
+      return;
+    }
+    // The ring rewinds to the acked position only, so only the oldest batch
+    // (with everything after it) can be rolled back.
+    if (outstanding_.front().batch_id != batch_id) {
+      Fail(kErrorGeneral, "batchId:" + std::to_string(batch_id) + " is not the firstly:" +
+                              std::to_string(outstanding_.front().batch_id) + where);
+      return;
+    }
+  }
+  RollbackAll();
+}
+
+void Session::RollbackAll() {
+  Subscription& sub = *subscription_;
+  if (Status s = sub.destination->meta()->ClearAllBatches(sub.identity); !s.ok()) {
+    log_->warn("canal server {}: {}: clearing batches: {}", context_->server_address, Describe(), s.ToString());
+  }
+  sub.destination->store()->Rollback();
+  outstanding_.clear();
+}
+
+Status Session::FlushAcks() {
+  if (!acks_pending_ || !subscription_) return Status::OK();
+  const std::string& destination = subscription_->identity.destination;
+  Status s = subscription_->destination->meta()->Flush(destination);
+  if (!s.ok()) {
+    return Status::IOError("canal server " + context_->server_address + " could not make the acks of " +
+                           subscription_->identity.ToString() + " durable: " + s.ToString());
+  }
+  acks_pending_ = false;
+  return Status::OK();
+}
+
+void Session::EndSubscription() {
+  if (!subscription_) return;
+  Subscription& sub = *subscription_;
+  store::RingStore* store = sub.destination->store();
+  store->CancelNotify();
+  // Whatever was handed out and not acked goes to the next subscriber.
+  RollbackAll();
+  if (Status s = FlushAcks(); !s.ok()) log_->error("{}", s.message());
+  context_->holders.Release(sub.identity.destination, this);
+  subscription_.reset();
+}
+
+}  // namespace canal::server

@@ -1,0 +1,180 @@
+// Session: one client connection of the SessionServer, from the handshake to
+// the close (see docs/protocol.md for the conversation).
+//
+// Three coroutines share the session's strand, so nothing in a session needs
+// a lock and the ring's consumer calls are sequenced:
+//   - the reader cuts frames off the socket into the inbox (a few frames at
+//     most, so a client that pipelines cannot make us buffer without bound)
+//     and notices at once when the client goes away, even during a wait;
+//   - the processor answers the inbox's requests in order, and is the only
+//     one that writes to the socket or touches the ring and meta manager;
+//   - the idle watch closes the session when the client has sent nothing
+//     for its idle timeout.
+// A GET that must wait arms the ring's NotifyWhenReady and a timer; the
+// ring's callback posts to the strand through a gate that the session closes
+// when it ends, so no callback reaches a session (or io_context) that is gone.
+#pragma once
+
+#include <utility>  // Boost 1.74's coroutine headers use std::exchange without it
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "canal/common/log_position.h"
+#include "canal/common/status.h"
+#include "canal/meta/meta_types.h"
+#include "canal/server/session_server.h"
+#include "canal/store/ring_store.h"
+#include "session_holders.h"
+
+namespace canal::protocol {
+class ClientAuth;
+class Get;
+class ClientAck;
+class ClientRollback;
+class Sub;
+class Unsub;
+}  // namespace canal::protocol
+
+namespace canal::server {
+
+class Session;
+
+// What the server shares with its sessions; outlives every session.
+struct SessionContext {
+  SessionServerOptions options;
+  DestinationRegistry* registry = nullptr;
+  std::shared_ptr<spdlog::logger> logger;
+  std::string server_address;  // "ip:port", for messages
+  DestinationHolders holders;
+  // Called on the session's strand when its processor has finished.
+  std::function<void(Session*)> on_session_end;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  // `socket` must be bound to a strand of its own.
+  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Sends the handshake and serves the client until the session ends.
+  void Start();
+  // Ends the session from any thread (Stop); acks already processed are
+  // flushed and outstanding batches rolled back, as for a disconnect.
+  void Close();
+
+  const std::string& peer() const { return peer_; }
+
+ private:
+  struct Outstanding {
+    int64_t batch_id = 0;
+    uint64_t end_sequence = 0;                  // ring Ack point
+    std::optional<LogPosition> safe_position;   // where the cursor may move
+  };
+  struct Subscription {
+    std::shared_ptr<Destination> destination;
+    meta::ClientIdentity identity;
+    std::string client_id_text;
+  };
+  // The ring's callback posts through this; Close() bars further posts.
+  struct NotifyGate;
+
+  using Clock = std::chrono::steady_clock;
+
+  boost::asio::awaitable<void> Run(std::shared_ptr<Session> self);
+  boost::asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self);
+  boost::asio::awaitable<void> IdleWatch(std::shared_ptr<Session> self);
+
+  // Waits until the inbox has a request; false when the session is over.
+  boost::asio::awaitable<bool> WaitForRequest();
+  boost::asio::awaitable<void> Dispatch(const std::string& frame);
+  // Flushes pending acks, then writes out_; false when the write failed.
+  boost::asio::awaitable<bool> WriteReply();
+  // After an error Ack: stop sending, discard input, wait briefly for the
+  // client to close, so that it reads the Ack instead of a reset.
+  boost::asio::awaitable<void> Linger();
+
+  void HandleAuth(const protocol::ClientAuth& auth);
+  void HandleSubscription(const protocol::Sub& sub);
+  void HandleUnsubscription(const protocol::Unsub& unsub);
+  boost::asio::awaitable<void> HandleGet(const protocol::Get& get);
+  void HandleClientAck(const protocol::ClientAck& ack);
+  void HandleClientRollback(const protocol::ClientRollback& rollback);
+
+  // Subscribes this session; on failure sends the error (Fail) and returns false.
+  bool Subscribe(const std::string& destination, const std::string& client_id, const std::string& filter);
+  // Fills *identity from a request's destination and client id; on failure
+  // sends 401 (missing) or 400 (client id not a number) and returns false.
+  bool ParseIdentity(const std::string& destination, const std::string& client_id, std::string_view request,
+                     meta::ClientIdentity* identity);
+  // Whether this session's subscription is `identity`'s.
+  bool Holds(const meta::ClientIdentity& identity) const;
+  // Waits for a full batch of `batch_size` until `deadline`, a disconnect
+  // or Close.
+  boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);
+  void OnBatchReady(uint64_t generation);
+  // Acks the oldest outstanding batch, which must be `batch_id`; the error
+  // carries the message the client gets.
+  Status AckBatch(int64_t batch_id);
+  // Forgets every outstanding batch and rewinds the ring to the acked position.
+  void RollbackAll();
+  // Rolls back, flushes pending acks and releases the destination.
+  void EndSubscription();
+  Status FlushAcks();
+
+  void ReplyOk();
+  // Sends Ack{code, message} and ends the session after it (Canal closes the
+  // connection after an error, which also keeps replies and requests paired).
+  void Fail(int32_t code, std::string message);
+  // Closes the socket and cancels every wait; the coroutines then end.
+  void CloseNow(std::string_view reason);
+  std::string Describe() const;  // "client 1.2.3.4:5 (client id 1001, destination example)"
+
+  SessionContext* const context_;
+  spdlog::logger* const log_;
+  boost::asio::ip::tcp::socket socket_;
+  const std::string peer_;
+  std::shared_ptr<NotifyGate> gate_;
+
+  boost::asio::steady_timer request_ready_;  // processor waits here for the inbox
+  boost::asio::steady_timer inbox_space_;    // reader waits here when the inbox is full
+  boost::asio::steady_timer wake_;           // waiting GET and linger
+  boost::asio::steady_timer idle_timer_;
+
+  // All below: touched on the strand only.
+  std::deque<std::string> inbox_;
+  size_t inbox_bytes_ = 0;
+  bool input_closed_ = false;  // EOF or read error: no more requests
+  bool closing_ = false;       // CloseNow ran
+  bool draining_ = false;      // lingering after an error: input is discarded
+  std::string close_reason_;
+  Clock::time_point last_receive_;
+  std::chrono::milliseconds idle_timeout_;
+
+  std::string seed_;
+  bool authenticated_ = false;
+  std::string username_;
+  std::optional<Subscription> subscription_;
+  std::string client_label_;  // " (client id 1001, destination example)" once subscribed, for logs
+  std::deque<Outstanding> outstanding_;  // oldest first, same ids as the meta manager's
+  bool acks_pending_ = false;            // acked since the last Flush
+  bool waiting_ = false;                 // a GET waits on wake_
+  uint64_t wait_generation_ = 0;         // stale ring callbacks carry an older one
+
+  store::Batch batch_;  // reused by every GET
+  std::string out_;     // the reply being built
+  bool reply_ = false;        // out_ holds a reply to send
+  bool end_after_reply_ = false;
+};
+
+}  // namespace canal::server

@@ -1,0 +1,213 @@
+#include "canal/server/session_server.h"
+
+#include <utility>  // before the Asio coroutine headers (Boost 1.74)
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "session.h"
+
+namespace canal::server {
+
+namespace {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::use_awaitable;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+std::string EndpointText(const tcp::endpoint& endpoint) {
+  const asio::ip::address address = endpoint.address();
+  std::string host = address.to_string();
+  if (address.is_v6()) host = "[" + host + "]";
+  return host + ":" + std::to_string(endpoint.port());
+}
+
+class SessionServerImpl final : public SessionServer {
+ public:
+  SessionServerImpl(SessionServerOptions options, DestinationRegistry* registry, std::shared_ptr<spdlog::logger> logger)
+      : io_(options.io_threads > 0 ? options.io_threads : 1), acceptor_(asio::make_strand(io_)) {
+    context_.options = std::move(options);
+    context_.registry = registry;
+    context_.logger = logger ? std::move(logger) : spdlog::default_logger();
+    context_.on_session_end = [this](Session* session) {
+      std::lock_guard lock(mu_);
+      live_.erase(session);
+    };
+  }
+
+  ~SessionServerImpl() override { Stop(); }
+
+  Status Listen() {
+    const SessionServerOptions& o = context_.options;
+    const std::string wanted = (o.ip.empty() ? "0.0.0.0" : o.ip) + ":" + std::to_string(o.port);
+    error_code ec;
+    asio::ip::address address = o.ip.empty() ? asio::ip::address(asio::ip::address_v4::any())
+                                             : asio::ip::make_address(o.ip, ec);
+    if (ec) {
+      return Status::InvalidArgument("canal server: canal.ip \"" + o.ip + "\" is not an IP address (" + ec.message() +
+                                     "); set it to an address of this host, or leave it empty for all");
+    }
+    const tcp::endpoint endpoint(address, o.port);
+    const auto fail = [&](const char* step) {
+      return Status::IOError("canal server: cannot " + std::string(step) + " " + wanted + ": " + ec.message() +
+                             (ec == asio::error::address_in_use ? "; another process uses canal.port, pick a free one"
+                                                                 : ""));
+    };
+    if (acceptor_.open(endpoint.protocol(), ec)) return fail("open a socket for");
+    if (acceptor_.set_option(tcp::acceptor::reuse_address(true), ec)) return fail("set SO_REUSEADDR on");
+    if (acceptor_.bind(endpoint, ec)) return fail("bind");
+    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec)) return fail("listen on");
+    const tcp::endpoint bound = acceptor_.local_endpoint(ec);
+    if (ec) return fail("read the bound address of");
+    port_ = bound.port();
+    context_.server_address = EndpointText(bound);
+    return Status::OK();
+  }
+
+  void Start() override {
+    std::lock_guard lock(mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+    work_.emplace(io_.get_executor());
+    asio::co_spawn(acceptor_.get_executor(), AcceptLoop(), [log = context_.logger](std::exception_ptr e) {
+      if (e) log->error("canal server: accept loop failed");
+    });
+    const int n = context_.options.io_threads > 0 ? context_.options.io_threads : 1;
+    {
+      std::lock_guard join_lock(join_mu_);
+      for (int i = 0; i < n; ++i) threads_.emplace_back([this] { io_.run(); });
+    }
+    context_.logger->info("canal server listening on {} ({} I/O threads)", context_.server_address, n);
+  }
+
+  void Stop() override {
+    std::vector<std::weak_ptr<Session>> sessions;
+    bool started = false;
+    {
+      std::lock_guard lock(mu_);
+      started = started_;
+      if (!stopping_) {
+        stopping_ = true;
+        for (auto& [_, weak] : live_) sessions.push_back(weak);
+        if (started) {
+          asio::post(acceptor_.get_executor(), [this] {
+            error_code ec;
+            acceptor_.close(ec);
+          });
+        } else {
+          error_code ec;
+          acceptor_.close(ec);
+        }
+        for (auto& weak : sessions) {
+          if (auto session = weak.lock()) session->Close();
+        }
+        // Without work to wait for, run() returns once every session has ended.
+        work_.reset();
+      }
+    }
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(join_mu_);
+      const std::thread::id self = std::this_thread::get_id();
+      for (std::thread& t : threads_) {
+        if (!t.joinable()) continue;
+        if (t.get_id() == self) {
+          t.detach();  // Stop from one of our own handlers: it cannot join itself
+        } else {
+          threads.push_back(std::move(t));
+        }
+      }
+      threads_.clear();
+    }
+    for (std::thread& t : threads) t.join();
+    if (started && !threads.empty()) context_.logger->info("canal server {} stopped", context_.server_address);
+  }
+
+  uint16_t port() const override { return port_; }
+
+  size_t sessions() const override {
+    std::lock_guard lock(mu_);
+    return live_.size();
+  }
+
+ private:
+  awaitable<void> AcceptLoop() {
+    asio::steady_timer backoff(acceptor_.get_executor());
+    for (;;) {
+      tcp::socket socket(asio::make_strand(io_));  // one strand per session
+      error_code ec;
+      co_await acceptor_.async_accept(socket, asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+        // Out of descriptors and the like: say so, breathe, carry on.
+        context_.logger->warn("canal server {}: accept failed: {}", context_.server_address, ec.message());
+        backoff.expires_after(std::chrono::milliseconds(100));
+        co_await backoff.async_wait(asio::redirect_error(use_awaitable, ec));
+        continue;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      socket.set_option(asio::socket_base::keep_alive(true), ec);
+      const tcp::endpoint remote = socket.remote_endpoint(ec);
+      if (ec) continue;  // gone already
+      auto session = std::make_shared<Session>(&context_, std::move(socket), EndpointText(remote));
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) co_return;
+        live_.emplace(session.get(), session);
+      }
+      session->Start();
+    }
+  }
+
+  // Declared first so that it outlives every session, which io_'s
+  // destruction may release.
+  SessionContext context_;
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+
+  mutable std::mutex mu_;
+  bool started_ = false;   // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;  // guarded by mu_
+  std::unordered_map<Session*, std::weak_ptr<Session>> live_;                        // guarded by mu_
+
+  std::mutex join_mu_;
+  std::vector<std::thread> threads_;  // guarded by join_mu_
+};
+
+}  // namespace
+
+Status SessionServer::Create(SessionServerOptions options, DestinationRegistry* registry,
+                             std::shared_ptr<spdlog::logger> logger, std::unique_ptr<SessionServer>* out) {
+  if (registry == nullptr) return Status::InvalidArgument("canal server: no destination registry given");
+  if (options.max_frame_bytes == 0) {
+    return Status::InvalidArgument("canal server: the maximum frame size is 0; give it a positive byte count");
+  }
+  if (options.default_idle_timeout_ms <= 0) {
+    return Status::InvalidArgument("canal server: default idle timeout " +
+                                   std::to_string(options.default_idle_timeout_ms) + " ms; give a positive value");
+  }
+  auto server = std::make_unique<SessionServerImpl>(std::move(options), registry, std::move(logger));
+  CANAL_RETURN_IF_ERROR(server->Listen());
+  *out = std::move(server);
+  return Status::OK();
+}
+
+}  // namespace canal::server

@@ -1,0 +1,432 @@
+// CanalConfig and InstanceConfig: every key Canal defines that the server
+// uses, its default, instance defaults taken from canal.properties, the
+// environment overrides, relative paths, and — for each key — a bad value
+// refused with the file (and line), the key and the value named.
+#include "canal/server/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace canal::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+EnvLookup FakeEnv(std::map<std::string, std::string> vars = {}) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) /
+            ("canal_config_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "conf" / "example");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  std::string Conf() const { return (root_ / "conf").string(); }
+  std::string CanalFile() const { return (root_ / "conf" / "canal.properties").string(); }
+  std::string InstanceFile(const std::string& dest = "example") const {
+    return (root_ / "conf" / dest / "instance.properties").string();
+  }
+
+  void Write(const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+
+  Status LoadCanal(const std::string& text, CanalConfig* config, std::map<std::string, std::string> env = {},
+                   ConfigOverrides overrides = {}) {
+    Write(CanalFile(), text);
+    return LoadCanalConfig(CanalFile(), overrides, config, FakeEnv(std::move(env)));
+  }
+
+  // canal.properties `canal_text`, example/instance.properties `instance_text`.
+  Status LoadInstance(const std::string& canal_text, const std::string& instance_text, InstanceConfig* out,
+                      std::map<std::string, std::string> env = {}) {
+    CanalConfig canal;
+    Status s = LoadCanal(canal_text, &canal, std::move(env));
+    if (!s.ok()) return s;
+    Write(InstanceFile(), instance_text);
+    return LoadInstanceConfig(canal, "example", out);
+  }
+
+  static constexpr const char* kMinimalInstance =
+      "canal.instance.master.address=127.0.0.1:3306\ncanal.instance.dbUsername=canal\n";
+
+  fs::path root_;
+  static inline int counter_ = 0;
+};
+
+// Expects InvalidArgument whose message holds every one of `parts`.
+void ExpectRefused(const Status& s, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(s.ok()) << "expected a refusal mentioning " << *parts.begin();
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
+  for (const std::string& part : parts) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << "'" << part << "' missing from: " << s.ToString();
+  }
+}
+
+TEST_F(ConfigTest, AnEmptyCanalPropertiesTakesCanalsDefaults) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("", &c).ok());
+  EXPECT_EQ(c.session.ip, "0.0.0.0");
+  EXPECT_EQ(c.session.port, 11111);
+  EXPECT_EQ(c.session.user, "");
+  EXPECT_EQ(c.session.password_stored, "");
+  EXPECT_TRUE(c.destinations.empty());
+  EXPECT_EQ(c.conf_dir, Conf());  // the folder holding canal.properties
+  EXPECT_TRUE(c.auto_scan);
+  EXPECT_EQ(c.auto_scan_interval_s, 5);
+  EXPECT_EQ(c.file_data_dir, Conf());  // Canal's ${canal.conf.dir}
+  EXPECT_EQ(c.file_flush_period_ms, 1000);
+  EXPECT_EQ(c.properties_file, CanalFile());
+}
+
+TEST_F(ConfigTest, ReadsEveryServerKey) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("canal.ip = 127.0.0.1\n"
+                        "canal.port = 12000\n"
+                        "canal.user = canal\n"
+                        "canal.passwd = E3619321C1A937C46A0D8BD1DAC39F93B27D4458\n"
+                        "canal.destinations = example, orders ,\n"
+                        "canal.conf.dir = ../conf\n"
+                        "canal.auto.scan = false\n"
+                        "canal.auto.scan.interval = 2\n"
+                        "canal.file.data.dir = ${canal.conf.dir}/../data\n"
+                        "canal.file.flush.period = 250\n",
+                        &c)
+                  .ok());
+  EXPECT_EQ(c.session.ip, "127.0.0.1");
+  EXPECT_EQ(c.session.port, 12000);
+  EXPECT_EQ(c.session.user, "canal");
+  EXPECT_EQ(c.session.password_stored, "E3619321C1A937C46A0D8BD1DAC39F93B27D4458");
+  EXPECT_EQ(c.destinations, (std::vector<std::string>{"example", "orders"}));
+  EXPECT_EQ(c.conf_dir, Conf());  // Canal's ../conf, relative to the conf folder itself
+  EXPECT_FALSE(c.auto_scan);
+  EXPECT_EQ(c.auto_scan_interval_s, 2);
+  EXPECT_EQ(c.file_data_dir, (root_ / "data").string());
+  EXPECT_EQ(c.file_flush_period_ms, 250);
+}
+
+TEST_F(ConfigTest, PathsResolveAgainstTheConfFolderAndDataCanBeOverridden) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("canal.conf.dir = instances\ncanal.file.data.dir = /var/lib/canal\n", &c).ok());
+  EXPECT_EQ(c.conf_dir, (root_ / "conf" / "instances").string());
+  EXPECT_EQ(c.file_data_dir, "/var/lib/canal");
+  ConfigOverrides overrides;
+  overrides.data_dir = "/tmp/elsewhere/";
+  ASSERT_TRUE(LoadCanal("canal.file.data.dir = /var/lib/canal\n", &c, {}, overrides).ok());
+  EXPECT_EQ(c.file_data_dir, "/tmp/elsewhere");
+}
+
+TEST_F(ConfigTest, EnvironmentOverridesServerKeys) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("canal.port = 11111\ncanal.destinations = a\n", &c,
+                        {{"CANAL_PORT", "12345"}, {"canal.destinations", "b,c"}})
+                  .ok());
+  EXPECT_EQ(c.session.port, 12345);
+  EXPECT_EQ(c.destinations, (std::vector<std::string>{"b", "c"}));
+}
+
+TEST_F(ConfigTest, ABadEnvironmentValueNamesTheVariable) {
+  CanalConfig c;
+  ExpectRefused(LoadCanal("canal.port = 11111\n", &c, {{"CANAL_PORT", "eleven"}}),
+                {"environment variable CANAL_PORT", "canal.port", "'eleven'"});
+}
+
+TEST_F(ConfigTest, RefusesBadServerValuesNamingFileLineKeyAndValue) {
+  struct Case {
+    std::string key, value;
+  };
+  const Case cases[] = {
+      {"canal.port", "abc"},
+      {"canal.port", "70000"},
+      {"canal.port", "-1"},
+      {"canal.port", "11111x"},
+      {"canal.ip", "localhost-ish"},
+      {"canal.ip", "300.1.1.1"},
+      {"canal.passwd", "canal"},
+      {"canal.passwd", "E3619321C1A937C46A0D8BD1DAC39F93B27D445Z"},
+      {"canal.destinations", "a,b/c"},
+      {"canal.destinations", "a,..,b"},
+      {"canal.destinations", "a,a"},
+      {"canal.auto.scan", "yes"},
+      {"canal.auto.scan.interval", "0"},
+      {"canal.auto.scan.interval", "5s"},
+      {"canal.file.flush.period", "-1"},
+      {"canal.file.flush.period", "1e3"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.key + "=" + c.value);
+    CanalConfig config;
+    ExpectRefused(LoadCanal("# line 1\n" + c.key + " = " + c.value + "\n", &config),
+                  {CanalFile() + ":2", c.key, "'" + c.value + "'"});
+  }
+}
+
+TEST_F(ConfigTest, AMissingCanalPropertiesSaysHowToPointAtOne) {
+  CanalConfig c;
+  Status s = LoadCanalConfig((root_ / "nowhere" / "canal.properties").string(), {}, &c, FakeEnv());
+  ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find("--conf"), std::string::npos);
+}
+
+TEST_F(ConfigTest, AnUnresolvedSubstitutionIsRefused) {
+  CanalConfig c;
+  ExpectRefused(LoadCanal("canal.file.data.dir = ${no.such.key}/data\n", &c),
+                {CanalFile() + ":1", "canal.file.data.dir", "no.such.key"});
+}
+
+TEST_F(ConfigTest, InstanceDefaultsWhenOnlyAddressAndUserAreGiven) {
+  InstanceConfig i;
+  ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
+  EXPECT_EQ(i.destination, "example");
+  EXPECT_EQ(i.properties_file, InstanceFile());
+  EXPECT_EQ(i.parser.destination, "example");
+  EXPECT_EQ(i.parser.master.host, "127.0.0.1");
+  EXPECT_EQ(i.parser.master.port, 3306);
+  EXPECT_EQ(i.parser.master.user, "canal");
+  EXPECT_EQ(i.parser.master.password, "");
+  EXPECT_EQ(i.parser.master.charset, "utf8mb4");
+  EXPECT_EQ(i.parser.slave_id, 0u);
+  EXPECT_EQ(i.parser.start.journal_name, "");
+  EXPECT_EQ(i.parser.start.position, 0u);
+  EXPECT_EQ(i.parser.start.timestamp_ms, 0);
+  EXPECT_EQ(i.parser.start.gtid, "");
+  EXPECT_EQ(i.parser.on_invalid_position, parser::InvalidPositionAction::kStop);
+  EXPECT_EQ(i.parser.heartbeat_period_ms, 3000);
+  EXPECT_EQ(i.parser.buffer.max_events, 4096u);
+  EXPECT_EQ(i.store.buffer_size, 16384u);
+  EXPECT_EQ(i.store.buffer_memunit, 1024u);
+  EXPECT_EQ(i.store.batch_mode, store::BatchMode::kMemSize);
+  EXPECT_FALSE(i.store.ddl_isolation);
+  EXPECT_EQ(i.filter_regex, "");
+  EXPECT_EQ(i.sink.table_filter->include_text(), "");
+  EXPECT_EQ(i.sink.field_filter, nullptr);
+  EXPECT_FALSE(i.sink.event_types.query_ddl);
+  EXPECT_EQ(i.contents, kMinimalInstance);
+}
+
+TEST_F(ConfigTest, ReadsEveryInstanceKey) {
+  InstanceConfig i;
+  Status s = LoadInstance("",
+                          "canal.instance.master.address = db.example.com:3307\n"
+                          "canal.instance.master.journal.name = mysql-bin.000004\n"
+                          "canal.instance.master.position = 1234\n"
+                          "canal.instance.master.timestamp = 1700000000000\n"
+                          "canal.instance.master.gtid = 0-1-100\n"
+                          "canal.instance.dbUsername = repl\n"
+                          "canal.instance.dbPassword = s3cret\n"
+                          "canal.instance.connectionCharset = UTF-8\n"
+                          "canal.instance.mysql.slaveId = 4321\n"
+                          "canal.instance.parser.invalid.position.action = EARLIEST\n"
+                          "canal.instance.detecting.interval.time = 5\n"
+                          "canal.instance.transaction.size = 1024\n"
+                          "canal.instance.memory.buffer.size = 1024\n"
+                          "canal.instance.memory.buffer.memunit = 512\n"
+                          "canal.instance.memory.batch.mode = ITEMSIZE\n"
+                          "canal.instance.get.ddl.isolation = true\n"
+                          "canal.instance.filter.regex = shop\\\\..*,crm\\\\.users\n"
+                          "canal.instance.filter.black.regex = shop\\\\.tmp_.*\n"
+                          "canal.instance.filter.field = shop.orders:id/total\n"
+                          "canal.instance.filter.black.field = crm.users:password\n"
+                          "canal.instance.filter.query.dml = true\n"
+                          "canal.instance.filter.query.ddl = true\n"
+                          "canal.instance.filter.query.dcl = TRUE\n"
+                          "canal.instance.filter.dml.insert = true\n"
+                          "canal.instance.filter.dml.update = true\n"
+                          "canal.instance.filter.dml.delete = true\n"
+                          "canal.instance.filter.transaction.entry = true\n",
+                          &i);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(i.parser.master.host, "db.example.com");
+  EXPECT_EQ(i.parser.master.port, 3307);
+  EXPECT_EQ(i.parser.start.journal_name, "mysql-bin.000004");
+  EXPECT_EQ(i.parser.start.position, 1234u);
+  EXPECT_EQ(i.parser.start.timestamp_ms, 1700000000000);
+  EXPECT_EQ(i.parser.start.gtid, "0-1-100");
+  EXPECT_EQ(i.parser.master.user, "repl");
+  EXPECT_EQ(i.parser.master.password, "s3cret");
+  EXPECT_EQ(i.parser.master.charset, "utf8mb4");  // Java's UTF-8
+  EXPECT_EQ(i.parser.slave_id, 4321u);
+  EXPECT_EQ(i.parser.on_invalid_position, parser::InvalidPositionAction::kEarliest);
+  EXPECT_EQ(i.parser.heartbeat_period_ms, 5000);
+  EXPECT_EQ(i.parser.buffer.max_events, 1024u);
+  EXPECT_EQ(i.store.buffer_size, 1024u);
+  EXPECT_EQ(i.store.buffer_memunit, 512u);
+  EXPECT_EQ(i.store.batch_mode, store::BatchMode::kItemSize);
+  EXPECT_TRUE(i.store.ddl_isolation);
+  EXPECT_EQ(i.filter_regex, "shop\\..*,crm\\.users");  // the file's \\. is the regex \.
+  EXPECT_EQ(i.filter_black_regex, "shop\\.tmp_.*");
+  ASSERT_NE(i.sink.table_filter, nullptr);
+  EXPECT_TRUE(i.sink.table_filter->Accepts("shop", "orders"));
+  EXPECT_TRUE(i.sink.table_filter->Accepts("CRM", "users"));
+  EXPECT_FALSE(i.sink.table_filter->Accepts("shop", "tmp_1"));
+  EXPECT_FALSE(i.sink.table_filter->Accepts("crm", "accounts"));
+  ASSERT_NE(i.sink.field_filter, nullptr);
+  EXPECT_TRUE(i.sink.field_filter->Lists("shop", "orders", "total"));
+  ASSERT_NE(i.sink.black_field_filter, nullptr);
+  EXPECT_TRUE(i.sink.black_field_filter->Lists("crm", "users", "password"));
+  const sink::EventTypeFilter& t = i.sink.event_types;
+  EXPECT_TRUE(t.query_dml && t.query_ddl && t.query_dcl && t.dml_insert && t.dml_update && t.dml_delete &&
+              t.transaction_entry);
+}
+
+TEST_F(ConfigTest, InstanceKeysDefaultToCanalPropertiesAndTheInstanceFileWins) {
+  InstanceConfig i;
+  Status s = LoadInstance(
+      "canal.instance.memory.buffer.size = 2048\n"
+      "canal.instance.filter.query.ddl = true\n"
+      "canal.instance.dbPassword = from-global\n"
+      "canal.instance.filter.black.regex = mysql\\\\.slave_.*\n",
+      std::string(kMinimalInstance) + "canal.instance.dbPassword = from-instance\n", &i);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(i.store.buffer_size, 2048u);
+  EXPECT_TRUE(i.sink.event_types.query_ddl);
+  EXPECT_EQ(i.parser.master.password, "from-instance");
+  EXPECT_FALSE(i.sink.table_filter->Accepts("mysql", "slave_master_info"));
+}
+
+TEST_F(ConfigTest, EnvironmentOverridesInstanceKeys) {
+  InstanceConfig i;
+  Status s = LoadInstance("", kMinimalInstance, &i,
+                          {{"CANAL_INSTANCE_MASTER_ADDRESS", "10.0.0.9:3310"}, {"CANAL_INSTANCE_DBPASSWORD", "pw"}});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(i.parser.master.host, "10.0.0.9");
+  EXPECT_EQ(i.parser.master.port, 3310);
+  EXPECT_EQ(i.parser.master.password, "pw");
+}
+
+TEST_F(ConfigTest, AcceptsAddressForms) {
+  const std::pair<std::string, std::pair<std::string, uint16_t>> forms[] = {
+      {"127.0.0.1:13306", {"127.0.0.1", 13306}},
+      {"db-1.internal", {"db-1.internal", 3306}},
+      {"[::1]:3307", {"::1", 3307}},
+      {"[::1]", {"::1", 3306}},
+  };
+  for (const auto& [text, want] : forms) {
+    InstanceConfig i;
+    Status s = LoadInstance("", "canal.instance.master.address=" + text + "\ncanal.instance.dbUsername=u\n", &i);
+    ASSERT_TRUE(s.ok()) << text << ": " << s.ToString();
+    EXPECT_EQ(i.parser.master.host, want.first) << text;
+    EXPECT_EQ(i.parser.master.port, want.second) << text;
+  }
+}
+
+TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
+  struct Case {
+    std::string key, value, expect;  // expect: a further word the message must hold ("" = none)
+  };
+  const Case cases[] = {
+      {"canal.instance.master.address", "host:", "host:port"},
+      {"canal.instance.master.address", "host:0", "host:port"},
+      {"canal.instance.master.address", "host:99999", "host:port"},
+      {"canal.instance.master.address", "::1:3306", "host:port"},
+      {"canal.instance.master.address", "[::1:3306", "host:port"},
+      {"canal.instance.master.address", ":3306", "host:port"},
+      {"canal.instance.master.position", "12ab", "binlog offset"},
+      {"canal.instance.master.timestamp", "-5", "milliseconds"},
+      {"canal.instance.master.timestamp", "yesterday", "milliseconds"},
+      {"canal.instance.mysql.slaveId", "abc", "server id"},
+      {"canal.instance.mysql.slaveId", "4294967296", "server id"},
+      {"canal.instance.connectionCharset", "klingon", "character set"},
+      {"canal.instance.parser.invalid.position.action", "skip", "stop, earliest, latest"},
+      {"canal.instance.detecting.interval.time", "0", "seconds"},
+      {"canal.instance.transaction.size", "0", "events"},
+      {"canal.instance.memory.buffer.size", "1000", ""},
+      {"canal.instance.memory.buffer.size", "lots", ""},
+      {"canal.instance.memory.buffer.memunit", "0", ""},
+      {"canal.instance.memory.batch.mode", "BYTES", ""},
+      {"canal.instance.get.ddl.isolation", "maybe", ""},
+      {"canal.instance.filter.regex", "shop\\\\.(orders", "regular expression"},
+      {"canal.instance.filter.black.regex", "(?=x).*", ""},
+      {"canal.instance.filter.field", "shop.orders", "db.table:col"},
+      {"canal.instance.filter.black.field", "shop.orders:", "db.table:col"},
+      {"canal.instance.filter.query.dml", "yes", "true or false"},
+      {"canal.instance.filter.dml.delete", "1", "true or false"},
+      {"canal.instance.filter.transaction.entry", "on", "true or false"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.key + "=" + c.value);
+    InstanceConfig i;
+    std::string text = std::string(kMinimalInstance) + c.key + "=" + c.value + "\n";
+    // The key's own line (3) wins over line 1 when it is the address.
+    Status s = LoadInstance("", text, &i);
+    // The value as the file has it after unescaping (\\ -> \).
+    std::string shown = c.value;
+    for (size_t p; (p = shown.find("\\\\")) != std::string::npos;) shown.replace(p, 2, "\\");
+    std::vector<std::string> parts{InstanceFile() + ":3", c.key, shown};
+    ExpectRefused(s, {parts[0], parts[1], parts[2]});
+    if (!c.expect.empty()) ExpectRefused(s, {c.expect});
+  }
+}
+
+TEST_F(ConfigTest, APositionWithoutAJournalNameIsRefused) {
+  InstanceConfig i;
+  ExpectRefused(LoadInstance("", std::string(kMinimalInstance) + "canal.instance.master.position=4\n", &i),
+                {InstanceFile() + ":3", "canal.instance.master.position", "journal.name"});
+}
+
+TEST_F(ConfigTest, MissingAddressOrUserIsRefusedNamingTheFile) {
+  InstanceConfig i;
+  ExpectRefused(LoadInstance("", "canal.instance.dbUsername=canal\n", &i),
+                {InstanceFile(), "canal.instance.master.address"});
+  ExpectRefused(LoadInstance("", "canal.instance.master.address=127.0.0.1:3306\n", &i),
+                {InstanceFile(), "canal.instance.dbUsername"});
+}
+
+TEST_F(ConfigTest, ABadDefaultInCanalPropertiesNamesCanalProperties) {
+  InstanceConfig i;
+  ExpectRefused(LoadInstance("canal.instance.memory.batch.mode = WHATEVER\n", kMinimalInstance, &i),
+                {CanalFile() + ":1", "canal.instance.memory.batch.mode", "WHATEVER"});
+}
+
+TEST_F(ConfigTest, AMissingInstancePropertiesIsNotFound) {
+  CanalConfig canal;
+  ASSERT_TRUE(LoadCanal("", &canal).ok());
+  InstanceConfig i;
+  Status s = LoadInstanceConfig(canal, "absent", &i);
+  ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find(InstanceFile("absent")), std::string::npos);
+}
+
+TEST_F(ConfigTest, ADestinationNameThatIsNotAFolderNameIsRefused) {
+  CanalConfig canal;
+  ASSERT_TRUE(LoadCanal("", &canal).ok());
+  InstanceConfig i;
+  ExpectRefused(ParseInstanceConfig(canal, "../etc", "/x", kMinimalInstance, &i), {"../etc"});
+}
+
+TEST(MysqlCharsetName, MapsJavaNamesAndKeepsMysqlNames) {
+  std::string name;
+  const std::pair<const char*, const char*> cases[] = {
+      {"UTF-8", "utf8mb4"}, {"utf-8", "utf8mb4"}, {"utf8mb4", "utf8mb4"}, {"utf8", "utf8"},
+      {"ISO-8859-1", "latin1"}, {"latin1", "latin1"}, {"GBK", "gbk"}, {"Shift_JIS", "sjis"},
+  };
+  for (const auto& [from, to] : cases) {
+    ASSERT_TRUE(MysqlCharsetName(from, &name).ok()) << from;
+    EXPECT_EQ(name, to) << from;
+  }
+  EXPECT_FALSE(MysqlCharsetName("", &name).ok());
+  EXPECT_FALSE(MysqlCharsetName("UTF-16", &name).ok());
+}
+
+}  // namespace
+}  // namespace canal::server
