@@ -15,14 +15,8 @@ wait_s=${CANAL_STOP_WAIT:-30}
 
 say() { echo "stop.sh: $*"; }
 
-# A live process that is a canal-server (not a zombie, not a reused pid).
-is_canal_server() {
-  local pid=$1 state
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [ "$state" != "Z" ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q canal-server
-}
+# shellcheck source=bin/canal-common.sh
+. "$bin_dir/canal-common.sh"
 
 if [ ! -f "$pid_file" ]; then
   say "canal-server is not running (no $pid_file)"

@@ -63,7 +63,7 @@ class ServerDaemonTest : public ::testing::Test {
     fs::remove_all(root_);
     // The install layout: scripts and the program side by side in bin/.
     fs::create_directories(root_ / "bin");
-    for (const char* script : {"startup.sh", "stop.sh"}) {
+    for (const char* script : {"startup.sh", "stop.sh", "canal-common.sh"}) {
       fs::copy_file(fs::path(CANAL_SOURCE_DIR) / "bin" / script, root_ / "bin" / script);
     }
     fs::create_symlink(server_bin_, root_ / "bin" / "canal-server");

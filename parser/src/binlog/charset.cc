@@ -6,6 +6,8 @@
 // ids 255..323. MariaDB adds NO PAD variants at id + 1024 and, from 10.10, its
 // UCA 14.0 collations in blocks of 256 from id 2048.
 #include <array>
+
+#include "canal/common/utf8.h"
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -102,23 +104,6 @@ CharsetFacts LookupCharset(uint32_t id) {
 
 constexpr char32_t kReplacement = 0xFFFD;
 
-void AppendCodePoint(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 bool IsSurrogate(char32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
 
@@ -138,9 +123,9 @@ void AppendSingleByte(std::string_view bytes, bool cp1252, std::string* out) {
     if (b < 0x80) {
       out->push_back(c);
     } else if (cp1252 && b < 0xA0) {
-      AppendCodePoint(kCp1252High[b - 0x80], out);
+      AppendUtf8(kCp1252High[b - 0x80], out);
     } else {
-      AppendCodePoint(b, out);
+      AppendUtf8(b, out);
     }
   }
 }
@@ -160,20 +145,20 @@ void AppendUtf16(std::string_view bytes, bool little_endian, bool allow_pairs, s
     const char32_t unit = Load16(p + i, little_endian);
     i += 2;
     if (!IsSurrogate(unit)) {
-      AppendCodePoint(unit, out);
+      AppendUtf8(unit, out);
       continue;
     }
     if (allow_pairs && unit < 0xDC00 && i + 2 <= n) {
       const char32_t low = Load16(p + i, little_endian);
       if (low >= 0xDC00 && low <= 0xDFFF) {
         i += 2;
-        AppendCodePoint(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), out);
+        AppendUtf8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), out);
         continue;
       }
     }
-    AppendCodePoint(kReplacement, out);
+    AppendUtf8(kReplacement, out);
   }
-  if (i < n) AppendCodePoint(kReplacement, out);
+  if (i < n) AppendUtf8(kReplacement, out);
 }
 
 void AppendUtf32(std::string_view bytes, std::string* out) {
@@ -184,9 +169,9 @@ void AppendUtf32(std::string_view bytes, std::string* out) {
   for (; i + 4 <= n; i += 4) {
     const char32_t cp = char32_t(p[i]) << 24 | char32_t(p[i + 1]) << 16 |
                         char32_t(p[i + 2]) << 8 | char32_t(p[i + 3]);
-    AppendCodePoint(cp > 0x10FFFF || IsSurrogate(cp) ? kReplacement : cp, out);
+    AppendUtf8(cp > 0x10FFFF || IsSurrogate(cp) ? kReplacement : cp, out);
   }
-  if (i < n) AppendCodePoint(kReplacement, out);
+  if (i < n) AppendUtf8(kReplacement, out);
 }
 
 }  // namespace
