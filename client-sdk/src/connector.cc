@@ -279,13 +279,13 @@ Status Connector::ReadPacket(std::chrono::milliseconds wait, std::string_view do
                                              " bytes exceeds the limit of " + std::to_string(options_.max_frame_bytes) +
                                              " (ConnectorOptions::max_frame_bytes); connection closed"));
   }
-  std::string body(len, '\0');
-  s = socket_->ReadExact(body.data(), len, deadline, &got);
+  frame_buf_.resize(len);
+  s = socket_->ReadExact(frame_buf_.data(), len, deadline, &got);
   if (!s.ok()) {
     return FailConnection(Status::IOError(context + ": " + std::string(s.message()) + " after " + std::to_string(got) +
                                           " of " + std::to_string(len) + " bytes of a frame"));
   }
-  if (!out->pb.ParseFromString(body)) {
+  if (!out->pb.ParseFromArray(frame_buf_.data(), static_cast<int>(len))) {
     return FailConnection(Status::Corruption(context + ": a frame of " + std::to_string(len) +
                                              " bytes is not a canal Packet"));
   }
@@ -512,7 +512,8 @@ Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeou
                ? std::chrono::milliseconds(-1)
                : server_wait + options_.read_timeout;
   }
-  Packet p;
+  if (messages_reply_ == nullptr) messages_reply_ = std::make_unique<Packet>();
+  Packet& p = *messages_reply_;
   CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p));
   if (p.pb.type() == proto::ACK) {
     CANAL_RETURN_IF_ERROR(ReplyIsAck(p, doing));

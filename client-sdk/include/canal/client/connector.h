@@ -162,6 +162,10 @@ class Connector {
   // Acks and rollbacks sent since the last reply, oldest first ("ack of batch 5"):
   // an error Ack read before the next reply belongs to the first of them.
   std::deque<std::string> unanswered_;
+  // Reused across reads: a steady stream of large batches then costs no fresh
+  // (page-faulting) buffers per frame.
+  std::string frame_buf_;
+  std::unique_ptr<Packet> messages_reply_;
 };
 
 // The server's error code carried by a Status from this SDK ("server error

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# End-to-end benchmarks: MariaDB -> canal-server -> the C++ client SDK, with
+# pass/fail targets. All on this machine, Release build, one run each.
+#
+#   bench/run_e2e_bench.sh [--build-dir DIR] [--only catchup|latency|memory]
+#
+#   catchup  1,000,000 rows already in the binlog (bench/gen_bench_binlog.sh):
+#            from canal-server's start to the client having acked the last
+#            row, in rows/s. Target: BENCH_MIN_E2E_ROWS_PER_S (300000).
+#   latency  on the same server, 10,000 single-row transactions per second
+#            for 10 s (4 writer connections): commit to client receipt,
+#            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (20).
+#   memory   5,000,000 rows in the binlog and a client that acks slowly
+#            (small batches, a pause after each) for 20 s, so it lags
+#            millions of rows behind: canal-server's peak RSS (VmHWM) with
+#            default settings. Target: under BENCH_MAX_RSS_MIB (256).
+#
+# Each part runs its own sandbox (ports 13397 and 13396) and canal-server
+# (ports 13491 and 13492) under DIR/bench-e2e, and stops them. Prints one line
+# per figure and a JSON summary in DIR/e2e_bench.json; exit 1 when a target
+# is missed.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build"
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    *) echo "run_e2e_bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
+max_p99=${BENCH_MAX_P99_MS:-20}
+max_rss=${BENCH_MAX_RSS_MIB:-256}
+work="$build/bench-e2e"
+server_bin="$build/bin/canal-server"
+client_bin="$build/bin/e2e_client"
+say() { echo "run_e2e_bench: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+[ -x "$server_bin" ] || fail "$server_bin not built (scripts/build.sh --release)"
+[ -x "$client_bin" ] || fail "$client_bin not built (scripts/build.sh --release)"
+
+sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
+server_pid=""
+sandboxes=()
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  for p in "${sandboxes[@]}"; do
+    "${sandbox[@]}" stop --port "$p" --dir "/tmp/canal-bench-mariadb-$p" --wipe >/dev/null 2>&1 || true
+  done
+}
+trap cleanup EXIT
+
+# start_server NAME CANAL_PORT MYSQL_PORT FIRST_FILE: a fresh install root with
+# one destination 'bench' streaming from FIRST_FILE:4; sets server_pid, t0_ms.
+start_server() {
+  local name=$1 canal_port=$2 mysql_port=$3 first=$4 root="$work/$1"
+  rm -rf "$root"
+  mkdir -p "$root/conf/bench"
+  cat > "$root/conf/canal.properties" <<PROPS
+canal.ip = 127.0.0.1
+canal.port = $canal_port
+canal.destinations = bench
+canal.auto.scan = false
+PROPS
+  cat > "$root/conf/bench/instance.properties" <<PROPS
+canal.instance.master.address = 127.0.0.1:$mysql_port
+canal.instance.dbUsername = canal
+canal.instance.dbPassword = canal
+canal.instance.master.journal.name = $first
+canal.instance.master.position = 4
+PROPS
+  t0_ms=$(date +%s%3N)
+  "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
+  server_pid=$!
+}
+stop_server() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+first_file() { sed -n 's/^files=\([^ ]*\).*/\1/p' "$1/MANIFEST"; }
+
+results=()
+status=0
+
+if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
+  say "catch-up: generating 1,000,000 rows on a sandbox (port 13397)"
+  sandboxes+=(13397)
+  bash "$repo/bench/gen_bench_binlog.sh" "$work/data-1m" --port 13397 --keep-server
+  mariadb --no-defaults --socket=/tmp/canal-bench-mariadb-13397/mariadbd.sock -uroot -e \
+    "CREATE TABLE bench.latency (id BIGINT AUTO_INCREMENT PRIMARY KEY, seq BIGINT NOT NULL, sent_us BIGINT NOT NULL)"
+  start_server catchup 13491 13397 "$(first_file "$work/data-1m")"
+  catchup=$("$client_bin" catchup --address 127.0.0.1:13491 --destination bench --rows 1000000 --t0-ms "$t0_ms")
+  say "$catchup"
+  results+=("$catchup")
+  rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$catchup")
+  if [ "$rate" -lt "$min_rate" ]; then say "FAIL: catch-up $rate rows/s < target $min_rate"; status=1; fi
+
+  if [ -z "$only" ] || [ "$only" = latency ]; then
+    say "latency: 10,000 single-row transactions/s for 10 s"
+    latency=$("$client_bin" latency --address 127.0.0.1:13491 --destination bench --mysql-port 13397 \
+      --rate 10000 --seconds 10)
+    say "$latency"
+    results+=("$latency")
+    if ! python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["p99_ms"] < float(sys.argv[2]) else 1)' \
+        "$latency" "$max_p99"; then
+      say "FAIL: latency p99 above ${max_p99} ms"; status=1
+    fi
+  fi
+  stop_server
+fi
+
+if [ -z "$only" ] || [ "$only" = memory ]; then
+  say "memory: generating 5,000,000 rows on a sandbox (port 13396)"
+  sandboxes+=(13396)
+  bash "$repo/bench/gen_bench_binlog.sh" "$work/data-5m" --rows 5000000 --port 13396 --keep-server
+  start_server memory 13492 13396 "$(first_file "$work/data-5m")"
+  slow=$("$client_bin" slow --address 127.0.0.1:13492 --destination bench --batch 20 --pause-ms 50 --seconds 20)
+  hwm_kib=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status")
+  rss_kib=$(awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status")
+  stop_server
+  consumed=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$slow")
+  memory="{\"mode\":\"memory\",\"rows_in_binlog\":5000000,\"rows_acked\":$consumed,\"lag_rows\":$((5000000 - consumed)),\"peak_rss_mib\":$((hwm_kib / 1024)),\"rss_mib\":$((rss_kib / 1024))}"
+  say "$memory"
+  results+=("$memory")
+  if [ $((hwm_kib / 1024)) -ge "$max_rss" ]; then say "FAIL: peak RSS $((hwm_kib / 1024)) MiB >= ${max_rss} MiB"; status=1; fi
+fi
+
+printf '[%s]\n' "$(IFS=,; echo "${results[*]}")" > "$build/e2e_bench.json"
+[ "$status" = 0 ] && say "all targets met (figures in $build/e2e_bench.json)"
+exit "$status"
