@@ -17,11 +17,10 @@
 
 #include <gtest/gtest.h>
 
-#include "canal/parser/binlog/binlog_file_reader.h"
-#include "canal/parser/binlog/value_format.h"
 #include "canal/parser/event_parser.h"
 #include "support/fixtures.h"
 #include "support/mariadb_sandbox.h"
+#include "support/row_render.h"
 
 namespace canal::testing {
 namespace {
@@ -33,39 +32,6 @@ using parser::Transaction;
 using parser::TxEventKind;
 
 constexpr uint16_t kPort = 13441;
-
-// "db.table INSERT id=1 name=x" for every change, the same way for the live
-// stream and the file decoder.
-Status RenderRows(const binlog::RowsEvent& rows, std::vector<std::string>* out) {
-  binlog::RowsReader reader;
-  reader.Reset(rows);
-  binlog::RowChange change;
-  binlog::ValueFormatOptions fmt;
-  for (;;) {
-    bool done = false;
-    CANAL_RETURN_IF_ERROR(reader.Next(&change, &done));
-    if (done) return Status::OK();
-    std::string line = rows.table->db + "." + rows.table->table;
-    line += change.kind == binlog::RowsKind::kWrite ? " INSERT" : change.kind == binlog::RowsKind::kUpdate ? " UPDATE" : " DELETE";
-    auto image = [&](const binlog::RowImage& img, const char* tag) {
-      line += tag;
-      for (size_t i = 0; i < img.values.size(); ++i) {
-        const auto& v = img.values[i];
-        if (!v.is_present()) continue;
-        line += " " + rows.table->columns[i].name + "=";
-        if (v.is_null()) {
-          line += "NULL";
-        } else {
-          Status s = binlog::AppendCanalValue(v, rows.table->columns[i], fmt, &line);
-          if (!s.ok()) line += "<" + s.ToString() + ">";
-        }
-      }
-    };
-    if (change.has_before) image(change.before, " before:");
-    if (change.has_after) image(change.after, " after:");
-    out->push_back(std::move(line));
-  }
-}
 
 // Records what the parser hands over: rendered rows, and per transaction the
 // first value of its first row's column 1 (the test tables put a txn number there).
@@ -189,34 +155,6 @@ class Replication : public ::testing::Test {
   static inline std::unique_ptr<MariadbSandbox> sandbox_;
   static inline std::string setup_error_;
 };
-
-// Reads the sandbox's binlogs from file:pos on with the file decoder.
-std::vector<std::string> DecodeFiles(const std::string& binlog_dir, const std::string& first_file, uint64_t from) {
-  std::vector<std::string> files, rows;
-  Status s = binlog::ExpandBinlogPaths({binlog_dir}, &files);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  binlog::EventDecoder decoder;
-  binlog::BinlogFileReader reader(&decoder);
-  for (const auto& f : files) {
-    const std::string base = f.substr(f.rfind('/') + 1);
-    if (base < first_file) continue;
-    s = reader.Open(f);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    for (;;) {
-      binlog::Event ev;
-      bool eof = false;
-      s = reader.Next(&ev, &eof);
-      EXPECT_TRUE(s.ok()) << s.ToString();
-      if (!s.ok() || eof) break;
-      if (base == first_file && ev.offset < from) continue;
-      if (const auto* r = ev.As<binlog::RowsEvent>()) {
-        s = RenderRows(*r, &rows);
-        EXPECT_TRUE(s.ok()) << s.ToString();
-      }
-    }
-  }
-  return rows;
-}
 
 TEST_F(Replication, LiveStreamEqualsTheFileDecoderValueForValue) {
   Recorder rec;

@@ -7,13 +7,12 @@
 // file, key and value; SIGTERM ends it with 0.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "support/canal_install.h"
 #include "support/mariadb_sandbox.h"
 
 namespace canal::testing {
@@ -24,31 +23,6 @@ using namespace std::chrono_literals;
 
 constexpr uint16_t kPort = 13451;
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-// Polls `file` until it contains `text` or `limit` passes.
-bool WaitForText(const fs::path& file, const std::string& text, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  do {
-    if (ReadAll(file).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(100ms);
-  } while (std::chrono::steady_clock::now() < deadline);
-  return false;
-}
-
-std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
 class ServerDaemonTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(kPort, &setup_error_); }
@@ -56,84 +30,69 @@ class ServerDaemonTest : public ::testing::Test {
 
   void SetUp() override {
     CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
-    server_bin_ = fs::path(CANAL_BINARY_DIR) / "bin" / "canal-server";
+    server_bin_ = CanalInstall::ServerProgram();
     ASSERT_TRUE(fs::exists(server_bin_)) << server_bin_ << " is missing: build the canal-server target first";
-    root_ = fs::path(CANAL_BINARY_DIR) / "test-sandboxes" /
-            ("server-daemon-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-    // The install layout: scripts and the program side by side in bin/.
-    fs::create_directories(root_ / "bin");
-    for (const char* script : {"startup.sh", "stop.sh", "canal-common.sh"}) {
-      fs::copy_file(fs::path(CANAL_SOURCE_DIR) / "bin" / script, root_ / "bin" / script);
-    }
-    fs::create_symlink(server_bin_, root_ / "bin" / "canal-server");
+    install_ = std::make_unique<CanalInstall>(
+        "server-daemon-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()), kPort);
     // Port 0: any free port, so parallel runs never collide.
-    WriteFile(root_ / "conf" / "canal.properties",
-              "canal.ip = 127.0.0.1\ncanal.port = 0\ncanal.destinations = example\n"
-              "canal.auto.scan = true\ncanal.auto.scan.interval = 1\n");
+    install_->WriteServerProperties(CanalInstall::ServerProperties(0));
     WriteInstance("example");
   }
 
-  void TearDown() override {
-    // Whatever happened, leave no server behind.
-    if (fs::exists(root_ / "bin" / "canal.pid")) {
-      int rc = 0;
-      RunShell(Quote(root_ / "bin" / "stop.sh"), &rc);
-    }
-  }
+  // Whatever happened, the install's destructor leaves no server behind.
+  void TearDown() override { install_.reset(); }
 
-  void WriteInstance(const std::string& dest, const std::string& extra = "") {
-    WriteFile(root_ / "conf" / dest / "instance.properties",
-              "canal.instance.master.address = 127.0.0.1:" + std::to_string(kPort) +
-                  "\ncanal.instance.dbUsername = canal\ncanal.instance.dbPassword = canal\n" + extra);
-  }
-
-  fs::path ServerLog() const { return root_ / "logs" / "canal" / "canal.log"; }
+  void WriteInstance(const std::string& dest, const std::string& extra = "") { install_->WriteInstance(dest, extra); }
+  fs::path ServerLog() const { return install_->server_log(); }
+  std::string Startup(int* rc) const { std::string out; *rc = install_->Startup(&out); return out; }
+  std::string Stop(int* rc) const { std::string out; *rc = install_->Stop(&out); return out; }
+  std::string ServerCommand() const { return install_->ServerCommand(); }
 
   static inline std::unique_ptr<MariadbSandbox> sandbox_;
   static inline std::string setup_error_;
-  fs::path server_bin_, root_;
+  std::unique_ptr<CanalInstall> install_;
+  fs::path server_bin_;
 };
 
 TEST_F(ServerDaemonTest, StartupRunsTheServerInTheBackgroundAndStopStopsIt) {
   int rc = -1;
-  std::string out = RunShell(Quote(root_ / "bin" / "startup.sh"), &rc);
+  std::string out = Startup(&rc);
   ASSERT_EQ(rc, 0) << out << "\n" << ReadAll(ServerLog());
   EXPECT_NE(out.find("canal-server started (pid"), std::string::npos) << out;
   EXPECT_NE(out.find(ServerLog().string()), std::string::npos) << out;  // says where the logs are
-  ASSERT_TRUE(fs::exists(root_ / "bin" / "canal.pid"));
-  const std::string pid = ReadAll(root_ / "bin" / "canal.pid");
+  ASSERT_TRUE(fs::exists(install_->pid_file()));
+  const std::string pid = ReadAll(install_->pid_file());
 
   // The server's log and the instance's own log, with the replica streaming.
   EXPECT_NE(ReadAll(ServerLog()).find("destination example started"), std::string::npos) << ReadAll(ServerLog());
-  const fs::path instance_log = root_ / "logs" / "example" / "example.log";
+  const fs::path instance_log = install_->instance_log("example");
   EXPECT_TRUE(WaitForText(instance_log, "[example] starting from", 15s)) << ReadAll(instance_log);
   sandbox_->Sql("CREATE DATABASE IF NOT EXISTS daemon_test; CREATE TABLE IF NOT EXISTS daemon_test.t (id INT "
                 "PRIMARY KEY); INSERT INTO daemon_test.t VALUES (1)");
 
   // A second start is refused while the first runs; the pid file stays.
-  out = RunShell(Quote(root_ / "bin" / "startup.sh"), &rc);
+  out = Startup(&rc);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("already running (pid " + pid.substr(0, pid.find('\n'))), std::string::npos) << out;
-  EXPECT_EQ(ReadAll(root_ / "bin" / "canal.pid"), pid);
+  EXPECT_EQ(ReadAll(install_->pid_file()), pid);
 
   // Auto scan: a destination folder added now starts with its own log.
   WriteInstance("second");
   EXPECT_TRUE(WaitForText(ServerLog(), "destination second started", 10s)) << ReadAll(ServerLog());
-  EXPECT_TRUE(WaitForText(root_ / "logs" / "second" / "second.log", "[second] starting", 10s));
+  EXPECT_TRUE(WaitForText(install_->instance_log("second"), "[second] starting", 10s));
 
   // The periodic status line (every 10 s).
   EXPECT_TRUE(WaitForText(instance_log, "[example] status: streaming at ", 15s)) << ReadAll(instance_log);
 
-  out = RunShell(Quote(root_ / "bin" / "stop.sh"), &rc);
+  out = Stop(&rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("canal-server stopped"), std::string::npos) << out;
-  EXPECT_FALSE(fs::exists(root_ / "bin" / "canal.pid"));
+  EXPECT_FALSE(fs::exists(install_->pid_file()));
   const std::string log = ReadAll(ServerLog());
   EXPECT_NE(log.find("canal-server stopping on SIGTERM"), std::string::npos) << log;
   EXPECT_NE(log.find("canal-server stopped"), std::string::npos) << log;
 
-  out = RunShell(Quote(root_ / "bin" / "stop.sh"), &rc);
+  out = Stop(&rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("not running"), std::string::npos) << out;
 }
@@ -150,18 +109,18 @@ TEST_F(ServerDaemonTest, TheReplicaStartsAtTheSlowestStoredCursor) {
            "}},\"postion\":{\"gtid\":\"\",\"included\":false,\"journalName\":\"" + file +
            "\",\"position\":" + std::to_string(position) + ",\"serverId\":1,\"timestamp\":0}}}";
   };
-  WriteFile(root_ / "conf" / "example" / "meta.dat",
+  WriteFile(install_->meta_file("example"),
             "{\"clientDatas\":[" + client(1001, 900000) + "," + client(1002, 4) + "],\"destination\":\"example\"}");
   int rc = -1;
-  std::string out = RunShell(Quote(root_ / "bin" / "startup.sh"), &rc);
+  std::string out = Startup(&rc);
   ASSERT_EQ(rc, 0) << out;
-  const fs::path instance_log = root_ / "logs" / "example" / "example.log";
+  const fs::path instance_log = install_->instance_log("example");
   EXPECT_TRUE(WaitForText(instance_log, "[example] starting from " + file + ":4 (stored cursor)", 15s))
       << ReadAll(instance_log);
-  out = RunShell(Quote(root_ / "bin" / "stop.sh"), &rc);
+  out = Stop(&rc);
   EXPECT_EQ(rc, 0) << out;
   // Both cursors are still there after the stop wrote the file.
-  const std::string meta = ReadAll(root_ / "conf" / "example" / "meta.dat");
+  const std::string meta = ReadAll(install_->meta_file("example"));
   EXPECT_NE(meta.find("\"position\":900000"), std::string::npos) << meta;
   EXPECT_NE(meta.find("\"position\":4"), std::string::npos) << meta;
 }
@@ -169,8 +128,8 @@ TEST_F(ServerDaemonTest, TheReplicaStartsAtTheSlowestStoredCursor) {
 TEST_F(ServerDaemonTest, SigtermEndsTheServerWithExitCodeZero) {
   int rc = -1;
   const std::string script =
-      Quote(server_bin_) + " --conf " + Quote(root_ / "conf") + " --logs " + Quote(root_ / "logs") +
-      " >/dev/null 2>&1 & pid=$!; for i in $(seq 1 100); do grep -q 'canal-server started' " + Quote(ServerLog()) +
+      ServerCommand() +
+      " >/dev/null 2>&1 & pid=$!; for i in $(seq 1 100); do grep -q 'canal-server started' " + ShellQuoted(ServerLog()) +
       " 2>/dev/null && break; sleep 0.1; done; kill -TERM $pid; wait $pid; echo exit=$?";
   std::string out = RunShell(script, &rc);
   EXPECT_NE(out.find("exit=0"), std::string::npos) << out << ReadAll(ServerLog());
@@ -178,38 +137,34 @@ TEST_F(ServerDaemonTest, SigtermEndsTheServerWithExitCodeZero) {
 }
 
 TEST_F(ServerDaemonTest, ABadServerKeyValueExitsTwoNamingFileKeyAndValue) {
-  WriteFile(root_ / "conf" / "canal.properties", "canal.port = 11111\ncanal.auto.scan = sometimes\n");
+  install_->WriteServerProperties("canal.port = 11111\ncanal.auto.scan = sometimes\n");
   int rc = -1;
-  std::string out = RunShell(Quote(server_bin_) + " --conf " + Quote(root_ / "conf") + " --logs " +
-                                 Quote(root_ / "logs"),
-                             &rc);
+  std::string out = RunShell(ServerCommand(), &rc);
   EXPECT_EQ(rc, 2) << out;
-  const std::string where = (root_ / "conf" / "canal.properties").string() + ":2";
+  const std::string where = (install_->conf_dir() / "canal.properties").string() + ":2";
   EXPECT_NE(out.find(where + ": canal.auto.scan = 'sometimes'"), std::string::npos) << out;
   EXPECT_NE(ReadAll(ServerLog()).find("canal.auto.scan = 'sometimes'"), std::string::npos);  // logged too
 
   // startup.sh reports the failure with the message.
-  out = RunShell(Quote(root_ / "bin" / "startup.sh"), &rc);
+  out = Startup(&rc);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("failed to start (exit code 2"), std::string::npos) << out;
   EXPECT_NE(out.find("canal.auto.scan = 'sometimes'"), std::string::npos) << out;
-  EXPECT_FALSE(fs::exists(root_ / "bin" / "canal.pid"));
+  EXPECT_FALSE(fs::exists(install_->pid_file()));
 }
 
 TEST_F(ServerDaemonTest, ABadInstanceKeyValueExitsTwoNamingFileKeyAndValue) {
   WriteInstance("example", "canal.instance.memory.batch.mode = BYTES\n");
   int rc = -1;
-  std::string out = RunShell(Quote(server_bin_) + " --conf " + Quote(root_ / "conf") + " --logs " +
-                                 Quote(root_ / "logs"),
-                             &rc);
+  std::string out = RunShell(ServerCommand(), &rc);
   EXPECT_EQ(rc, 2) << out;
-  const std::string where = (root_ / "conf" / "example" / "instance.properties").string() + ":4";
+  const std::string where = (install_->conf_dir() / "example" / "instance.properties").string() + ":4";
   EXPECT_NE(out.find(where + ": canal.instance.memory.batch.mode = 'BYTES'"), std::string::npos) << out;
 }
 
 TEST_F(ServerDaemonTest, AnUnknownOptionIsABadCommandLine) {
   int rc = -1;
-  std::string out = RunShell(Quote(server_bin_) + " --no-such-option", &rc);
+  std::string out = RunShell(ShellQuoted(server_bin_) + " --no-such-option", &rc);
   EXPECT_EQ(rc, 2) << out;
 }
 
