@@ -4,7 +4,8 @@
 //   e2e_client catchup --address H:P --destination D --rows N [--t0-ms T]
 //       get + ack until N row changes have been acked; reports rows/s from
 //       T (epoch ms the server was started; default: this program's start)
-//       to the ack of the last row.
+//       to the ack of the last row. --touch-columns also reads every
+//       after-image column (name and value), as a client that uses the rows.
 //   e2e_client latency --address H:P --destination D --mysql-port P
 //       [--rate R] [--seconds S]
 //       writes R single-row transactions per second for S seconds into
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,9 +31,7 @@
 #include <CLI/CLI.hpp>
 
 #include "canal/client/connector.h"
-#include "canal/entry.pb.h"
-
-#include <google/protobuf/arena.h>
+#include "canal/client/entry_view.h"
 
 namespace {
 
@@ -55,22 +55,23 @@ Status Open(client::Connector* c) {
   return s;
 }
 
-// Row changes in a message; `on_row` sees each row's after-image columns.
-// Parses on an arena that is reset per message: the allocation pattern of a
-// client that keeps up with a fast stream.
+// Row changes in a message; `on_row` sees each row (its after-image is read
+// with RowDataView::NextAfter). Reads the entries in place through the
+// zero-copy views, allocating nothing per row: the way a client keeps up with
+// a fast stream.
 template <typename F>
-Status ForEachRow(client::Message& m, F&& on_row) {
-  static thread_local google::protobuf::Arena arena;
-  arena.Reset();
+Status ForEachRow(const client::Message& m, F&& on_row) {
+  client::EntryView e;
+  client::RowChangeView rc;
+  client::RowDataView row;
   for (size_t i = 0; i < m.raw_entry_count(); ++i) {
-    const std::string_view raw = m.raw_entry(i);
-    auto* e = google::protobuf::Arena::CreateMessage<entry::Entry>(&arena);
-    if (!e->ParseFromArray(raw.data(), static_cast<int>(raw.size()))) return Status::Corruption("unparsable Entry");
-    if (e->entrytype() != entry::ROWDATA) continue;
-    auto* rc = google::protobuf::Arena::CreateMessage<entry::RowChange>(&arena);
-    if (!rc->ParseFromString(e->storevalue())) return Status::Corruption("unparsable RowChange");
-    if (rc->isddl()) continue;
-    for (const auto& row : rc->rowdatas()) on_row(*e, row);
+    CANAL_RETURN_IF_ERROR(m.View(i, &e));
+    if (e.entry_type() != entry::ROWDATA) continue;
+    CANAL_RETURN_IF_ERROR(client::RowChangeView::Parse(e.store_value(), &rc));
+    if (rc.is_ddl()) continue;
+    Status s;
+    while (rc.NextRow(&row, &s)) on_row(e, row);
+    CANAL_RETURN_IF_ERROR(s);
   }
   return Status::OK();
 }
@@ -80,18 +81,28 @@ int Fail(const std::string& what, const Status& s) {
   return 1;
 }
 
-int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch, int timeout_ms) {
+int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch, int timeout_ms,
+            bool touch_columns) {
   client::Connector c(o);
   Status s = Open(&c);
   if (!s.ok()) return Fail("subscribe", s);
-  uint64_t seen = 0, batches = 0;
+  uint64_t seen = 0, batches = 0, value_bytes = 0;
   while (seen < rows) {
     client::Message m;
     s = timeout_ms < 0 ? c.GetWithoutAck(batch, &m)
                        : c.GetWithoutAck(batch, timeout_ms, client::TimeUnit::kMilliseconds, &m);
     if (!s.ok()) return Fail("get", s);
     if (m.batch_id() < 0) continue;
-    s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData&) { ++seen; });
+    Status column_error;
+    s = ForEachRow(m, [&](const client::EntryView&, client::RowDataView& row) {
+      ++seen;
+      if (!touch_columns) return;
+      client::ColumnView col;
+      Status cs;
+      while (row.NextAfter(&col, &cs)) value_bytes += col.name().size() + col.value().size();
+      if (!cs.ok()) column_error = cs;
+    });
+    if (s.ok()) s = column_error;
     if (!s.ok()) return Fail("entries", s);
     s = c.Ack(m.batch_id());
     if (!s.ok()) return Fail("ack", s);
@@ -102,8 +113,10 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   s = c.GetWithoutAck(1, &m);
   if (!s.ok()) return Fail("final get", s);
   const double secs = (NowUs() / 1000 - t0_ms) / 1000.0;
-  std::printf("{\"mode\":\"catchup\",\"rows\":%llu,\"batches\":%llu,\"seconds\":%.3f,\"rows_per_s\":%.0f}\n",
+  std::printf("{\"mode\":\"catchup\",\"rows\":%llu,\"batches\":%llu,\"seconds\":%.3f,\"rows_per_s\":%.0f",
               static_cast<unsigned long long>(seen), static_cast<unsigned long long>(batches), secs, seen / secs);
+  if (touch_columns) std::printf(",\"column_bytes\":%llu", static_cast<unsigned long long>(value_bytes));
+  std::printf("}\n");
   return 0;
 }
 
@@ -155,6 +168,7 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
   std::vector<int64_t> latencies;
   latencies.reserve(static_cast<size_t>(total));
   const int64_t deadline = start_us + int64_t{seconds} * 1'000'000 + 10'000'000;
+  Status column_error;
   while (static_cast<int64_t>(latencies.size()) < total && NowUs() < deadline && !writer_failed) {
     // A get with a timeout waits for a full batch (Canal's rule), which a
     // trickle of single-row transactions never fills: poll instead, as
@@ -167,11 +181,22 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
       continue;
     }
     const int64_t now = NowUs();
-    s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData& row) {
-      for (const auto& col : row.aftercolumns()) {
-        if (col.name() == "sent_us") latencies.push_back(now - std::stoll(col.value()));
+    s = ForEachRow(m, [&](const client::EntryView&, client::RowDataView& row) {
+      client::ColumnView col;
+      Status cs;
+      while (row.NextAfter(&col, &cs)) {
+        if (col.name() != "sent_us") continue;
+        int64_t sent = 0;
+        const std::string_view v = col.value();
+        if (std::from_chars(v.data(), v.data() + v.size(), sent).ec != std::errc()) {
+          cs = Status::Corruption("sent_us is not a number: '" + std::string(v) + "'");
+          break;
+        }
+        latencies.push_back(now - sent);
       }
+      if (!cs.ok()) column_error = cs;
     });
+    if (s.ok()) s = column_error;
     if (!s.ok()) return Fail("entries", s);
     s = c.Ack(m.batch_id());
     if (!s.ok()) return Fail("ack", s);
@@ -200,7 +225,7 @@ int Slow(client::ConnectorOptions o, int batch, int pause_ms, int seconds) {
     s = c.GetWithoutAck(batch, 100, client::TimeUnit::kMilliseconds, &m);
     if (!s.ok()) return Fail("get", s);
     if (m.batch_id() >= 0) {
-      s = ForEachRow(m, [&](const entry::Entry&, const entry::RowData&) { ++rows; });
+      s = ForEachRow(m, [&](const client::EntryView&, client::RowDataView&) { ++rows; });
       if (!s.ok()) return Fail("entries", s);
       s = c.Ack(m.batch_id());
       if (!s.ok()) return Fail("ack", s);
@@ -233,6 +258,8 @@ int main(int argc, char** argv) {
   int catchup_batch = 4096, catchup_timeout_ms = 1000;
   catchup->add_option("--batch", catchup_batch);
   catchup->add_option("--timeout-ms", catchup_timeout_ms, "-1: return at once");
+  bool touch_columns = false;
+  catchup->add_flag("--touch-columns", touch_columns, "also read every after-image column's name and value");
   CLI::App* latency = app.add_subcommand("latency");
   common(latency);
   latency->add_option("--mysql-port", mysql_port);
@@ -246,7 +273,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.address = address;
   o.destination = destination;
-  if (catchup->parsed()) return Catchup(o, rows, t0_ms, catchup_batch, catchup_timeout_ms);
+  if (catchup->parsed()) return Catchup(o, rows, t0_ms, catchup_batch, catchup_timeout_ms, touch_columns);
   if (latency->parsed()) return Latency(o, mysql_port, rate, seconds);
   return Slow(o, batch, pause_ms, seconds);
 }

@@ -29,6 +29,19 @@ Status Message::ParseEntries() {
   return parse_status_;
 }
 
+Status Message::View(size_t i, EntryView* out) const {
+  if (i >= raw_.size()) {
+    return Status::InvalidArgument("batch " + std::to_string(batch_id_) + ": no entry " + std::to_string(i) +
+                                   " (the batch holds " + std::to_string(raw_.size()) + ")");
+  }
+  Status s = EntryView::Parse(raw_[i], out);
+  if (!s.ok()) {
+    return s.WithContext("batch " + std::to_string(batch_id_) + ": entry " + std::to_string(i) + " of " +
+                         std::to_string(raw_.size()));
+  }
+  return s;
+}
+
 const std::vector<canal::entry::Entry>& Message::entries() {
   ParseEntries().PermitUncheckedError();  // the caller asked for the good prefix
   return parsed_;

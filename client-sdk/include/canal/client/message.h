@@ -3,7 +3,9 @@
 // A batch is an id plus the serialised canal.entry.Entry values the server sent.
 // The raw bytes are kept as received (move them into your own queue or forward
 // them without ever parsing); entries() parses them into Entry objects on its
-// first call only, so a client that filters by raw bytes pays nothing for it.
+// first call only, so a client that filters by raw bytes pays nothing for it;
+// View(i) reads one entry in place, without allocating (entry_view.h), for
+// clients that must keep up with a fast stream.
 //
 // An empty batch (nothing new within the get's timeout) has batch_id() == -1 and
 // no entries; it needs no ack.
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "canal/client/entry_view.h"
 #include "canal/common/status.h"
 #include "canal/entry.pb.h"
 
@@ -44,6 +47,11 @@ class Message {
   const std::vector<std::string>& raw_entries() const { return raw_; }
   // Takes the bytes out (the Message is then empty of entries; batch_id stays).
   std::vector<std::string> TakeRawEntries();
+
+  // A zero-copy view of entry i (entry_view.h), valid while this Message
+  // holds its entries; nothing is allocated or cached. Corruption names the batch and the entry's index;
+  // InvalidArgument when i >= raw_entry_count().
+  Status View(size_t i, EntryView* out) const;
 
   // Parses every entry (first call only; later calls return the first result).
   // A malformed entry is Corruption naming the batch and its index; the entries

@@ -1,0 +1,375 @@
+#include "canal/client/entry_view.h"
+
+#include <string>
+
+namespace canal::client {
+namespace {
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// One field as found on the wire: a varint's value, or the bytes of a
+// length-delimited field (fixed-width values are skipped: no field of the
+// schema has one).
+struct Field {
+  uint32_t number = 0;
+  uint32_t wire_type = 0;
+  uint64_t varint = 0;
+  std::string_view bytes;
+};
+
+// Walks the fields of one serialised message, checking every length against
+// the bytes left. On malformed bytes Next() returns false and Error() says why.
+class WireReader {
+ public:
+  WireReader(std::string_view bytes, size_t pos) : bytes_(bytes), pos_(pos) {}
+
+  size_t pos() const { return pos_; }
+  bool failed() const { return problem_ != nullptr; }
+
+  // True with the next field; false at the end or on malformed bytes.
+  bool Next(Field* f) {
+    if (pos_ >= bytes_.size()) return false;
+    const size_t field_start = pos_;
+    uint64_t tag;
+    if (!ReadVarint(&tag)) return Fail(field_start, "a tag's varint runs past the end or beyond 10 bytes");
+    if (tag > UINT32_MAX) return Fail(field_start, "a tag is above 32 bits");
+    f->number = static_cast<uint32_t>(tag >> 3);
+    f->wire_type = static_cast<uint32_t>(tag & 7);
+    if (f->number == 0) return Fail(field_start, "field number 0");
+    switch (f->wire_type) {
+      case kVarint:
+        if (!ReadVarint(&f->varint)) return Fail(field_start, "a varint runs past the end or beyond 10 bytes");
+        return true;
+      case kFixed64:
+        if (bytes_.size() - pos_ < 8) return Fail(field_start, "a 64-bit field runs past the end");
+        pos_ += 8;
+        return true;
+      case kFixed32:
+        if (bytes_.size() - pos_ < 4) return Fail(field_start, "a 32-bit field runs past the end");
+        pos_ += 4;
+        return true;
+      case kLengthDelimited: {
+        uint64_t len;
+        if (!ReadVarint(&len)) return Fail(field_start, "a length's varint runs past the end or beyond 10 bytes");
+        if (len > bytes_.size() - pos_) {
+          length_ = len;
+          return Fail(field_start, "a length-delimited field is longer than the bytes left");
+        }
+        f->bytes = bytes_.substr(pos_, static_cast<size_t>(len));
+        pos_ += static_cast<size_t>(len);
+        return true;
+      }
+      case 3:
+      case 4:
+        return Fail(field_start, "a group (wire type 3 or 4), which Canal's schema has none of");
+      default:
+        return Fail(field_start, "an invalid wire type (6 or 7)");
+    }
+  }
+
+  // Corruption naming the message, the problem and where it is.
+  Status Error(std::string_view message_name) const {
+    std::string msg = "malformed ";
+    msg += message_name;
+    msg += ": ";
+    msg += problem_;
+    if (length_ != 0) msg += " (" + std::to_string(length_) + " declared)";
+    msg += " at byte " + std::to_string(problem_at_) + " of " + std::to_string(bytes_.size());
+    return Status::Corruption(msg);
+  }
+
+ private:
+  // Protobuf's varint: at most 10 bytes, the bits beyond 64 dropped.
+  bool ReadVarint(uint64_t* out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (pos_ >= bytes_.size()) return false;
+      const auto b = static_cast<uint8_t>(bytes_[pos_++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;  // the 10th byte's bits past 64 drop out
+      if ((b & 0x80) == 0) {
+        *out = v;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool Fail(size_t at, const char* problem) {
+    problem_ = problem;
+    problem_at_ = at;
+    pos_ = bytes_.size();
+    return false;
+  }
+
+  std::string_view bytes_;
+  size_t pos_;
+  const char* problem_ = nullptr;
+  size_t problem_at_ = 0;
+  uint64_t length_ = 0;
+};
+
+// Protobuf reads int32 and enum fields as a varint cut to 32 bits.
+int32_t AsInt32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+// Advances `*pos` in `bytes` to the next length-delimited field `number` and
+// returns its bytes in *out; false at the end or on malformed bytes (*status set).
+bool NextOfField(std::string_view bytes, size_t* pos, uint32_t number, std::string_view message_name,
+                 std::string_view* out, Status* status) {
+  WireReader r(bytes, *pos);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == number && f.wire_type == kLengthDelimited) {
+      *pos = r.pos();
+      *out = f.bytes;
+      return true;
+    }
+  }
+  *pos = bytes.size();
+  *status = r.failed() ? r.Error(message_name) : Status::OK();
+  return false;
+}
+
+}  // namespace
+
+Status PairView::Parse(std::string_view bytes, PairView* out) {
+  *out = PairView();
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.wire_type != kLengthDelimited) continue;
+    if (f.number == 1) out->key_ = f.bytes;
+    if (f.number == 2) out->value_ = f.bytes;
+  }
+  return r.failed() ? r.Error("canal.entry.Pair") : Status::OK();
+}
+
+bool PairCursor::Next(PairView* pair, Status* status) {
+  for (;;) {
+    if (in_inner_) {
+      std::string_view pair_bytes;
+      if (NextOfField(inner_, &inner_pos_, inner_field_, "canal.entry.Header", &pair_bytes, status)) {
+        *status = PairView::Parse(pair_bytes, pair);
+        if (!status->ok()) outer_pos_ = bytes_.size(), in_inner_ = false;
+        return status->ok();
+      }
+      if (!status->ok()) return false;
+      in_inner_ = false;
+    }
+    if (!NextOfField(bytes_, &outer_pos_, outer_field_, "canal.entry.Entry", &inner_, status)) return false;
+    inner_pos_ = 0;
+    in_inner_ = true;
+  }
+}
+
+void PairCursor::Rewind() {
+  outer_pos_ = 0;
+  inner_ = {};
+  inner_pos_ = 0;
+  in_inner_ = false;
+}
+
+Status HeaderView::MergeFrom(std::string_view bytes) {
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    // A field whose wire type is not the schema's is an unknown field to protobuf.
+    const bool varint = f.wire_type == kVarint;
+    const bool ld = f.wire_type == kLengthDelimited;
+    switch (f.number) {
+      case 1:
+        if (varint) version_ = AsInt32(f.varint), has_version_ = true;
+        break;
+      case 2:
+        if (ld) logfile_name_ = f.bytes;
+        break;
+      case 3:
+        if (varint) logfile_offset_ = static_cast<int64_t>(f.varint);
+        break;
+      case 4:
+        if (varint) server_id_ = static_cast<int64_t>(f.varint);
+        break;
+      case 5:
+        if (ld) serveren_code_ = f.bytes;
+        break;
+      case 6:
+        if (varint) execute_time_ = static_cast<int64_t>(f.varint);
+        break;
+      case 7:
+        if (varint) source_type_ = static_cast<canal::entry::Type>(AsInt32(f.varint)), has_source_type_ = true;
+        break;
+      case 8:
+        if (ld) schema_name_ = f.bytes;
+        break;
+      case 9:
+        if (ld) table_name_ = f.bytes;
+        break;
+      case 10:
+        if (varint) event_length_ = static_cast<int64_t>(f.varint);
+        break;
+      case 11:
+        if (varint) event_type_ = static_cast<canal::entry::EventType>(AsInt32(f.varint)), has_event_type_ = true;
+        break;
+      case 12:  // props: a Pair is checked when the props cursor reaches it
+        break;
+      case 13:
+        if (ld) gtid_ = f.bytes;
+        break;
+      default:
+        break;
+    }
+  }
+  return r.failed() ? r.Error("canal.entry.Header") : Status::OK();
+}
+
+Status EntryView::Parse(std::string_view bytes, EntryView* out) {
+  *out = EntryView();
+  out->header_.entry_bytes_ = bytes;
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 1 && f.wire_type == kLengthDelimited) {
+      // Protobuf merges a repeated singular message; so does MergeFrom.
+      out->has_header_ = true;
+      CANAL_RETURN_IF_ERROR(out->header_.MergeFrom(f.bytes));
+    } else if (f.number == 2 && f.wire_type == kVarint) {
+      out->entry_type_ = static_cast<canal::entry::EntryType>(AsInt32(f.varint));
+      out->has_entry_type_ = true;
+    } else if (f.number == 3 && f.wire_type == kLengthDelimited) {
+      out->store_value_ = f.bytes;
+    }
+  }
+  return r.failed() ? r.Error("canal.entry.Entry") : Status::OK();
+}
+
+Status ColumnView::Parse(std::string_view bytes, ColumnView* out) {
+  *out = ColumnView();
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    const bool varint = f.wire_type == kVarint;
+    const bool ld = f.wire_type == kLengthDelimited;
+    switch (f.number) {
+      case 1:
+        if (varint) out->index_ = AsInt32(f.varint);
+        break;
+      case 2:
+        if (varint) out->sql_type_ = AsInt32(f.varint);
+        break;
+      case 3:
+        if (ld) out->name_ = f.bytes;
+        break;
+      case 4:
+        if (varint) out->is_key_ = f.varint != 0;
+        break;
+      case 5:
+        if (varint) out->updated_ = f.varint != 0;
+        break;
+      case 6:
+        if (varint) out->is_null_ = f.varint != 0, out->has_is_null_ = true;
+        break;
+      case 8:
+        if (ld) out->value_ = f.bytes;
+        break;
+      case 9:
+        if (varint) out->length_ = AsInt32(f.varint);
+        break;
+      case 10:
+        if (ld) out->mysql_type_ = f.bytes;
+        break;
+      default:  // 7: props, skipped
+        break;
+    }
+  }
+  return r.failed() ? r.Error("canal.entry.Column") : Status::OK();
+}
+
+Status RowDataView::Parse(std::string_view bytes, RowDataView* out) {
+  *out = RowDataView();
+  out->bytes_ = bytes;
+  return Status::OK();
+}
+
+bool RowDataView::NextBefore(ColumnView* column, Status* status) {
+  std::string_view col;
+  if (!NextOfField(bytes_, &before_pos_, 1, "canal.entry.RowData", &col, status)) return false;
+  *status = ColumnView::Parse(col, column);
+  if (!status->ok()) before_pos_ = bytes_.size();
+  return status->ok();
+}
+
+bool RowDataView::NextAfter(ColumnView* column, Status* status) {
+  std::string_view col;
+  if (!NextOfField(bytes_, &after_pos_, 2, "canal.entry.RowData", &col, status)) return false;
+  *status = ColumnView::Parse(col, column);
+  if (!status->ok()) after_pos_ = bytes_.size();
+  return status->ok();
+}
+
+Status RowChangeView::Parse(std::string_view bytes, RowChangeView* out) {
+  *out = RowChangeView();
+  out->bytes_ = bytes;
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    const bool varint = f.wire_type == kVarint;
+    const bool ld = f.wire_type == kLengthDelimited;
+    switch (f.number) {
+      case 1:
+        if (varint) out->table_id_ = static_cast<int64_t>(f.varint);
+        break;
+      case 2:
+        if (varint) {
+          out->event_type_ = static_cast<canal::entry::EventType>(AsInt32(f.varint));
+          out->has_event_type_ = true;
+        }
+        break;
+      case 10:
+        if (varint) out->is_ddl_ = f.varint != 0, out->has_is_ddl_ = true;
+        break;
+      case 11:
+        if (ld) out->sql_ = f.bytes;
+        break;
+      case 12:
+        if (ld) ++out->row_count_;
+        break;
+      case 14:
+        if (ld) out->ddl_schema_name_ = f.bytes;
+        break;
+      default:  // 13: props, skipped
+        break;
+    }
+  }
+  return r.failed() ? r.Error("canal.entry.RowChange") : Status::OK();
+}
+
+bool RowChangeView::NextRow(RowDataView* row, Status* status) {
+  std::string_view row_bytes;
+  if (!NextOfField(bytes_, &row_pos_, 12, "canal.entry.RowChange", &row_bytes, status)) return false;
+  *status = RowDataView::Parse(row_bytes, row);
+  return status->ok();
+}
+
+Status TransactionBeginView::Parse(std::string_view bytes, TransactionBeginView* out) {
+  *out = TransactionBeginView();
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 1 && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
+    if (f.number == 2 && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
+    if (f.number == 4 && f.wire_type == kVarint) out->thread_id_ = static_cast<int64_t>(f.varint);
+  }
+  return r.failed() ? r.Error("canal.entry.TransactionBegin") : Status::OK();
+}
+
+Status TransactionEndView::Parse(std::string_view bytes, TransactionEndView* out) {
+  *out = TransactionEndView();
+  WireReader r(bytes, 0);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 1 && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
+    if (f.number == 2 && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
+  }
+  return r.failed() ? r.Error("canal.entry.TransactionEnd") : Status::OK();
+}
+
+}  // namespace canal::client
