@@ -1,0 +1,133 @@
+// Internal to the sink: the ROWDATA entry of a rows event written straight in
+// protobuf wire format (tags, varints, lengths), with no protobuf objects on
+// the row path. The bytes are the ones protobuf's own serialiser writes for the
+// same canal.entry.Entry (fields in number order, proto3 defaults left out,
+// one-field oneofs written whenever set), so Canal clients read them unchanged;
+// tests/sink/entry_wire_test.cc proves it against the protobuf-object path kept
+// in entry_wire_reference.h.
+//
+// What a column carries that does not change from row to row (index, sqlType,
+// name, isKey, mysqlType, whether the field filters keep it) is encoded once per
+// table map and reused while the table's definition stays the same.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/rows_event.h"
+#include "canal/parser/binlog/table_map.h"
+#include "canal/sink/entry_builder.h"
+
+namespace canal::sink::wire {
+
+// ---- protobuf wire primitives ----------------------------------------------
+
+inline constexpr uint8_t kVarint = 0;
+inline constexpr uint8_t kLengthDelimited = 2;
+
+// A tag of a field numbered below 16, which is always one byte.
+constexpr char Tag(int field, uint8_t wire_type) { return static_cast<char>((field << 3) | wire_type); }
+
+// Bytes of `v` as a base-128 varint (1 to 10).
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Writes `v` as a varint at p; returns the byte after it.
+inline char* WriteVarint(uint64_t v, char* p) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// protobuf writes int32 and enum values sign-extended to 64 bits, so a
+// negative one takes ten bytes.
+inline uint64_t Int32Bits(int32_t v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
+inline uint64_t Int64Bits(int64_t v) { return static_cast<uint64_t>(v); }
+
+// Size of a length-delimited field with a one-byte tag and a body of `n` bytes.
+inline size_t DelimitedSize(size_t n) { return 1 + VarintSize(n) + n; }
+
+// Appends a whole field to a std::string (for the per-table constants).
+void AppendVarintField(int field, uint64_t v, std::string* out);
+void AppendBytesField(int field, std::string_view bytes, std::string* out);
+
+// ---- the rows entry ---------------------------------------------------------
+
+// Writes the ROWDATA entry of rows events. Not thread-safe; reuses its buffers,
+// so once they have grown to an event's size it allocates nothing per row.
+class RowsEntryWriter {
+ public:
+  explicit RowsEntryWriter(const EntryBuilderOptions& options) : options_(options) {}
+
+  // Same contract as EntryBuilder::RowsEntry: *out is replaced by the entry,
+  // *row_count gets the number of rows; on error *out is left as it was.
+  Status Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out, uint64_t* row_count);
+
+  // Tables whose column encodings are cached (for tests).
+  size_t cached_tables() const { return tables_.size(); }
+
+ private:
+  // The constant parts of one column's Column message.
+  struct ColumnPlan {
+    bool keep = false;  // the field filters keep it
+    std::string head;   // fields 1-4: index, sqlType, name, isKey
+    std::string tail;   // field 10: mysqlType
+  };
+  // One table's plan, and the definition it was made from: a TableMap pointer
+  // can be freed and reused for another table, so a hit compares the definition.
+  struct TablePlan {
+    uint64_t table_id = 0;
+    std::string db, table;
+    std::vector<binlog::ColumnInfo> columns;
+    std::vector<ColumnPlan> plans;
+    uint64_t last_used = 0;
+  };
+  // One Column of one row, rendered, before it is written.
+  struct Cell {
+    uint32_t column = 0;
+    bool is_null = false;
+    bool updated = false;
+    size_t value_offset = 0;  // into values_
+    size_t value_size = 0;
+    size_t body_size = 0;  // the Column message without its tag and length
+  };
+  struct Row {
+    size_t first_cell = 0;
+    size_t before_cells = 0, after_cells = 0;
+    size_t body_size = 0;  // the RowData message without its tag and length
+  };
+
+  std::string_view ValueOf(const Cell& c) const {
+    return std::string_view(values_.data() + c.value_offset, c.value_size);
+  }
+  const TablePlan& PlanFor(const binlog::TableMap& t);
+  void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
+  Status AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
+                  const binlog::RowImage* before, bool after, bool insert, Row* row);
+  char* WriteCells(const TablePlan& plan, const Row& row, char* p) const;
+
+  EntryBuilderOptions options_;
+  std::vector<TablePlan> tables_;
+  uint64_t use_clock_ = 0;
+  binlog::RowsReader reader_;
+  binlog::RowChange change_;
+  std::vector<Cell> cells_;
+  std::vector<Row> rows_;
+  std::string values_;  // every rendered value of the event, back to back
+  std::string count_text_;
+};
+
+}  // namespace canal::sink::wire
