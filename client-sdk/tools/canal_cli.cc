@@ -1,12 +1,16 @@
 // canal-cli: subscribe to a Canal destination and print its changes.
 //
-//   canal-cli --address HOST:PORT --destination D [--user U --password P]
+//   canal-cli (--address HOST:PORT | --zk HOST:PORT[,...]) --destination D
+//             [--user U --password P] [--client-id ID] [--no-client-ha]
 //             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
 //
 // Human output looks like Canal's example client; --json prints one object per
 // row change in the shape of `canal-binlog decode` (docs/client.md lists what
 // differs). Every fully printed batch is acked; when --count stops the run in
 // the middle of a batch, that batch is rolled back so nothing unprinted is lost.
+// With --zk it follows the destination's running server through ZooKeeper and
+// fails over (ClusterConnector), and by default first waits to be the one
+// active client of its client id (--no-client-ha turns that off).
 // Exit codes: see kExit* below and docs/client.md.
 #include <csignal>
 #include <cstdio>
@@ -15,12 +19,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "json_lines.h"
 
 namespace {
 
 using canal::Status;
+using canal::client::ClusterConnector;
 using canal::client::Connector;
 using canal::client::Message;
 namespace entry = canal::entry;
@@ -47,6 +53,8 @@ int ExitCodeFor(const Status& s) {
 
 struct Options {
   canal::client::ConnectorOptions connector;
+  std::string zk_servers;  // set: use the cluster connector
+  bool client_ha = true;   // with zk_servers
   std::string filter;
   int32_t batch = 1000;
   int64_t count = 0;
@@ -221,23 +229,27 @@ int Fail(const Status& s) {
   return ExitCodeFor(s);
 }
 
-int Run(const Options& o) {
-  Connector connector(o.connector);
-  Status s = connector.Connect();
-  if (s.ok()) s = connector.Subscribe(o.filter);
-  if (!s.ok()) return Fail(s);
-
-  Printer printer(o.json, o.count);
+// Prints batches until --count, a signal or an error. `connector` is connected
+// and subscribed. *lost_active says the cluster connector stopped because
+// another client became the active one (the caller waits to be elected again).
+template <typename C>
+int Consume(C& connector, const Options& o, const std::string& where, Printer& printer, bool* lost_active) {
+  *lost_active = false;
   std::string out;
   while (!g_stop && !printer.LimitReached()) {
     Message m;
-    s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
+    Status s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
+    if (canal::client::IsNotActiveClient(s)) {
+      std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
+      *lost_active = true;
+      return kExitOk;
+    }
     if (!s.ok()) return Fail(s);
     if (m.batch_id() == -1) continue;
     s = m.ParseEntries();
     if (!s.ok()) {
       connector.Rollback(m.batch_id()).PermitUncheckedError();  // exiting: give the batch back, best effort
-      return Fail(s.WithContext("canal server " + o.connector.address));
+      return Fail(s.WithContext(where));
     }
     out.clear();
     bool partial = false;
@@ -247,7 +259,7 @@ int Run(const Options& o) {
       s = printer.Append(entries[i], &out, &stopped_inside);
       if (!s.ok()) {
         connector.Rollback(m.batch_id()).PermitUncheckedError();
-        return Fail(s.WithContext("canal server " + o.connector.address + ": batch " + std::to_string(m.batch_id())));
+        return Fail(s.WithContext(where + ": batch " + std::to_string(m.batch_id())));
       }
       if (stopped_inside) partial = true;
       if (printer.LimitReached()) {
@@ -262,9 +274,62 @@ int Run(const Options& o) {
       return kExitOutput;
     }
     s = partial ? connector.Rollback(m.batch_id()) : connector.Ack(m.batch_id());
+    if (s.IsNotFound()) {
+      // The cluster connector failed over: the batch comes again (printed twice).
+      std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
+      continue;
+    }
     if (!s.ok()) return Fail(s);
   }
+  return kExitOk;
+}
+
+int Run(const Options& o) {
+  Connector connector(o.connector);
+  Status s = connector.Connect();
+  if (s.ok()) s = connector.Subscribe(o.filter);
+  if (!s.ok()) return Fail(s);
+  Printer printer(o.json, o.count);
+  bool lost_active = false;
+  const int rc = Consume(connector, o, "canal server " + o.connector.address, printer, &lost_active);
   connector.Disconnect();  // no Unsubscribe: the server keeps our cursor for the next run
+  return rc;
+}
+
+int RunCluster(const Options& o) {
+  canal::client::ClusterConnectorOptions co;
+  co.zk_servers = o.zk_servers;
+  co.destination = o.connector.destination;
+  co.username = o.connector.username;
+  co.password = o.connector.password;
+  co.client_id = o.connector.client_id;
+  co.filter = o.filter;
+  co.client_ha = o.client_ha;
+  // Short election waits, so that a standby notices Ctrl-C.
+  co.election_wait = std::chrono::milliseconds(500);
+  ClusterConnector connector(co);
+  Printer printer(o.json, o.count);
+  bool said_standby = false;
+  while (!g_stop) {
+    Status s = connector.Connect();
+    if (canal::client::IsNotActiveClient(s)) {
+      if (!said_standby) std::fprintf(stderr, "canal-cli: standby: %s\n", s.ToString().c_str());
+      said_standby = true;
+      continue;
+    }
+    if (s.ok()) s = connector.Subscribe();
+    if (!s.ok()) return Fail(s);
+    if (said_standby) std::fprintf(stderr, "canal-cli: now the active client, consuming from %s\n",
+                                   connector.current_address().c_str());
+    said_standby = false;
+    bool lost_active = false;
+    const int rc = Consume(connector, o, "destination " + co.destination, printer, &lost_active);
+    if (!lost_active) {
+      connector.Disconnect();  // ends the ZooKeeper session: a standby takes over at once
+      return rc;
+    }
+  }
+  connector.Disconnect();
   return kExitOk;
 }
 
@@ -273,7 +338,13 @@ int Run(const Options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"Subscribe to a Canal destination and print its row changes"};
   Options o;
-  app.add_option("--address", o.connector.address, "Canal server host:port")->required();
+  auto* address = app.add_option("--address", o.connector.address, "Canal server host:port");
+  auto* zk = app.add_option("--zk", o.zk_servers,
+                            "ZooKeeper host:port[,...]: follow the destination's running server and fail over");
+  address->excludes(zk);
+  zk->excludes(address);
+  app.add_flag("--client-ha,!--no-client-ha", o.client_ha,
+               "with --zk: wait to be the one active client of the client id (default on)");
   app.add_option("--destination", o.connector.destination, "Canal destination (instance) name")->required();
   app.add_option("--user", o.connector.username, "canal.user of the server");
   app.add_option("--password", o.connector.password, "password (sent scrambled)");
@@ -290,6 +361,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}));
   try {
     app.parse(argc, argv);
+    if (o.connector.address.empty() && o.zk_servers.empty()) {
+      throw CLI::RequiredError("--address or --zk");
+    }
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
@@ -297,5 +371,5 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error we report, not a silent death
-  return Run(o);
+  return o.zk_servers.empty() ? Run(o) : RunCluster(o);
 }

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# A throwaway standalone ZooKeeper for HA tests and local experiments.
+#
+#   zk-sandbox.sh start|stop|kill|status [--port N] [--dir D] [--wipe]
+#
+# Runs Debian's `zookeeper` package (jars in /usr/share/java) with a private
+# config on 127.0.0.1 only: no admin server, tickTime 500 ms, sessions from
+# 1 s to 120 s, the srvr/ruok/stat four-letter words allowed. Everything lives
+# under --dir (default /tmp/canal-zk-PORT): zoo.cfg, data/, the pid file and
+# zookeeper.log.
+#
+# start   writes zoo.cfg, starts the server, waits (bounded) until it answers
+#         `srvr`, and prints the port alone on stdout (messages go to stderr).
+#         Already running: says so. Data (nodes, sessions) survive a stop and
+#         start; sessions stay alive across a restart until their own timeout.
+# stop    stops the server (SIGTERM, then SIGKILL if it lingers) and waits;
+#         --wipe also deletes --dir (only a dir this script made).
+# kill    SIGKILLs the server and waits until it is gone.
+# status  prints pid, port and dir; exit 0 running, 3 stopped.
+#
+# Connect with servers "127.0.0.1:N", e.g.
+#   /usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:N
+set -euo pipefail
+
+readonly START_TIMEOUT_S=30
+readonly STOP_TIMEOUT_S=20
+
+# usage [STATUS]: the header comment as help; 2 (bad usage) unless told.
+usage() {
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
+  exit "${1:-2}"
+}
+
+log() { echo "zk-sandbox: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+port=12181
+dir=""
+wipe=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
+    --port=*) port=${1#--port=}; shift ;;
+    --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+    --dir=*) dir=${1#--dir=}; shift ;;
+    --wipe) wipe=1; shift ;;
+    -h|--help) usage 0 ;;
+    *) log "unknown argument: $1"; usage ;;
+  esac
+done
+if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+  die "bad --port: $port"
+fi
+[ -n "$dir" ] || dir="/tmp/canal-zk-$port"
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+
+readonly cfg="$dir/zoo.cfg"
+readonly pidfile="$dir/zookeeper.pid"
+readonly logfile="$dir/zookeeper.log"
+readonly java_dir=/usr/share/java
+# Marks a directory this script created, so --wipe never deletes anything else.
+readonly marker="$dir/.canal-zk-sandbox"
+
+find_java() {
+  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then echo "$JAVA_HOME/bin/java"; return 0; fi
+  command -v java 2>/dev/null && return 0
+  [ -x /usr/bin/java ] && { echo /usr/bin/java; return 0; }
+  return 1
+}
+
+# zookeeper.jar's manifest names its own dependencies (jute, netty, metrics,
+# slf4j-api, ...); slf4j-simple is added so the server's log reaches
+# zookeeper.log instead of being dropped.
+classpath() {
+  local cp="$java_dir/zookeeper.jar" jar
+  [ -f "$java_dir/zookeeper.jar" ] || return 1
+  for jar in zookeeper-jute.jar slf4j-api.jar slf4j-simple.jar; do
+    [ -f "$java_dir/$jar" ] && cp="$cp:$java_dir/$jar"
+  done
+  echo "$cp"
+}
+
+running_pid() {
+  local pid
+  [ -f "$pidfile" ] || return 1
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  # A reused pid must not be taken for our server.
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "ZooKeeperServerMain $cfg" || return 1
+  echo "$pid"
+}
+
+# srvr over bash's /dev/tcp: true when the server answers as a serving node.
+# (The inner script is single-quoted on purpose: $1 is its own argument.)
+answers() {
+  # shellcheck disable=SC2016
+  timeout 2 bash -c '
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    printf srvr >&3
+    cat <&3' _ "$port" 2>/dev/null | grep -q '^Mode:'
+}
+
+write_config() {
+  cat > "$cfg" <<EOF
+# Written by scripts/zk-sandbox.sh; regenerated on every start.
+dataDir=$dir/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+tickTime=500
+# Short sessions let tests expire one in seconds; long ones stay possible.
+minSessionTimeout=1000
+maxSessionTimeout=120000
+maxClientCnxns=0
+admin.enableServer=false
+4lw.commands.whitelist=srvr,ruok,stat
+# A sandbox trades durability for speed.
+forceSync=no
+autopurge.snapRetainCount=3
+autopurge.purgeInterval=1
+EOF
+}
+
+do_start() {
+  local pid java cp
+  if pid=$(running_pid); then
+    log "already running (pid $pid, port $port, dir $dir)"
+    echo "$port"
+    return 0
+  fi
+  java=$(find_java) || die "java not found (install default-jre-headless, or set JAVA_HOME)"
+  cp=$(classpath) || die "$java_dir/zookeeper.jar not found (install Debian's zookeeper package)"
+  if answers; then
+    die "something else already answers on 127.0.0.1:$port (pick another --port)"
+  fi
+
+  mkdir -p "$dir/data"
+  touch "$marker"
+  rm -f "$pidfile"
+  write_config
+
+  log "starting ZooKeeper on 127.0.0.1:$port"
+  echo "=== start $(date '+%F %T')" >> "$logfile"
+  # setsid: the server must outlive this script and not get the caller's
+  # terminal signals. 9>&-: it must not inherit (and hold) the command lock.
+  setsid "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -Dorg.slf4j.simpleLogger.showDateTime=true \
+    -Dzookeeper.jmx.log4j.disable=true \
+    -cp "$cp" org.apache.zookeeper.server.ZooKeeperServerMain "$cfg" \
+    < /dev/null >> "$logfile" 2>&1 9>&- &
+  local child=$!
+  echo "$child" > "$pidfile"
+
+  local deadline=$((SECONDS + START_TIMEOUT_S))
+  until answers; do
+    if ! kill -0 "$child" 2>/dev/null; then
+      tail -n 25 "$logfile" >&2 || true
+      rm -f "$pidfile"
+      die "ZooKeeper exited during start-up (port $port in use? see $logfile)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 25 "$logfile" >&2 || true
+      kill -KILL "$child" 2>/dev/null || true
+      rm -f "$pidfile"
+      die "ZooKeeper did not answer within ${START_TIMEOUT_S}s (see $logfile)"
+    fi
+    sleep 0.1
+  done
+  log "running (pid $child) on 127.0.0.1:$port"
+  echo "$port"
+}
+
+wait_gone() {
+  local pid=$1 limit=$2
+  local deadline=$((SECONDS + limit))
+  while kill -0 "$pid" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+do_stop() {
+  local pid
+  if pid=$(running_pid); then
+    log "stopping pid $pid"
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_gone "$pid" "$STOP_TIMEOUT_S"; then
+      log "pid $pid still running after ${STOP_TIMEOUT_S}s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL"
+    fi
+    rm -f "$pidfile"
+    log "stopped"
+  else
+    log "not running (port $port, dir $dir)"
+  fi
+  if [ "$wipe" = 1 ] && [ -d "$dir" ]; then
+    [ -f "$marker" ] || die "refusing to delete $dir: not made by this script"
+    rm -rf "$dir"
+    log "deleted $dir"
+  fi
+}
+
+do_kill() {
+  local pid
+  if ! pid=$(running_pid); then
+    log "not running (port $port, dir $dir)"
+    return 0
+  fi
+  log "killing pid $pid (SIGKILL)"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL for ${STOP_TIMEOUT_S}s"
+  rm -f "$pidfile"
+  log "killed"
+}
+
+do_status() {
+  local pid
+  if pid=$(running_pid); then
+    echo "running"
+    echo "pid: $pid"
+    echo "port: $port"
+    echo "dir: $dir"
+    return 0
+  fi
+  echo "stopped (port $port, dir $dir)"
+  return 3
+}
+
+# Serialises commands on one sandbox dir (a stop must not wipe a half-started server).
+lock_dir() {
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 9>> "$dir/.lock"
+  flock -w 60 9 || die "timed out waiting for another command on $dir"
+}
+
+case "$cmd" in
+  start) mkdir -p "$dir"; lock_dir; do_start ;;
+  stop) if [ -f "$marker" ]; then lock_dir; fi; do_stop ;;
+  kill) if [ -f "$marker" ]; then lock_dir; fi; do_kill ;;
+  status) do_status ;;
+  -h|--help) usage 0 ;;
+  *) log "unknown command: $cmd"; usage ;;
+esac
