@@ -241,6 +241,41 @@ Status ClusterConnector::EnsureZk(Clock::time_point deadline) {
   return Status::OK();
 }
 
+Status ClusterConnector::ReadAndWatch(const std::string& path, Watch watch, WatchMode mode, bool* exists,
+                                      std::string* data) {
+  const bool once = mode == WatchMode::kOnce || mode == WatchMode::kOnceAndReset;
+  const bool reset = mode == WatchMode::kOnceAndReset || mode == WatchMode::kRearmAndReset;
+  bool armed;
+  uint64_t epoch;
+  {
+    std::lock_guard<std::mutex> lock(signals_->mu);
+    armed = signals_.get()->*watch.armed;
+    epoch = signals_->epoch;
+    signals_.get()->*watch.armed = true;
+    if (reset && watch.changed != nullptr) signals_.get()->*watch.changed = false;
+  }
+  if (once && armed) {
+    Status s = zk_->Get(path, data);
+    *exists = s.ok();
+    return s.IsNotFound() ? Status::OK() : s;
+  }
+  std::weak_ptr<Signals> weak = signals_;
+  Status s = zk_->GetAndWatch(
+      path,
+      [weak, epoch, watch] {
+        if (auto sig = weak.lock()) sig->Report(epoch, [&] {
+            if (watch.changed != nullptr) sig.get()->*watch.changed = true;
+            sig.get()->*watch.armed = false;
+          });
+      },
+      exists, data);
+  if (!s.ok() && once) {
+    std::lock_guard<std::mutex> lock(signals_->mu);
+    signals_.get()->*watch.armed = false;
+  }
+  return s;
+}
+
 // --- client election ----------------------------------------------------------
 
 Status ClusterConnector::Elect() {
@@ -269,25 +304,10 @@ Status ClusterConnector::Elect() {
       lost_reason_.clear();
       // Watch our own node: its deletion (by an operator, or a session we
       // did not see expire) means another client may take over.
-      uint64_t epoch;
-      {
-        std::lock_guard<std::mutex> lock(signals_->mu);
-        epoch = signals_->epoch;
-        signals_->client_watch_armed = true;
-        signals_->client_node_changed = false;
-      }
-      std::weak_ptr<Signals> weak = signals_;
       bool exists = false;
       std::string ignored;
-      s = zk_->GetAndWatch(
-          path,
-          [weak, epoch] {
-            if (auto sig = weak.lock()) sig->Report(epoch, [&] {
-                sig->client_node_changed = true;
-                sig->client_watch_armed = false;
-              });
-          },
-          &exists, &ignored);
+      s = ReadAndWatch(path, Watch{&Signals::client_watch_armed, &Signals::client_node_changed},
+                       WatchMode::kRearmAndReset, &exists, &ignored);
       if (!s.ok() || !exists) {
         // Without the watch we could not see the node go: give it up now.
         return LoseActive(!s.ok() ? "its node could not be watched: " + std::string(s.message())
@@ -295,33 +315,10 @@ Status ClusterConnector::Elect() {
       }
       return Status::OK();
     }
-    // Another client holds it: watch it (once; the watch stays armed until it fires).
-    bool armed;
-    uint64_t epoch;
-    {
-      std::lock_guard<std::mutex> lock(signals_->mu);
-      armed = signals_->client_watch_armed;
-      epoch = signals_->epoch;
-      signals_->client_watch_armed = true;
-    }
+    // Another client holds it: watch it (once; the watch stays armed until it
+    // fires). Its firing only wakes the wait: nothing to remember.
     bool exists = false;
-    if (armed) {
-      s = zk_->Get(path, &holder);
-      exists = s.ok();
-      if (s.IsNotFound()) s = Status::OK();
-    } else {
-      std::weak_ptr<Signals> weak = signals_;
-      s = zk_->GetAndWatch(
-          path,
-          [weak, epoch] {
-            if (auto sig = weak.lock()) sig->Report(epoch, [&] { sig->client_watch_armed = false; });
-          },
-          &exists, &holder);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(signals_->mu);
-        signals_->client_watch_armed = false;
-      }
-    }
+    s = ReadAndWatch(path, Watch{&Signals::client_watch_armed, nullptr}, WatchMode::kOnce, &exists, &holder);
     if (!s.ok()) return s.WithContext(Where() + ": reading the client running node");
     if (!exists) continue;  // it just went: try to take it
     if (Clock::now() >= give_up || !WaitForEvent(seen, give_up)) {
@@ -335,12 +332,17 @@ Status ClusterConnector::Elect() {
   }
 }
 
-Status ClusterConnector::LoseActive(std::string_view why) {
-  const std::string was = current_address_;
+std::string ClusterConnector::DropConnection() {
+  std::string was = std::move(current_address_);
   conn_.reset();
   current_address_.clear();
   for (int64_t id : held_batches_) stale_batches_[id] = was;
   held_batches_.clear();
+  return was;
+}
+
+Status ClusterConnector::LoseActive(std::string_view why) {
+  const std::string was = DropConnection();
   CloseZk();  // frees the node if it is still ours, so another client can take over
   lost_active_ = true;
   lost_reason_ = std::string(why);
@@ -381,24 +383,10 @@ Status ClusterConnector::CheckActive() {
                       " ms, longer than the session timeout");
   }
   if (node_changed) {
-    uint64_t epoch;
-    {
-      std::lock_guard<std::mutex> lock(signals_->mu);
-      epoch = signals_->epoch;
-      signals_->client_watch_armed = true;
-    }
-    std::weak_ptr<Signals> weak = signals_;
     bool exists = true;
     std::string ignored;
-    Status s = zk_->GetAndWatch(
-        ClientRunningPath(),
-        [weak, epoch] {
-          if (auto sig = weak.lock()) sig->Report(epoch, [&] {
-              sig->client_node_changed = true;
-              sig->client_watch_armed = false;
-            });
-        },
-        &exists, &ignored);
+    Status s = ReadAndWatch(ClientRunningPath(), Watch{&Signals::client_watch_armed, &Signals::client_node_changed},
+                            WatchMode::kRearm, &exists, &ignored);
     if (!s.ok()) {
       // ZooKeeper unreachable for now: look again at the next call.
       std::lock_guard<std::mutex> lock(signals_->mu);
@@ -417,38 +405,10 @@ Status ClusterConnector::ReadRunningAddress(std::string* address) {
   address->clear();
   const std::string path = RunningPath();
   CANAL_RETURN_IF_ERROR(EnsureZk(After(options_.connect_timeout)));
-  bool armed;
-  uint64_t epoch;
-  {
-    std::lock_guard<std::mutex> lock(signals_->mu);
-    armed = signals_->running_watch_armed;
-    epoch = signals_->epoch;
-    signals_->running_watch_armed = true;
-    signals_->running_changed = false;
-  }
   bool exists = false;
   std::string data;
-  Status s;
-  if (armed) {
-    s = zk_->Get(path, &data);
-    exists = s.ok();
-    if (s.IsNotFound()) s = Status::OK();
-  } else {
-    std::weak_ptr<Signals> weak = signals_;
-    s = zk_->GetAndWatch(
-        path,
-        [weak, epoch] {
-          if (auto sig = weak.lock()) sig->Report(epoch, [&] {
-              sig->running_changed = true;
-              sig->running_watch_armed = false;
-            });
-        },
-        &exists, &data);
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(signals_->mu);
-      signals_->running_watch_armed = false;
-    }
-  }
+  Status s = ReadAndWatch(path, Watch{&Signals::running_watch_armed, &Signals::running_changed},
+                          WatchMode::kOnceAndReset, &exists, &data);
   if (!s.ok()) return s.WithContext(Where() + ": reading the running node");
   if (!exists) {
     return Status::NotFound("no canal server is running " + Where() + ": " + path +
@@ -535,11 +495,7 @@ Status ClusterConnector::ConnectWithRetries(std::string_view why, Clock::time_po
 }
 
 Status ClusterConnector::Failover(const Status& cause, std::string_view doing, Clock::time_point deadline) {
-  const std::string was = current_address_;
-  conn_.reset();
-  current_address_.clear();
-  for (int64_t id : held_batches_) stale_batches_[id] = was;
-  held_batches_.clear();
+  const std::string was = DropConnection();
   // Bounded: a client that never acks after failovers must not grow this forever.
   while (stale_batches_.size() > 100'000) stale_batches_.erase(stale_batches_.begin());
   const std::string why = "reconnecting after " + std::string(doing) + (was.empty() ? "" : " on " + was) +
@@ -683,23 +639,23 @@ Status ClusterConnector::Ack(int64_t batch_id) {
 Status ClusterConnector::AckLocked(int64_t batch_id) {
   if (batch_id == -1) return Status::OK();
   const std::string what = "ack of batch " + std::to_string(batch_id);
-  auto redelivered = [&](const std::string& from) {
-    return Status::NotFound(Where() + ": " + what + " not sent: the batch came from the connection to " +
-                            (from.empty() ? std::string("an earlier server") : from) +
-                            ", which was replaced; the server delivers it again, so treat it as not done");
-  };
-  if (auto it = stale_batches_.find(batch_id); it != stale_batches_.end()) {
-    const std::string from = it->second;
+  // A batch of a replaced connection: not sent, as the id means another
+  // batch (or none) on this one. Forgotten once reported.
+  auto take_stale = [&](Status* redelivered) {
+    auto it = stale_batches_.find(batch_id);
+    if (it == stale_batches_.end()) return false;
+    const std::string& from = it->second;
+    *redelivered = Status::NotFound(Where() + ": " + what + " not sent: the batch came from the connection to " +
+                                    (from.empty() ? std::string("an earlier server") : from) +
+                                    ", which was replaced; the server delivers it again, so treat it as not done");
     stale_batches_.erase(it);
-    return redelivered(from);
-  }
+    return true;
+  };
+  Status redelivered;
+  if (take_stale(&redelivered)) return redelivered;
   const auto deadline = CallDeadline();
   CANAL_RETURN_IF_ERROR(EnsureConnection(what, deadline));
-  if (auto it = stale_batches_.find(batch_id); it != stale_batches_.end()) {  // EnsureConnection reconnected
-    const std::string from = it->second;
-    stale_batches_.erase(it);
-    return redelivered(from);
-  }
+  if (take_stale(&redelivered)) return redelivered;  // EnsureConnection reconnected
   const std::string to = current_address_;
   Status s = conn_->Ack(batch_id);
   if (s.ok()) {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,93 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
+// canal.zkServers: "host:port" items, comma-separated, the last one may carry
+// ZooKeeper's "/chroot".
+bool ValidZkServers(const std::string& text) {
+  std::string hosts = text;
+  if (size_t slash = hosts.find('/'); slash != std::string::npos) {
+    const std::string chroot = hosts.substr(slash);
+    if (chroot.size() < 2 || chroot.back() == '/' || chroot.find_first_of(" \t,") != std::string::npos) return false;
+    hosts.resize(slash);
+  }
+  std::vector<std::string> items = SplitList(hosts);
+  if (items.empty() || std::count(hosts.begin(), hosts.end(), ',') + 1 != static_cast<long>(items.size())) {
+    return false;
+  }
+  for (const std::string& item : items) {
+    std::string host;
+    uint16_t port = 0;
+    if (item.find(':') == std::string::npos || !SplitAddress(item, &host, &port)) return false;
+  }
+  return true;
+}
+
+Status LoadHaKeys(const KeyReader& keys, CanalConfig* config) {
+  std::optional<std::string> zk;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.zkServers", &zk, &source));
+  if (zk && !zk->empty()) {
+    if (!ValidZkServers(*zk)) {
+      return keys.Bad("canal.zkServers", *zk, source,
+                      "not a ZooKeeper address list (host:port, comma-separated, e.g. 10.0.0.1:2181,10.0.0.2:2181; "
+                      "leave it empty to run without ZooKeeper)");
+    }
+    config->zk_servers = *zk;
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.zookeeper.flush.period", 1000, 0, 3'600'000,
+                                              "a number of milliseconds", &config->zk_flush_period_ms));
+  // ZooKeeper grants sessions between 2 and 20 ticks (4 s to 40 s with its
+  // default 2 s tick); it clamps what we ask.
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.zookeeper.session.timeout", 6000, 1000, 600'000,
+                                          "a number of milliseconds", &config->zk_session_timeout_ms));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.zookeeper.takeover.delay", 1000, 0, 600'000,
+                                          "a number of milliseconds", &config->zk_takeover_delay_ms));
+  std::optional<std::string> fence;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.zookeeper.fence.timeout", &fence, &source));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.zookeeper.fence.timeout", 0, 0, 600'000, "a number of milliseconds",
+                                          &config->zk_fence_timeout_ms));
+  if (config->zk_fence_timeout_ms >= config->zk_session_timeout_ms) {
+    return keys.Bad("canal.zookeeper.fence.timeout", fence.value_or(""), source,
+                    "must be below canal.zookeeper.session.timeout (" +
+                        std::to_string(config->zk_session_timeout_ms) +
+                        " ms): another server takes over once the session expires, so this server must stop "
+                        "serving before then; leave it empty for half the session timeout");
+  }
+  std::optional<std::string> register_ip;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.register.ip", &register_ip, &source));
+  if (register_ip && !register_ip->empty()) {
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, register_ip->c_str(), buf) != 1 && inet_pton(AF_INET6, register_ip->c_str(), buf) != 1) {
+      return keys.Bad("canal.register.ip", *register_ip, source,
+                      "not an IP address (the address other servers and clients reach this server at; leave it "
+                      "empty to use canal.ip or this host's first address)");
+    }
+    config->register_ip = *register_ip;
+  }
+  std::optional<std::string> mode;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.meta.mode", &mode, &source));
+  const std::string m = mode ? Lower(*mode) : "";
+  if (m.empty() || m == "auto") {
+    config->meta_mode = config->zk_servers.empty() ? CanalConfig::MetaMode::kFile : CanalConfig::MetaMode::kZookeeper;
+  } else if (m == "file") {
+    config->meta_mode = CanalConfig::MetaMode::kFile;
+  } else if (m == "zookeeper") {
+    if (config->zk_servers.empty()) {
+      return keys.Bad("canal.meta.mode", *mode, source,
+                      "keeps cursors in ZooKeeper, but canal.zkServers is empty (set it, or use file)");
+    }
+    config->meta_mode = CanalConfig::MetaMode::kZookeeper;
+  } else {
+    return keys.Bad("canal.meta.mode", *mode, source, "not a cursor store (auto, file or zookeeper)");
+  }
+  if (!config->zk_servers.empty() && config->session.port == 0) {
+    return Status::InvalidArgument(config->properties_file +
+                                   ": canal.port = 0 with canal.zkServers set: other servers and clients find this "
+                                   "server by its port in ZooKeeper; give canal.port a fixed port");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status MysqlCharsetName(std::string_view name, std::string* mysql_name) {
@@ -277,6 +365,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
   }
   CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.file.flush.period", 1000, 0, 3'600'000,
                                               "a number of milliseconds", &config.file_flush_period_ms));
+  CANAL_RETURN_IF_ERROR(LoadHaKeys(keys, &config));
   *out = std::move(config);
   return Status::OK();
 }

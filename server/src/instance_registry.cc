@@ -66,14 +66,27 @@ Status InstanceRegistry::Launch(const std::string& name, const std::optional<std
   std::shared_ptr<ManagedDestination> instance;
   if (s.ok()) s = options_.factory(config, &instance);
   if (s.ok() && instance == nullptr) s = Status::Aborted("the instance factory made nothing");
-  if (s.ok()) s = instance->Start();
+  if (s.ok() && options_.arbiter == nullptr) s = instance->Start();
   if (!s.ok()) {
     log_->error("destination {} not started: {}", name, s.ToString());
     return s.WithContext("destination " + name);
   }
-  log_->info("destination {} started ({})", name, path);
-  std::lock_guard<std::mutex> lock(mu_);
-  entry->instance = std::move(instance);
+  if (options_.arbiter == nullptr) {
+    log_->info("destination {} started ({})", name, path);
+    std::lock_guard<std::mutex> lock(mu_);
+    entry->instance = std::move(instance);
+    return Status::OK();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entry->instance = instance;
+  }
+  // The arbiter starts it when this server wins it.
+  log_->info("destination {} ready ({}); it runs here while this server is active for it", name, path);
+  DestinationArbiter::Handler handler;
+  handler.activate = [instance] { return instance->Start(); };
+  handler.deactivate = [instance](const std::string&) { instance->Stop(); };
+  options_.arbiter->Join(name, std::move(handler));
   return Status::OK();
 }
 
@@ -86,6 +99,7 @@ void InstanceRegistry::Retire(const std::string& name, Entry* entry, const char*
   }
   if (instance == nullptr) return;
   log_->info("destination {}: {}; stopping it", name, why);
+  if (options_.arbiter != nullptr) options_.arbiter->Leave(name);
   instance->Stop();
 }
 
@@ -187,6 +201,7 @@ std::shared_ptr<Destination> InstanceRegistry::Find(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(name);
   if (it == entries_.end() || it->second.instance == nullptr) return nullptr;
+  if (options_.arbiter != nullptr && !options_.arbiter->IsActive(name)) return nullptr;
   return it->second.instance;
 }
 
@@ -194,7 +209,9 @@ std::vector<std::string> InstanceRegistry::Running() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, entry] : entries_) {
-    if (entry.instance != nullptr) names.push_back(name);
+    if (entry.instance != nullptr && (options_.arbiter == nullptr || options_.arbiter->IsActive(name))) {
+      names.push_back(name);
+    }
   }
   return names;
 }

@@ -1,6 +1,8 @@
 // canal-server: the daemon. Reads conf/canal.properties, runs one Instance per
 // destination (InstanceRegistry, with auto scan), keeps client cursors in
 // meta.dat files (FileMetaManager) and serves Canal clients (SessionServer).
+// With canal.zkServers set, it runs a destination only while it is the active
+// server for it (RunningMonitor, docs/ha.md).
 //
 //   canal-server [--conf DIR] [--logs DIR] [--data DIR]
 //
@@ -16,16 +18,20 @@
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "canal/coord/zk_client.h"
 #include "canal/meta/file_meta_manager.h"
+#include "canal/meta/zk_meta_manager.h"
 #include "canal/server/config.h"
 #include "canal/server/instance.h"
 #include "canal/server/instance_registry.h"
+#include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
 
 namespace {
@@ -81,6 +87,30 @@ std::string DefaultConfDir() {
   return "conf";
 }
 
+// The one place that picks where cursors live (canal.meta.mode). With
+// ZooKeeper, a write to a destination's cursors is refused unless this server
+// is active for it, so a deposed server cannot move a cursor back behind the
+// new active server's.
+std::unique_ptr<canal::meta::MetaManager> MakeMetaManager(const canal::server::CanalConfig& config,
+                                                         canal::coord::ZkClient* zk,
+                                                         canal::server::RunningMonitor* monitor) {
+  if (config.meta_mode == canal::server::CanalConfig::MetaMode::kZookeeper && zk != nullptr && monitor != nullptr) {
+    canal::meta::ZkMetaOptions zk_options;
+    zk_options.zk = zk;
+    zk_options.flush_period = std::chrono::milliseconds(config.zk_flush_period_ms);
+    zk_options.write_fence = [monitor](const std::string& destination) {
+      if (monitor->IsActive(destination)) return Status::OK();
+      return Status::Aborted("cursor write for destination " + destination + " refused: server " +
+                             monitor->address() + " is not active for it (another server may be)");
+    };
+    return std::make_unique<canal::meta::ZkMetaManager>(std::move(zk_options));
+  }
+  canal::meta::FileMetaOptions meta_options;
+  meta_options.data_dir = config.file_data_dir;
+  meta_options.flush_period = std::chrono::milliseconds(config.file_flush_period_ms);
+  return std::make_unique<canal::meta::FileMetaManager>(meta_options);
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{"canal-server: a Canal-compatible binlog change-data-capture server"};
   std::string conf_dir, logs_dir, data_dir;
@@ -114,17 +144,61 @@ int Run(int argc, char** argv) {
     return s.code() == Status::Code::kIOError ? kExitFailure : kExitConfig;
   }
 
-  canal::meta::FileMetaOptions meta_options;
-  meta_options.data_dir = config.file_data_dir;
-  meta_options.flush_period = std::chrono::milliseconds(config.file_flush_period_ms);
-  auto meta = std::make_unique<canal::meta::FileMetaManager>(meta_options);
+  // HA: the ZooKeeper session (connecting in the background; an unreachable
+  // ZooKeeper is retried, never fatal) and the running monitor.
+  std::unique_ptr<canal::coord::ZkClient> zk;
+  std::unique_ptr<canal::server::RunningMonitor> monitor;
+  std::atomic<canal::server::SessionServer*> serving{nullptr};  // for the monitor's session closing
+  canal::meta::ZkMetaManager* zk_meta = nullptr;  // set below, before any destination can activate
+  if (!config.zk_servers.empty()) {
+    canal::coord::ZkOptions zk_options;
+    zk_options.servers = config.zk_servers;
+    zk_options.session_timeout_ms = config.zk_session_timeout_ms;
+    if (Status s = canal::coord::ZkClient::Create(zk_options, &zk); !s.ok()) {
+      Report(log, "configuration refused: canal.zkServers = " + config.zk_servers + " in " + config.properties_file +
+                      ": " + s.ToString());
+      return kExitConfig;
+    }
+    canal::server::RunningMonitorOptions monitor_options;
+    monitor_options.address = canal::server::ClusterAddress(config.register_ip, config.session.ip, config.session.port);
+    monitor_options.takeover_delay = std::chrono::milliseconds(config.zk_takeover_delay_ms);
+    monitor_options.fence_after = std::chrono::milliseconds(config.zk_fence_timeout_ms);
+    monitor_options.logger = log;
+    monitor_options.before_activate = [&zk_meta](const std::string& destination) {
+      // Another server may have moved the cursors since we last read them.
+      return zk_meta != nullptr ? zk_meta->Reload(destination) : Status::OK();
+    };
+    monitor_options.on_deactivated = [&serving](const std::string& destination, const std::string& reason) {
+      if (canal::server::SessionServer* server = serving.load()) server->CloseDestination(destination, reason);
+    };
+    monitor = std::make_unique<canal::server::RunningMonitor>(zk.get(), std::move(monitor_options));
+    log->info("HA: ZooKeeper {} (session timeout {} ms asked); this server is {} in it", config.zk_servers,
+              config.zk_session_timeout_ms, monitor->address());
+    if (Status s = monitor->Start(); !s.ok()) {
+      Report(log, s.ToString());
+      return kExitFailure;
+    }
+  }
+  // Releases this server's running nodes on every way out below (the
+  // ZooKeeper session itself ends last: cursors may live there).
+  const auto stop_ha = [&] {
+    if (monitor) monitor->Stop();
+  };
+
+  auto meta = MakeMetaManager(config, zk.get(), monitor.get());
+  zk_meta = dynamic_cast<canal::meta::ZkMetaManager*>(meta.get());
+  const std::string cursors_in = zk_meta != nullptr
+                                     ? "ZooKeeper " + config.zk_servers
+                                     : config.file_data_dir;
   if (Status s = meta->Start(); !s.ok()) {
-    Report(log, "cannot keep cursors in canal.file.data.dir " + config.file_data_dir + ": " + s.ToString());
+    Report(log, "cannot keep cursors in " + cursors_in + ": " + s.ToString());
+    stop_ha();
     return kExitFailure;
   }
 
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
+  registry_options.arbiter = monitor.get();
   registry_options.factory = [&meta, logs](const canal::server::InstanceConfig& instance_config,
                                            std::shared_ptr<canal::server::ManagedDestination>* out) {
     const std::string& dest = instance_config.destination;
@@ -143,6 +217,7 @@ int Run(int argc, char** argv) {
       Report(log, "configuration refused: " + std::string(f.message()));
     }
     registry.Stop();
+    stop_ha();
     meta->Stop().PermitUncheckedError();
     return config_error ? kExitConfig : kExitFailure;
   }
@@ -152,14 +227,17 @@ int Run(int argc, char** argv) {
     Report(log, "cannot serve clients: " + s.ToString() + " (canal.ip / canal.port in " + config.properties_file +
                     ")");
     registry.Stop();
+    stop_ha();
     meta->Stop().PermitUncheckedError();
     return kExitFailure;
   }
+  serving.store(server.get());
   server->Start();
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
-  log->info("canal-server started: listening on {}:{}, destinations [{}], cursors in {}, auto scan {}",
-            config.session.ip, server->port(), names, config.file_data_dir,
+  log->info("canal-server started: listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",
+            config.session.ip, server->port(), names, monitor ? " active here (the others stand by in ZooKeeper)" : "",
+            cursors_in,
             config.auto_scan ? "every " + std::to_string(config.auto_scan_interval_s) + " s" : std::string("off"));
 
   // The signals were blocked before any thread started, so only this wait sees them.
@@ -173,8 +251,11 @@ int Run(int argc, char** argv) {
   log->info("canal-server stopping on {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
   server->Stop();
+  serving.store(nullptr);
   registry.Stop();
+  stop_ha();
   Status flushed = meta->Stop();
+  if (zk) zk->Close();
   if (!flushed.ok()) {
     log->error("writing the cursors at stop failed: {}", flushed.ToString());
     return kExitFailure;

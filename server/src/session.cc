@@ -148,6 +148,16 @@ void Session::Close() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->CloseNow("canal server is stopping"); });
 }
 
+void Session::CloseIfSubscribedTo(std::string destination, std::string reason) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), destination = std::move(destination),
+                                      reason = std::move(reason)] {
+    if (!self->subscription_ || self->subscription_->identity.destination != destination) return;
+    self->log_->warn("canal server {}: closing the connection of {}: {}", self->context_->server_address,
+                     self->Describe(), reason);
+    self->CloseNow(reason);
+  });
+}
+
 std::string Session::Describe() const {
   return "client " + peer_ + client_label_;
 }
@@ -428,6 +438,16 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
   return subscription_ && subscription_->identity.SameClient(identity);
 }
 
+bool Session::StillServed(std::string_view request) {
+  const std::string& destination = subscription_->identity.destination;
+  if (context_->registry->Find(destination) != nullptr) return true;
+  Fail(kErrorGeneral, std::string(request) + ": destination " + destination + " is no longer served by canal server " +
+                          context_->server_address +
+                          " (another server is active for it, or this one lost ZooKeeper); reconnect to the active "
+                          "server");
+  return false;
+}
+
 bool Session::Subscribe(const std::string& destination, const std::string& client_id, const std::string& filter) {
   meta::ClientIdentity identity;
   if (!ParseIdentity(destination, client_id, "subscription", &identity)) return false;
@@ -549,6 +569,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
                             context_->server_address + ")");
     co_return;
   }
+  if (!StillServed("get")) co_return;
   const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
   store::RingStore* store = dest->store();
   const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
@@ -558,6 +579,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
     co_await WaitForBatch(store, fetch, deadline);
     if (closing_ || input_closed_) co_return;  // nobody to answer
+    if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
   if (Status s = store->TryGet(fetch, &batch_); !s.ok()) {
     Fail(kErrorGeneral, "get from destination " + identity.destination + " on canal server " +
@@ -657,6 +679,7 @@ void Session::HandleClientAck(const protocol::ClientAck& ack) {
                             std::to_string(ack.batch_id()) + " on canal server " + context_->server_address + ")");
     return;
   }
+  if (!StillServed("ack")) return;
   if (Status s = AckBatch(ack.batch_id()); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
 }
 

@@ -72,6 +72,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Ends the session from any thread (Stop); acks already processed are
   // flushed and outstanding batches rolled back, as for a disconnect.
   void Close();
+  // Ends the session from any thread when it is subscribed to `destination`.
+  void CloseIfSubscribedTo(std::string destination, std::string reason);
 
   const std::string& peer() const { return peer_; }
 
@@ -119,6 +121,9 @@ class Session : public std::enable_shared_from_this<Session> {
                      meta::ClientIdentity* identity);
   // Whether this session's subscription is `identity`'s.
   bool Holds(const meta::ClientIdentity& identity) const;
+  // Whether the registry still serves the subscribed destination (HA: it is
+  // active here); otherwise sends the error (Fail) and returns false.
+  bool StillServed(std::string_view request);
   // Waits for a full batch of `batch_size` until `deadline`, a disconnect
   // or Close.
   boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);

@@ -139,6 +139,17 @@ class SessionServerImpl final : public SessionServer {
     if (started && !threads.empty()) context_.logger->info("canal server {} stopped", context_.server_address);
   }
 
+  void CloseDestination(const std::string& destination, const std::string& reason) override {
+    std::vector<std::shared_ptr<Session>> sessions;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [_, weak] : live_) {
+        if (auto session = weak.lock()) sessions.push_back(std::move(session));
+      }
+    }
+    for (auto& session : sessions) session->CloseIfSubscribedTo(destination, reason);
+  }
+
   uint16_t port() const override { return port_; }
 
   size_t sessions() const override {

@@ -328,6 +328,18 @@ class ClusterConnectorZkTest : public ::testing::Test {
                     .ok());
   }
 
+  // Another client ("x:1") is the active client of example/1001 while the
+  // admin session lasts.
+  void HoldClientNodeAsAnotherClient() {
+    bool created = false;
+    ASSERT_TRUE(admin_
+                    ->CreateNode(ClientRunningPath("example", "1001"),
+                                 R"({"active":true,"address":"x:1","clientId":1001})", coord::ZkCreateMode::kEphemeral,
+                                 true, &created)
+                    .ok());
+    ASSERT_TRUE(created);
+  }
+
   ClusterConnectorOptions ZkOptions(bool client_ha) const {
     ClusterConnectorOptions o = QuickOptions();
     o.zk_servers = zk_->servers();
@@ -496,12 +508,7 @@ TEST_F(ClusterConnectorZkTest, OnlyOneClientPerClientIdIsActiveAndTheOtherTakesO
 }
 
 TEST_F(ClusterConnectorZkTest, DisconnectEndsAConnectWaitingForTheElection) {
-  bool created = false;
-  ASSERT_TRUE(admin_
-                  ->CreateNode(ClientRunningPath("example", "1001"), R"({"active":true,"address":"x:1","clientId":1001})",
-                               coord::ZkCreateMode::kEphemeral, true, &created)
-                  .ok());
-  ASSERT_TRUE(created);
+  ASSERT_NO_FATAL_FAILURE(HoldClientNodeAsAnotherClient());
   SetRunning("example", DeadAddress());
   ClusterConnector c(ZkOptions(true));  // election_wait: forever
   std::promise<Status> result;
@@ -629,11 +636,7 @@ TEST_F(CanalCliZkTest, FollowsTheRunningNode) {
 }
 
 TEST_F(CanalCliZkTest, WaitsAsStandbyWhileAnotherClientIsActive) {
-  bool created = false;
-  ASSERT_TRUE(admin_
-                  ->CreateNode(ClientRunningPath("example", "1001"), R"({"active":true,"address":"x:1","clientId":1001})",
-                               coord::ZkCreateMode::kEphemeral, true, &created)
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(HoldClientNodeAsAnotherClient());
   FakeCanalServer a(ServeOneRow);
   SetRunning("example", a.address());
   BuiltProgram cli("canal-cli", {"--zk", zk_->servers(), "--destination", "example", "--count", "1"});
@@ -650,11 +653,7 @@ TEST_F(CanalCliZkTest, WaitsAsStandbyWhileAnotherClientIsActive) {
 }
 
 TEST_F(CanalCliZkTest, NoClientHaConsumesWithoutTheElection) {
-  bool created = false;
-  ASSERT_TRUE(admin_
-                  ->CreateNode(ClientRunningPath("example", "1001"), R"({"active":true,"address":"x:1","clientId":1001})",
-                               coord::ZkCreateMode::kEphemeral, true, &created)
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(HoldClientNodeAsAnotherClient());
   FakeCanalServer a(ServeOneRow);
   SetRunning("example", a.address());
   BuiltProgram cli("canal-cli",

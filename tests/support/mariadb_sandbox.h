@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/sandbox_script.h"  // also RunShell, which tests including this use
+
 namespace canal::testing {
 
 struct SandboxOptions {
@@ -21,20 +23,16 @@ struct SandboxOptions {
   std::vector<std::string> extra_options;     // more my.cnf lines ("max_allowed_packet=64M")
 };
 
-class MariadbSandbox {
+class MariadbSandbox final : public ScriptedSandbox {
  public:
   explicit MariadbSandbox(SandboxOptions options);
-  ~MariadbSandbox();  // stops the server (keeps the dir for post-mortems)
 
   static bool Available();
   static std::string SkipReason();
 
-  // Start from an empty data dir (wipes an old one). False with error() set on failure.
-  bool StartFresh();
-  bool Start();    // keep the data dir
-  bool Stop();     // clean shutdown
-  bool Restart();  // Stop + Start, same data and binlogs
-  bool Kill9();    // SIGKILL the server (crash), for fault tests
+  // StartFresh, Start, Stop, Kill9: see sandbox_script.h. Start and Restart
+  // write the server options into my.cnf.
+  bool Restart() override;  // Stop + Start, same data and binlogs
 
   // Runs SQL as root through the socket; false with error() = client output on failure.
   bool Sql(const std::string& sql, std::string* output = nullptr);
@@ -42,25 +40,19 @@ class MariadbSandbox {
   // First column of the first row of a query, or "" (batch mode, no headers).
   std::string SqlValue(const std::string& sql);
 
-  uint16_t port() const { return options_.port; }
-  const std::string& dir() const { return options_.dir; }
-  std::string binlog_dir() const { return options_.dir + "/binlog"; }
-  std::string socket() const { return options_.dir + "/mariadbd.sock"; }
-  const std::string& error() const { return error_; }
+  std::string binlog_dir() const { return dir() + "/binlog"; }
+  std::string socket() const { return dir() + "/mariadbd.sock"; }
   // Replication user the script creates.
   static constexpr const char* kUser = "canal";
   static constexpr const char* kPassword = "canal";
 
+ protected:
+  std::string StartArguments() const override;  // the server options
+
  private:
-  // `bash scripts/mariadb-sandbox.sh COMMAND --port --dir`, plus the server
-  // options (my.cnf is rewritten on each start) when with_server_options.
-  std::string ScriptCommand(const std::string& command, bool with_server_options) const;
-  bool RunScript(const std::string& command, bool with_server_options);
   std::string ClientCommand() const;  // the mariadb client as root over the socket
 
-  SandboxOptions options_;
-  std::string error_;
-  bool started_ = false;
+  const SandboxOptions options_;
 };
 
 // For a suite's SetUpTestSuite: a sandbox on `port` started from an empty data
@@ -70,15 +62,7 @@ std::unique_ptr<MariadbSandbox> StartSuiteSandbox(uint16_t port, std::string* er
 
 // For SetUp: skips when mariadb-server is missing, fails when the suite's
 // sandbox did not start.
-#define CANAL_REQUIRE_SANDBOX(sandbox, setup_error)                                                   \
-  do {                                                                                                \
-    if (!::canal::testing::MariadbSandbox::Available()) {                                             \
-      GTEST_SKIP() << ::canal::testing::MariadbSandbox::SkipReason();                                 \
-    }                                                                                                 \
-    ASSERT_TRUE((sandbox) != nullptr) << (setup_error);                                               \
-  } while (0)
-
-// Runs a shell command, returning its combined output; *rc gets the exit code.
-std::string RunShell(const std::string& cmd, int* rc);
+#define CANAL_REQUIRE_SANDBOX(sandbox, setup_error) \
+  CANAL_REQUIRE_SANDBOX_OF(::canal::testing::MariadbSandbox, sandbox, setup_error)
 
 }  // namespace canal::testing

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "support/sandbox_script.h"
+
 namespace canal::testing {
 
 struct ZkSandboxOptions {
@@ -18,34 +20,17 @@ struct ZkSandboxOptions {
   std::string dir;    // default: <build>/test-sandboxes/zk-<port>
 };
 
-class ZkSandbox {
+// StartFresh wipes every node and session. Start keeps the data (nodes, and
+// sessions until their timeout); Stop is SIGTERM and wait.
+class ZkSandbox final : public ScriptedSandbox {
  public:
   explicit ZkSandbox(ZkSandboxOptions options);
-  ~ZkSandbox();  // stops the server (keeps the dir for post-mortems)
 
   static bool Available();
   static std::string SkipReason();
 
-  // Start from an empty data dir (wipes an old one: every node and session
-  // is gone). False with error() set on failure.
-  bool StartFresh();
-  bool Start();    // keep the data (nodes, and sessions until their timeout)
-  bool Stop();     // SIGTERM and wait
-  bool Restart();  // Stop + Start, same data
-  bool Kill9();    // SIGKILL and wait
-
-  uint16_t port() const { return options_.port; }
-  const std::string& dir() const { return options_.dir; }
   // The connect string for ZkOptions::servers: "127.0.0.1:<port>".
-  std::string servers() const { return "127.0.0.1:" + std::to_string(options_.port); }
-  const std::string& error() const { return error_; }
-
- private:
-  bool RunScript(const std::string& command);
-
-  ZkSandboxOptions options_;
-  std::string error_;
-  bool started_ = false;
+  std::string servers() const { return "127.0.0.1:" + std::to_string(port()); }
 };
 
 // For a suite's SetUpTestSuite: a sandbox on `port` started from an empty data
@@ -55,12 +40,7 @@ std::unique_ptr<ZkSandbox> StartSuiteZk(uint16_t port, std::string* error, std::
 
 // For SetUp: skips when ZooKeeper is missing, fails when the suite's sandbox
 // did not start.
-#define CANAL_REQUIRE_ZK(sandbox, setup_error)                   \
-  do {                                                           \
-    if (!::canal::testing::ZkSandbox::Available()) {             \
-      GTEST_SKIP() << ::canal::testing::ZkSandbox::SkipReason(); \
-    }                                                            \
-    ASSERT_TRUE((sandbox) != nullptr) << (setup_error);          \
-  } while (0)
+#define CANAL_REQUIRE_ZK(sandbox, setup_error) \
+  CANAL_REQUIRE_SANDBOX_OF(::canal::testing::ZkSandbox, sandbox, setup_error)
 
 }  // namespace canal::testing

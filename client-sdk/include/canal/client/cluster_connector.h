@@ -163,12 +163,31 @@ class ClusterConnector {
  private:
   struct Signals;
 
+  // A watch's flags in Signals: `armed` while a watch is set; `changed`
+  // (optional) set when it fires.
+  struct Watch {
+    bool Signals::*armed;
+    bool Signals::*changed;
+  };
+  enum class WatchMode {
+    kOnce,           // set a watch only when none is armed (ZooKeeper fires each once)
+    kOnceAndReset,   // kOnce, and clear `changed`: this read sees the change
+    kRearm,          // set a watch even when one is armed
+    kRearmAndReset,  // kRearm, and clear `changed`
+  };
+
   Status ValidateOptions() const;
   Status EnsureZk(std::chrono::steady_clock::time_point deadline);
   void CloseZk();
   Status Elect();
   Status CheckActive();
   Status LoseActive(std::string_view why);
+  // Closes the connection; the batches it handed out become stale. Returns
+  // the server it was to ("" when none).
+  std::string DropConnection();
+  // Reads `path` (*exists false when absent) and sets a watch on it as
+  // `mode` says. A failed read of a kOnce mode leaves no watch armed.
+  Status ReadAndWatch(const std::string& path, Watch watch, WatchMode mode, bool* exists, std::string* data);
   Status ReadRunningAddress(std::string* address);
   Status NextAddress(std::string* address);
   Status ConnectTo(const std::string& address);

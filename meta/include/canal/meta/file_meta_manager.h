@@ -23,14 +23,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "canal/meta/memory_meta_manager.h"
+#include "canal/meta/persistent_meta_manager.h"
 
 namespace canal::meta {
 
@@ -40,54 +36,27 @@ struct FileMetaOptions {
   std::chrono::milliseconds flush_period{1000};
 };
 
-class FileMetaManager final : public MemoryMetaManager {
+class FileMetaManager final : public PersistentMetaManager {
  public:
   explicit FileMetaManager(FileMetaOptions options);
   ~FileMetaManager() override;  // Stop()s; its error is lost, call Stop() to see it
 
-  // Creates data_dir when missing and starts the background flusher.
-  Status Start() override;
-  // Stops the flusher, then writes every dirty destination; returns the first error.
-  Status Stop() override;
-
-  Status Subscribe(const ClientIdentity& client) override;
-  Status Unsubscribe(const ClientIdentity& client) override;
-  Status Flush(const std::string& destination) override;
+  // Start creates data_dir when missing and starts the background flusher;
+  // Stop, Subscribe, Unsubscribe, Flush: see persistent_meta_manager.h.
 
   std::string MetaFilePath(const std::string& destination) const;
 
   // Files written so far (for tests and metrics).
   uint64_t file_writes() const { return file_writes_.load(std::memory_order_relaxed); }
-  // The last background write's outcome (it retries at the next period).
-  Status background_status() const;
 
  protected:
-  Status LoadDestinationLocked(const std::string& destination) override;
-  void MarkDirtyLocked(const std::string& destination) override;
+  Status CheckBeforeStart() override;
+  Status LoadFromStoreLocked(const std::string& destination) override;
+  PendingWrite PrepareWriteLocked(const std::string& destination) override;
 
  private:
-  struct DestinationFile {
-    bool loaded = false;          // guarded by mu_
-    uint64_t version = 0;         // bumped on each change; guarded by mu_
-    uint64_t durable_version = 0; // version known to be on disk; guarded by mu_
-    std::mutex write_mu;          // one writer per file at a time
-  };
-
-  // Writes the destination when dirty. Does not check running_, so Stop can use it.
-  Status FlushDestination(const std::string& destination);
-  void FlusherLoop();
-
   const FileMetaOptions options_;
-  // Entries are never erased while the manager lives, so pointers stay valid
-  // outside mu_. Guarded by mu_.
-  std::map<std::string, std::unique_ptr<DestinationFile>> files_;
   std::atomic<uint64_t> file_writes_{0};
-
-  std::mutex lifecycle_mu_;  // serialises Start and Stop (taken before mu_)
-  std::thread flusher_;
-  std::condition_variable flusher_cv_;  // waits on mu_
-  bool flusher_stop_ = false;           // guarded by mu_
-  Status background_status_;            // guarded by mu_
 };
 
 }  // namespace canal::meta

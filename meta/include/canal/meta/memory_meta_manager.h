@@ -1,7 +1,7 @@
 // MemoryMetaManager: the MetaManager rules kept in memory only; everything is
 // lost when the process ends. For tests and for Canal's memory-instance mode.
-// Also the base of FileMetaManager, which adds loading and writing through the
-// two hooks below. Thread-safe: one mutex guards all state.
+// Also the base of PersistentMetaManager (the file and ZooKeeper back ends),
+// which adds loading and writing through the two hooks below. Thread-safe: one mutex guards all state.
 #pragma once
 
 #include <memory>

@@ -34,17 +34,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "canal/coord/zk_client.h"
-#include "canal/meta/memory_meta_manager.h"
+#include "canal/meta/persistent_meta_manager.h"
 
 namespace canal::meta {
 
@@ -58,21 +56,15 @@ struct ZkMetaOptions {
   std::function<Status(const std::string& destination)> write_fence;
 };
 
-class ZkMetaManager final : public MemoryMetaManager {
+class ZkMetaManager final : public PersistentMetaManager {
  public:
   explicit ZkMetaManager(ZkMetaOptions options);
   ~ZkMetaManager() override;  // Stop()s; its error is lost, call Stop() to see it
 
-  // Starts the background flusher (when flush_period > 0). Destinations are
-  // read on first use, so a standby server can start early and still read the
-  // cursors current when it becomes active.
-  Status Start() override;
-  // Stops the flusher, then writes every dirty destination; returns the first error.
-  Status Stop() override;
-
-  Status Subscribe(const ClientIdentity& client) override;
-  Status Unsubscribe(const ClientIdentity& client) override;
-  Status Flush(const std::string& destination) override;
+  // Start starts the background flusher (when flush_period > 0).
+  // Destinations are read on first use, so a standby server can start early
+  // and still read the cursors current when it becomes active. Stop,
+  // Subscribe, Unsubscribe, Flush: see persistent_meta_manager.h.
 
   // Forgets what memory holds for the destination (clients, cursors,
   // batches); the next call reads ZooKeeper again. For a server that becomes
@@ -88,12 +80,13 @@ class ZkMetaManager final : public MemoryMetaManager {
 
   // ZooKeeper writes so far (node sets, creates, deletes; for tests and metrics).
   uint64_t zk_writes() const { return zk_writes_.load(std::memory_order_relaxed); }
-  // The last background write's outcome (it retries at the next period).
-  Status background_status() const;
 
  protected:
-  Status LoadDestinationLocked(const std::string& destination) override;
-  void MarkDirtyLocked(const std::string& destination) override;
+  Status CheckBeforeStart() override;
+  Status LoadFromStoreLocked(const std::string& destination) override;
+  PendingWrite PrepareWriteLocked(const std::string& destination) override;
+  void ForgetLocked(const std::string& destination) override;
+  void ForgetAllLocked() override;
 
  private:
   // What ZooKeeper holds for a client, as far as this manager knows.
@@ -101,31 +94,19 @@ class ZkMetaManager final : public MemoryMetaManager {
     std::string filter;
     std::optional<std::string> cursor_json;
   };
-  struct DestinationNodes {
-    bool loaded = false;           // guarded by mu_
-    uint64_t version = 0;          // bumped on each change; guarded by mu_
-    uint64_t durable_version = 0;  // version known to be in ZooKeeper; guarded by mu_
-    // Guarded by mu_; flushes change it holding write_mu too, and loads happen
-    // only while no flush can be half-way (Reload takes write_mu).
-    std::map<int16_t, WrittenClient> written;
-    std::mutex write_mu;           // one writer per destination; taken before mu_
-  };
+  using WrittenClients = std::map<int16_t, WrittenClient>;
+  struct Write;
 
-  // Writes the destination when dirty. Does not check running_, so Stop can use it.
-  Status FlushDestination(const std::string& destination);
-  void FlusherLoop();
+  // Makes the writes, recording each in *written (under mu_) once made.
+  Status WriteNodes(const std::string& destination, const std::vector<Write>& writes, WrittenClients* written);
 
   const ZkMetaOptions options_;
-  // Entries are never erased while the manager lives, so pointers stay valid
-  // outside mu_. Guarded by mu_.
-  std::map<std::string, std::unique_ptr<DestinationNodes>> nodes_;
+  // Per destination. Guarded by mu_; flushes change an entry holding the
+  // destination's write lock too, and loads happen only while no flush can be
+  // half-way (Reload takes that lock). Entries are not erased while the
+  // manager runs, so pointers stay valid outside mu_.
+  std::map<std::string, WrittenClients> written_;
   std::atomic<uint64_t> zk_writes_{0};
-
-  std::mutex lifecycle_mu_;  // serialises Start and Stop (taken before mu_)
-  std::thread flusher_;
-  std::condition_variable flusher_cv_;  // waits on mu_
-  bool flusher_stop_ = false;           // guarded by mu_
-  Status background_status_;            // guarded by mu_
 };
 
 }  // namespace canal::meta

@@ -49,6 +49,16 @@ struct CanalConfig {
   std::string file_data_dir;          // canal.file.data.dir, absolute; default: conf_dir
   int64_t file_flush_period_ms = 1000;  // canal.file.flush.period
 
+  // HA (docs/ha.md). With zk_servers empty no ZooKeeper code runs.
+  std::string zk_servers;                  // canal.zkServers: "host:port[,host:port...][/chroot]"
+  int64_t zk_flush_period_ms = 1000;       // canal.zookeeper.flush.period: cursors to ZooKeeper
+  int zk_session_timeout_ms = 6000;        // canal.zookeeper.session.timeout
+  int zk_takeover_delay_ms = 1000;         // canal.zookeeper.takeover.delay
+  int zk_fence_timeout_ms = 0;             // canal.zookeeper.fence.timeout; 0 = half the granted session timeout
+  std::string register_ip;                 // canal.register.ip: the address announced in ZooKeeper
+  enum class MetaMode : uint8_t { kFile, kZookeeper };
+  MetaMode meta_mode = MetaMode::kFile;    // canal.meta.mode: auto (zookeeper when canal.zkServers is set) | file | zookeeper
+
   Properties properties;  // canal.properties as read (the instance defaults)
   EnvLookup env;          // the environment the values were read with
 };

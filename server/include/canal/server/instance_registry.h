@@ -18,6 +18,12 @@
 // that fails is logged once per distinct text and retried when it changes;
 // the other instances run on.
 //
+// HA (RegistryOptions::arbiter, the RunningMonitor): the registry then
+// starts no instance itself. It offers each destination it can run to the
+// arbiter (Join), which starts and stops the instance as this server wins or
+// loses it; Find() and Running() show only the destinations active here, and
+// a stopped or changed destination is withdrawn (Leave) before it stops.
+//
 // Threads: Find() from any thread; Start/Stop/ScanNow are serialised.
 #pragma once
 
@@ -28,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +50,24 @@ class logger;
 
 namespace canal::server {
 
+// Decides which destinations run on this server when several servers share
+// them (RunningMonitor). Calls the handler from its own threads.
+class DestinationArbiter {
+ public:
+  struct Handler {
+    std::function<Status()> activate;                         // start the instance
+    std::function<void(const std::string& reason)> deactivate;  // stop it
+  };
+  virtual ~DestinationArbiter() = default;
+  // This server can run `destination`: contend for it.
+  virtual void Join(const std::string& destination, Handler handler) = 0;
+  // Stops contending; deactivates it first when active. No handler call for
+  // it is running or follows once this returns.
+  virtual void Leave(const std::string& destination) = 0;
+  // Whether this server may serve `destination` now (cheap; no I/O).
+  virtual bool IsActive(std::string_view destination) const = 0;
+};
+
 // Makes (not starts) the instance of a destination.
 using DestinationFactory =
     std::function<Status(const InstanceConfig& config, std::shared_ptr<ManagedDestination>* out)>;
@@ -52,6 +77,9 @@ struct RegistryOptions {
   std::shared_ptr<spdlog::logger> logger;  // the server's log; null logs nowhere
   // Scan period; 0 uses canal.auto.scan.interval. Tests shorten it.
   std::chrono::milliseconds scan_interval{0};
+  // HA: who decides which destinations run here (must outlive the
+  // registry); null runs every destination (no ZooKeeper).
+  DestinationArbiter* arbiter = nullptr;
 };
 
 class InstanceRegistry final : public DestinationRegistry {
@@ -70,8 +98,9 @@ class InstanceRegistry final : public DestinationRegistry {
   // One scan now (what the scan thread does each period), on the caller's thread.
   void ScanNow();
 
+  // Null also while an arbiter says the destination is not active here.
   std::shared_ptr<Destination> Find(std::string_view name) override;
-  // Names of the running destinations, sorted.
+  // Names of the running destinations (with an arbiter: active here), sorted.
   std::vector<std::string> Running() const;
 
  private:

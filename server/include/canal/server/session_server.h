@@ -11,7 +11,9 @@
 // ring has one consumer); a second is refused with 400 naming the holder.
 // Bad input from a client (zero or oversized frame length, unparsable packet,
 // unknown destination) ends that client's session with an error Ack or a closed
-// socket; everyone else is served on.
+// socket; everyone else is served on. A GET or ack for a destination the
+// registry no longer finds (HA: not active here any more) ends the session
+// with an error Ack, never data.
 //
 // Threads: Start() runs `io_threads` threads; Stop() closes the listener and
 // every session and joins them. Safe to call Stop() from any thread.
@@ -53,6 +55,11 @@ class SessionServer {
   virtual uint16_t port() const = 0;
   // Sessions open now (tests, status lines).
   virtual size_t sessions() const = 0;
+  // Closes every session subscribed to `destination`, from any thread
+  // (HA: this server stopped being active for it). New subscriptions and
+  // each GET and ack ask the registry, which refuses the destination while
+  // it is not active here, so nothing is served in between.
+  virtual void CloseDestination(const std::string& destination, const std::string& reason) = 0;
 };
 
 }  // namespace canal::server
