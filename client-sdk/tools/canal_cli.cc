@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
@@ -243,6 +244,15 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
       *lost_active = true;
       return kExitOk;
+    }
+    if constexpr (std::is_same_v<C, ClusterConnector>) {
+      // An ack the server could not make durable (e.g. ZooKeeper was away) is
+      // reported on the next call; the cluster connector reconnects on the
+      // call after it and the batch comes again (printed twice).
+      if (!s.ok() && s.message().find("the earlier ack of batch") != std::string_view::npos) {
+        std::fprintf(stderr, "canal-cli: %s; reconnecting\n", s.ToString().c_str());
+        continue;
+      }
     }
     if (!s.ok()) return Fail(s);
     if (m.batch_id() == -1) continue;

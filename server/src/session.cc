@@ -441,10 +441,10 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
 bool Session::StillServed(std::string_view request) {
   const std::string& destination = subscription_->identity.destination;
   if (context_->registry->Find(destination) != nullptr) return true;
-  Fail(kErrorGeneral, std::string(request) + ": destination " + destination + " is no longer served by canal server " +
+  Fail(kErrorGeneral, std::string(request) + ": destination " + destination + " is not active on canal server " +
                           context_->server_address +
-                          " (another server is active for it, or this one lost ZooKeeper); reconnect to the active "
-                          "server");
+                          " any more (another server is active for it, or this one lost ZooKeeper); reconnect to the "
+                          "active server");
   return false;
 }
 

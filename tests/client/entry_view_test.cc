@@ -17,25 +17,7 @@
 
 #include <google/protobuf/stubs/logging.h>
 
-// Counts heap allocations while g_count_allocations is set, to show that
-// reading through the views allocates nothing.
-namespace {
-thread_local bool g_count_allocations = false;
-thread_local size_t g_allocations = 0;
-}  // namespace
-
-// GCC sees free() meet a pointer from operator new; both are ours, made by malloc.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  if (g_count_allocations) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) { return ::operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { ::operator delete(p); }
-void operator delete(void* p, size_t) noexcept { ::operator delete(p); }
-void operator delete[](void* p, size_t) noexcept { ::operator delete(p); }
+#include "support/allocation_counter.h"
 
 namespace canal::client {
 namespace {
@@ -527,8 +509,8 @@ TEST(EntryView, RepeatedFieldsReadAsProtobufMergesThem) {
 TEST(EntryView, ReadingAllocatesNothing) {
   const std::string bytes = RowEntryBytes(TenColumnInsert(100));
   size_t columns = 0, value_bytes = 0;
-  g_allocations = 0;
-  g_count_allocations = true;
+  canal::testing::g_allocations = 0;
+  canal::testing::g_count_allocations = true;
   EntryView e;
   Status s = EntryView::Parse(bytes, &e);
   RowChangeView rc;
@@ -542,11 +524,11 @@ TEST(EntryView, ReadingAllocatesNothing) {
   PairView p;
   while (props.Next(&p, &s)) {
   }
-  g_count_allocations = false;
+  canal::testing::g_count_allocations = false;
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(columns, 1000u);
   EXPECT_GT(value_bytes, 0u);
-  EXPECT_EQ(g_allocations, 0u);
+  EXPECT_EQ(canal::testing::g_allocations, 0u);
 }
 
 TEST(EntryView, CursorsRewindAndCopiesAreIndependent) {
@@ -743,7 +725,7 @@ TEST(EntryViewMalformed, EveryTruncationIsOkOrCorruption) {
     for (size_t n = 0; n < full.size(); ++n) {
       auto copy = ExactCopy(std::string_view(full).substr(0, n));
       ReadAllAndCompare(std::string_view(copy.get(), n), /*compare=*/false);
-      if (testing::Test::HasFailure()) FAIL() << "prefix of " << n << " bytes";
+      if (::testing::Test::HasFailure()) FAIL() << "prefix of " << n << " bytes";
     }
   }
   // And every truncation of a RowChange inside an intact entry, so that the
@@ -754,7 +736,7 @@ TEST(EntryViewMalformed, EveryTruncationIsOkOrCorruption) {
     const std::string entry = EntryBytes(FullHeader(ce::INSERT), ce::ROWDATA, rc.substr(0, n));
     auto copy = ExactCopy(entry);
     ReadAllAndCompare(std::string_view(copy.get(), entry.size()), /*compare=*/true);
-    if (testing::Test::HasFailure()) FAIL() << "RowChange cut at " << n << " bytes";
+    if (::testing::Test::HasFailure()) FAIL() << "RowChange cut at " << n << " bytes";
   }
 }
 
@@ -785,7 +767,7 @@ TEST(EntryViewMalformed, RandomDamageIsOkOrCorruptionAndAgreesWithProtobuf) {
     }
     auto copy = ExactCopy(bytes);
     compared += ReadAllAndCompare(std::string_view(copy.get(), bytes.size()), /*compare=*/true);
-    if (testing::Test::HasFailure()) FAIL() << "iteration " << iter;
+    if (::testing::Test::HasFailure()) FAIL() << "iteration " << iter;
   }
   EXPECT_GT(compared, 2000) << "too few damaged entries that both parsers take to compare them";
 }

@@ -585,7 +585,7 @@ TEST_F(SessionGateTest, AGetAfterTheDestinationStoppedBeingActiveGetsAnErrorNeve
   ASSERT_TRUE(reply.received);
   EXPECT_FALSE(reply.is_messages);
   EXPECT_EQ(reply.ack.error_code(), 400);
-  EXPECT_NE(reply.ack.error_message().find("destination one is no longer served by canal server"), std::string::npos)
+  EXPECT_NE(reply.ack.error_message().find("destination one is not active on canal server"), std::string::npos)
       << reply.ack.error_message();
   EXPECT_TRUE(c->WaitClosed(5s));
 }
@@ -598,7 +598,7 @@ TEST_F(SessionGateTest, AnAckAfterTheDestinationStoppedBeingActiveEndsTheSession
   ASSERT_TRUE(c->ReadPacket(&packet));
   protocol::Ack ack;
   ASSERT_TRUE(ack.ParseFromString(packet.body()));
-  EXPECT_NE(ack.error_message().find("ack: destination one is no longer served"), std::string::npos)
+  EXPECT_NE(ack.error_message().find("ack: destination one is not active on canal server"), std::string::npos)
       << ack.error_message();
   EXPECT_TRUE(c->WaitClosed(5s));
 }

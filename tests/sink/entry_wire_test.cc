@@ -28,19 +28,7 @@
 #include "support/binlog_walk.h"
 #include "support/fixtures.h"
 
-// Counts heap allocations made by this thread while g_count_allocations is set.
-// Only operator new is replaced: it allocates with malloc, which is what
-// libstdc++'s own operator delete frees with.
-namespace {
-thread_local bool g_count_allocations = false;
-thread_local size_t g_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_count_allocations) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
+#include "support/allocation_counter.h"
 
 namespace canal::sink {
 namespace {
@@ -610,13 +598,13 @@ TEST(EntryWire, RowsAllocateNothingOnceTheBuffersAreWarm) {
   std::string out;
   uint64_t n = 0;
   ASSERT_TRUE(b.RowsEntry(ctx, update->ev, &out, &n).ok());  // warm up
-  g_allocations = 0;
-  g_count_allocations = true;
+  canal::testing::g_allocations = 0;
+  canal::testing::g_count_allocations = true;
   const Status s = b.RowsEntry(ctx, update->ev, &out, &n);
-  g_count_allocations = false;
+  canal::testing::g_count_allocations = false;
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(n, 500u);
-  EXPECT_EQ(g_allocations, 0u);
+  EXPECT_EQ(canal::testing::g_allocations, 0u);
 }
 
 // ---- fixture binlogs ---------------------------------------------------------------

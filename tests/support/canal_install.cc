@@ -128,4 +128,14 @@ bool CanalInstall::Kill9() const {
   return true;
 }
 
+bool CanalInstall::Freeze() const {
+  const int pid = Pid();
+  return Alive(pid) && ::kill(pid, SIGSTOP) == 0;
+}
+
+bool CanalInstall::Thaw() const {
+  const int pid = Pid();
+  return Alive(pid) && ::kill(pid, SIGCONT) == 0;
+}
+
 }  // namespace canal::testing

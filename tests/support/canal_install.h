@@ -62,6 +62,13 @@ class CanalInstall {
   int Pid() const;
   // A canal-server runs under the pid in bin/canal.pid.
   bool Running() const;
+  // SIGSTOP / SIGCONT of the pid in bin/canal.pid: the process stops running
+  // but keeps its sockets, as in a long GC pause, a stalled VM or a network
+  // partition (its peers' connections hang instead of closing). False when no
+  // server runs. Thaw() a frozen server before Stop(): it cannot act on
+  // SIGTERM while stopped.
+  bool Freeze() const;
+  bool Thaw() const;
 
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path bin_dir() const { return root_ / "bin"; }
