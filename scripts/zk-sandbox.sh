@@ -199,7 +199,10 @@ do_stop() {
     log "not running (port $port, dir $dir)"
   fi
   if [ "$wipe" = 1 ] && [ -d "$dir" ]; then
-    [ -f "$marker" ] || die "refusing to delete $dir: not made by this script"
+    # A start that failed early (port busy) leaves only its lock file behind.
+    if [ ! -f "$marker" ] && [ -n "$(ls -A "$dir" | grep -vx '.lock')" ]; then
+      die "refusing to delete $dir: not made by this script"
+    fi
     rm -rf "$dir"
     log "deleted $dir"
   fi

@@ -20,6 +20,7 @@
 #include "canal/parser/event_parser.h"
 #include "support/fixtures.h"
 #include "support/mariadb_sandbox.h"
+#include "support/wait.h"
 #include "support/row_render.h"
 
 namespace canal::testing {
@@ -91,15 +92,6 @@ struct Recorder : parser::TransactionSink {
   }
 };
 
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
 
 class Replication : public ::testing::Test {
  protected:

@@ -28,9 +28,13 @@
 #include "canal/client/message.h"
 #include "canal/packet.pb.h"
 #include "support/canal_install.h"
+#include "support/client_rows.h"
+#include "support/delivery_ledger.h"
 #include "support/fixtures.h"
+#include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/row_render.h"
+#include "support/wait.h"
 
 namespace canal::testing {
 namespace {
@@ -57,20 +61,6 @@ constexpr uint16_t kRestartPort = 13486;
 // SHA1(SHA1("canal")) in hex: canal.passwd for the password "canal".
 constexpr const char* kCanalPasswd = "E3619321C1A937C46A0D8BD1DAC39F93B27D4458";
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
-
 // Text one thread writes and another reads (a client thread's last error).
 class SharedText {
  public:
@@ -90,26 +80,6 @@ class SharedText {
 
 // ---- Reading entries -------------------------------------------------------
 
-// Calls fn(header, event type, row) for every row change of the batch's row
-// entries (DDL, transaction markers and statements have no rows).
-Status ForEachRow(Message& m,
-                  const std::function<void(const entry::Header&, entry::EventType, const entry::RowData&)>& fn) {
-  CANAL_RETURN_IF_ERROR(m.ParseEntries());
-  for (const entry::Entry& e : m.entries()) {
-    if (client::EntryTypeOf(e) != entry::ROWDATA) continue;
-    entry::RowChange change;
-    if (!change.ParseFromString(e.storevalue())) {
-      return Status::Corruption("RowChange of batch " + std::to_string(m.batch_id()) + " at " +
-                                e.header().logfilename() + ":" + std::to_string(e.header().logfileoffset()));
-    }
-    if (client::IsDdl(change)) continue;
-    const entry::EventType type = client::EventTypeOf(change);
-    if (type != entry::INSERT && type != entry::UPDATE && type != entry::DELETE) continue;
-    for (const entry::RowData& row : change.rowdatas()) fn(e.header(), type, row);
-  }
-  return Status::OK();
-}
-
 // A row as RenderRows writes it ("db.table UPDATE before: a=1 after: a=2"),
 // from what the client received.
 std::string RenderRow(const entry::Header& h, entry::EventType type, const entry::RowData& row) {
@@ -122,89 +92,6 @@ std::string RenderRow(const entry::Header& h, entry::EventType type, const entry
   if (type != entry::DELETE) image(row.aftercolumns(), " after:");
   return line;
 }
-
-// The value of column `name` of a row's after image (before image for a
-// delete), or "" when absent.
-std::string ColumnText(const entry::RowData& row, const std::string& name) {
-  const auto& columns = row.aftercolumns().empty() ? row.beforecolumns() : row.aftercolumns();
-  for (const entry::Column& c : columns) {
-    if (c.name() == name) return c.value();
-  }
-  return "";
-}
-
-// ---- The load tables: rows (txn, seq) ---------------------------------------
-
-// SQL for transactions first..last of `rows_per_txn` rows each into `table`
-// (columns txn, seq, pad).
-void WriteLoadSql(const std::string& path, const std::string& table, int first, int last, int rows_per_txn) {
-  std::ofstream out(path);
-  for (int t = first; t <= last; ++t) {
-    out << "BEGIN;\nINSERT INTO " << table << " (txn, seq, pad) VALUES ";
-    for (int r = 0; r < rows_per_txn; ++r) {
-      out << (r ? "," : "") << "(" << t << "," << r << ",'row-" << t << "-" << r << "')";
-    }
-    out << ";\nCOMMIT;\n";
-  }
-}
-
-// Which load rows a client received, by row number (txn - 1) * rows_per_txn + seq.
-class LoadLedger {
- public:
-  LoadLedger(int txns, int rows_per_txn)
-      : rows_per_txn_(rows_per_txn), seen_(static_cast<size_t>(txns) * rows_per_txn, 0),
-        may_repeat_(seen_.size(), 0) {}
-
-  // Row number of a received load row, -1 when it is not one.
-  int64_t RowNumber(const entry::RowData& row) const {
-    const std::string txn = ColumnText(row, "txn"), seq = ColumnText(row, "seq");
-    char* txn_end = nullptr;
-    char* seq_end = nullptr;
-    const int64_t t = std::strtoll(txn.c_str(), &txn_end, 10), q = std::strtoll(seq.c_str(), &seq_end, 10);
-    if (txn.empty() || seq.empty() || *txn_end != '\0' || *seq_end != '\0') return -1;
-    if (q < 0 || q >= rows_per_txn_) return -1;
-    return (t - 1) * rows_per_txn_ + q;
-  }
-
-  void Record(int64_t n) {
-    if (n < 0 || n >= static_cast<int64_t>(seen_.size())) {
-      ++foreign_;
-      return;
-    }
-    if (seen_[n]) {
-      if (may_repeat_[n]) {
-        may_repeat_[n] = 0;
-        ++redelivered_;
-      } else {
-        ++duplicates_;
-      }
-      return;
-    }
-    seen_[n] = 1;
-    if (n < highest_) ++out_of_order_;
-    highest_ = std::max(highest_, n);
-    distinct_.fetch_add(1);
-  }
-  // These rows (of a batch acked without an answer since) may arrive once more.
-  void MayRepeat(const std::vector<int64_t>& rows) {
-    for (int64_t n : rows) may_repeat_[n] = 1;
-  }
-
-  int64_t distinct() const { return distinct_.load(); }
-  int64_t transactions_complete() const { return distinct() / rows_per_txn_; }
-  int64_t duplicates() const { return duplicates_; }
-  int64_t redelivered() const { return redelivered_; }
-  int64_t out_of_order() const { return out_of_order_; }
-  int64_t foreign() const { return foreign_; }
-  int64_t gaps() const { return static_cast<int64_t>(std::count(seen_.begin(), seen_.end(), 0)); }
-  bool seen(int64_t n) const { return seen_[n] != 0; }
-
- private:
-  const int rows_per_txn_;
-  std::vector<uint8_t> seen_, may_repeat_;
-  std::atomic<int64_t> distinct_{0};
-  int64_t duplicates_ = 0, redelivered_ = 0, out_of_order_ = 0, foreign_ = 0, highest_ = -1;
-};
 
 // ---- Raw sockets, for clients that do not follow the protocol ---------------
 
@@ -336,26 +223,9 @@ class ServerE2e : public ::testing::Test {
     EXPECT_TRUE(ok) << sandbox_->error();
     return ok;
   }
-  // SHOW MASTER STATUS as (file, position).
-  static std::pair<std::string, uint64_t> MasterStatus() {
-    std::string out;
-    EXPECT_TRUE(sandbox_->Sql("SHOW MASTER STATUS", &out)) << sandbox_->error();
-    const size_t tab = out.find('\t');
-    if (tab == std::string::npos) return {"", 4};
-    return {out.substr(0, tab), std::strtoull(out.c_str() + tab + 1, nullptr, 10)};
-  }
   // instance.properties lines that start the destination at the primary's end as it is now.
-  static std::string StartHere() {
-    const auto [file, pos] = MasterStatus();
-    return "canal.instance.master.journal.name = " + file + "\ncanal.instance.master.position = " +
-           std::to_string(pos) + "\n";
-  }
-  // (Re)creates `table` (schema.table) as a load table: txn, seq, pad.
-  static bool CreateLoadTable(const std::string& table) {
-    const std::string schema = table.substr(0, table.find('.'));
-    return Sql("CREATE DATABASE IF NOT EXISTS " + schema + "; DROP TABLE IF EXISTS " + table + "; CREATE TABLE " +
-               table + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, txn INT NOT NULL, seq INT NOT NULL, pad VARCHAR(40))");
-  }
+  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
+  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
 
   // bin/startup.sh, with its output and the server log on failure.
   ::testing::AssertionResult Startup() const {
@@ -395,10 +265,11 @@ class ServerE2e : public ::testing::Test {
 // 1. Every value of the all-types workload reaches a client through
 // canal-server and the SDK as the file decoder renders it from the binlogs.
 TEST_F(ServerE2e, AllTypesWorkloadReachesTheClientEqualToTheFileDecoder) {
-  const auto [file, pos] = MasterStatus();
+  std::string file;
+  uint64_t pos = 0;
+  ASSERT_TRUE(PrimaryEnd(*sandbox_, &file, &pos)) << "SHOW MASTER STATUS: " << sandbox_->error();
   install_->WriteServerProperties(CanalInstall::ServerProperties(kAllTypesPort));
-  install_->WriteInstance("example", "canal.instance.master.journal.name = " + file +
-                                         "\ncanal.instance.master.position = " + std::to_string(pos) + "\n");
+  install_->WriteInstance("example", StartPositionProperties(file, pos));
   ASSERT_TRUE(Startup());
   Connector c(ClientOptions(kAllTypesPort, "example"));
   Status s = Open(c);
@@ -458,21 +329,17 @@ TEST_F(ServerE2e, TwoSigkillsLoseNothingAndRepeatAtMostTheUnansweredAckedBatch) 
   ASSERT_TRUE(CreateLoadTable(table));
   install_->WriteServerProperties(CanalInstall::ServerProperties(kKillPort));
   install_->WriteInstance("example", StartHere());
-  std::vector<std::string> chunks;
-  for (int c = 0; c < kChunks; ++c) {
-    chunks.push_back(sandbox_->dir() + "/e2e-kill-" + std::to_string(c) + ".sql");
-    WriteLoadSql(chunks.back(), table, c * kTxns / kChunks + 1, (c + 1) * kTxns / kChunks, kRowsPerTxn);
-  }
+  const std::vector<std::string> chunks =
+      WriteLoadChunks(sandbox_->dir() + "/e2e-kill-", table, kTxns, kRowsPerTxn, kChunks);
   ASSERT_TRUE(Startup());
   const auto start = Clock::now();
 
-  LoadLedger ledger(kTxns, kRowsPerTxn);
+  DeliveryLedger ledger(kTxns, kRowsPerTxn);
   uint64_t batches = 0, sessions = 0, lost_connections = 0;
   SharedText last_error;
   // jthreads: a failed ASSERT below still stops and joins them.
   std::jthread client([&](std::stop_token stop) {
     Connector c(ClientOptions(kKillPort, "example"));
-    std::vector<int64_t> unanswered;  // rows of the last acked batch, until a reply follows the ack
     while (!stop.stop_requested()) {
       if (!c.connected()) {
         Status s = c.Connect();
@@ -489,24 +356,21 @@ TEST_F(ServerE2e, TwoSigkillsLoseNothingAndRepeatAtMostTheUnansweredAckedBatch) 
       if (!s.ok()) {
         last_error.Set(s.ToString());
         ++lost_connections;
-        ledger.MayRepeat(unanswered);
-        unanswered.clear();
+        ledger.Reconnected();
         c.Disconnect();
         continue;
       }
-      unanswered.clear();  // the server wrote our acks to meta.dat before this reply
+      ledger.Answered();  // the server wrote our acks to meta.dat before this reply
       if (m.batch_id() == -1) continue;
       ++batches;
       std::vector<int64_t> rows;
-      s = ForEachRow(m, [&](const entry::Header&, entry::EventType, const entry::RowData& row) {
-        rows.push_back(ledger.RowNumber(row));
-        ledger.Record(rows.back());
-      });
+      s = AppendLoadRows(m, ledger, &rows);
+      ledger.Received(rows);
       if (!s.ok()) {
         last_error.Set(s.ToString());
         break;
       }
-      unanswered = std::move(rows);
+      ledger.Acked();
       (void)c.Ack(m.batch_id());  // a failure shows in the next call
     }
   });
@@ -529,7 +393,7 @@ TEST_F(ServerE2e, TwoSigkillsLoseNothingAndRepeatAtMostTheUnansweredAckedBatch) 
     EXPECT_TRUE(Startup());
   }
   writer.join();
-  EXPECT_TRUE(WaitFor([&] { return ledger.distinct() == int64_t{kTxns} * kRowsPerTxn; }, 90s))
+  EXPECT_TRUE(WaitFor([&] { return ledger.complete(); }, 90s))
       << ledger.distinct() << " rows; " << last_error.Get();
   std::this_thread::sleep_for(1500ms);  // room for a late duplicate
   client.request_stop();
@@ -537,19 +401,13 @@ TEST_F(ServerE2e, TwoSigkillsLoseNothingAndRepeatAtMostTheUnansweredAckedBatch) 
 
   std::printf("[ e2e ] SIGKILLs at %s transactions received: %lld of %d rows (%d transactions) in %.1f s, "
               "%llu batches, %llu sessions, "
-              "%llu lost connections; %lld unanswered-ack rows came again; %lld duplicates, %lld gaps, "
-              "%lld out of order\n",
+              "%llu lost connections; %s\n",
               killed_at.c_str(), static_cast<long long>(ledger.distinct()), kTxns * kRowsPerTxn, kTxns, SecondsSince(start),
               static_cast<unsigned long long>(batches), static_cast<unsigned long long>(sessions),
-              static_cast<unsigned long long>(lost_connections), static_cast<long long>(ledger.redelivered()),
-              static_cast<long long>(ledger.duplicates()), static_cast<long long>(ledger.gaps()),
-              static_cast<long long>(ledger.out_of_order()));
+              static_cast<unsigned long long>(lost_connections), ledger.Tally().c_str());
   EXPECT_EQ(kills, 2);
   EXPECT_GE(sessions, 3u);
-  EXPECT_EQ(ledger.duplicates(), 0);
-  EXPECT_EQ(ledger.gaps(), 0);
-  EXPECT_EQ(ledger.out_of_order(), 0);
-  EXPECT_EQ(ledger.foreign(), 0);
+  EXPECT_EQ(ledger.Faults(), "");
 }
 
 // 3. A rolled-back batch comes again whole under a new id; an ack that skips
@@ -705,7 +563,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
     return o;
   };
   // The well-behaved client.
-  LoadLedger ledger(kTxns, kRowsPerTxn);
+  DeliveryLedger ledger(kTxns, kRowsPerTxn);
   std::atomic<bool> subscribed{false};
   SharedText good_error;
   uint64_t good_batches = 0;
@@ -719,9 +577,9 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
       s = c.GetWithoutAck(64, 100, TimeUnit::kMilliseconds, &m);
       if (!s.ok() || m.batch_id() == -1) continue;
       ++good_batches;
-      s = ForEachRow(m, [&](const entry::Header&, entry::EventType, const entry::RowData& row) {
-        ledger.Record(ledger.RowNumber(row));
-      });
+      std::vector<int64_t> rows;
+      s = AppendLoadRows(m, ledger, &rows);
+      ledger.Received(rows);
       if (s.ok()) s = c.Ack(m.batch_id());
     }
     if (!s.ok()) good_error.Set(s.ToString());
@@ -854,7 +712,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
 
   for (auto& t : randoms) t.join();
   writer.join();
-  EXPECT_TRUE(WaitFor([&] { return ledger.distinct() == int64_t{kTxns} * kRowsPerTxn; }, 60s))
+  EXPECT_TRUE(WaitFor([&] { return ledger.complete(); }, 60s))
       << ledger.distinct() << " rows; " << good_error.Get();
   std::this_thread::sleep_for(1s);  // room for a late duplicate
   good.request_stop();
@@ -874,10 +732,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
   EXPECT_EQ(random_unanswered.load(), 0);
   EXPECT_GT(random_auth_errors.load(), 0);
   EXPECT_EQ(good_error.Get(), "");
-  EXPECT_EQ(ledger.duplicates(), 0);
-  EXPECT_EQ(ledger.gaps(), 0);
-  EXPECT_EQ(ledger.out_of_order(), 0);
-  EXPECT_EQ(ledger.foreign(), 0);
+  EXPECT_EQ(ledger.Faults(), "");
 }
 
 // 6. A client acks about half of the transactions; the server is stopped with
@@ -893,17 +748,18 @@ TEST_F(ServerE2e, ACleanRestartResumesExactlyAfterTheAckedCursor) {
   ASSERT_TRUE(sandbox_->SqlFile(load_sql)) << sandbox_->error();
   ASSERT_TRUE(Startup());
 
-  LoadLedger before(kTxns, kRowsPerTxn), after(kTxns, kRowsPerTxn);
-  auto consume = [](Connector& c, LoadLedger* ledger, const std::function<bool()>& done, bool ack) {
+  DeliveryLedger before(kTxns, kRowsPerTxn), after(kTxns, kRowsPerTxn);
+  auto consume = [](Connector& c, DeliveryLedger* ledger, const std::function<bool()>& done, bool ack) {
     const auto deadline = Clock::now() + 60s;
     while (!done() && Clock::now() < deadline) {
       Message m;
       Status s = c.GetWithoutAck(16, 100, TimeUnit::kMilliseconds, &m);
       if (!s.ok()) return s;
       if (m.batch_id() == -1) continue;
-      CANAL_RETURN_IF_ERROR(ForEachRow(m, [&](const entry::Header&, entry::EventType, const entry::RowData& row) {
-        ledger->Record(ledger->RowNumber(row));
-      }));
+      std::vector<int64_t> rows;
+      const Status parsed = AppendLoadRows(m, *ledger, &rows);
+      ledger->Received(rows);
+      CANAL_RETURN_IF_ERROR(parsed);
       if (ack) CANAL_RETURN_IF_ERROR(c.Ack(m.batch_id()));
     }
     return Status::OK();
