@@ -42,6 +42,8 @@ usage() {
 
 log() { echo "mariadb-sandbox: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=scripts/sandbox-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 
 # Debian keeps the server in /usr/sbin, which is not on a normal user's PATH.
 find_tool() {
@@ -254,32 +256,7 @@ do_stop() {
   else
     log "not running (port $port, dir $dir)"
   fi
-  if [ "$wipe" = 1 ] && [ -d "$dir" ]; then
-    # A start that failed early (port busy) leaves only its lock file behind.
-    if [ ! -f "$marker" ] && [ -n "$(ls -A "$dir" | grep -vx '.lock')" ]; then
-      die "refusing to delete $dir: not made by this script"
-    fi
-    rm -rf "$dir"
-    log "deleted $dir"
-  fi
-}
-
-do_kill() {
-  local pid
-  if ! pid=$(running_pid); then
-    log "not running (port $port, dir $dir)"
-    return 0
-  fi
-  log "killing pid $pid (SIGKILL)"
-  kill -KILL "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + STOP_TIMEOUT_S))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || die "pid $pid survived SIGKILL for ${STOP_TIMEOUT_S}s"
-    sleep 0.1
-  done
-  # The server leaves these behind; a stale pid file could name a reused pid.
-  rm -f "$pidfile" "$sock"
-  log "killed"
+  wipe_if_asked
 }
 
 do_status() {
@@ -296,19 +273,11 @@ do_status() {
   return 3
 }
 
-# Serialises commands on one sandbox dir: two concurrent starts would otherwise
-# both initialise the data dir, and a stop could wipe a half-started server.
-lock_dir() {
-  command -v flock >/dev/null 2>&1 || return 0
-  exec 9>> "$dir/.lock"
-  flock -w 120 9 || die "timed out waiting for another command on $dir"
-}
-
 case "$cmd" in
-  start) mkdir -p "$dir"; lock_dir; do_start ;;
-  stop) if [ -f "$marker" ]; then lock_dir; fi; do_stop ;;
-  restart) mkdir -p "$dir"; lock_dir; wipe=0; do_stop; do_start ;;
-  kill) if [ -f "$marker" ]; then lock_dir; fi; do_kill ;;
+  start) mkdir -p "$dir"; lock_dir 120; do_start ;;
+  stop) if [ -f "$marker" ]; then lock_dir 120; fi; do_stop ;;
+  restart) mkdir -p "$dir"; lock_dir 120; wipe=0; do_stop; do_start ;;
+  kill) if [ -f "$marker" ]; then lock_dir 120; fi; do_kill "$sock" ;;
   status) do_status ;;
   -h|--help) usage 0 ;;
   *) log "unknown command: $cmd"; usage ;;

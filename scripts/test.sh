@@ -279,37 +279,23 @@ else
   skip_step "fuzz ${fuzz_seconds}s" "fuzz build failed"
 fi
 
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
-  skip_step "catch-up benchmark" "SKIP_BENCH=1"
-elif [ "${status[release build]:-}" = pass ]; then
-  run_step "catch-up benchmark" bash bench/run_catchup_bench.sh
-else
-  skip_step "catch-up benchmark" "release build failed"
-fi
+# bench_step NAME CMD...: a benchmark, which needs the release build.
+bench_step() {
+  local name=$1
+  shift
+  if [ "${SKIP_BENCH:-0}" = 1 ]; then
+    skip_step "$name" "SKIP_BENCH=1"
+  elif [ "${status[release build]:-}" = pass ]; then
+    run_step "$name" "$@"
+  else
+    skip_step "$name" "release build failed"
+  fi
+}
 
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
-  skip_step "decode benchmark" "SKIP_BENCH=1"
-elif [ "${status[release build]:-}" = pass ]; then
-  run_step "decode benchmark" bash bench/run_decode_bench.sh
-else
-  skip_step "decode benchmark" "release build failed"
-fi
-
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
-  skip_step "end-to-end benchmarks" "SKIP_BENCH=1"
-elif [ "${status[release build]:-}" = pass ]; then
-  run_step "end-to-end benchmarks" bash bench/run_e2e_bench.sh
-else
-  skip_step "end-to-end benchmarks" "release build failed"
-fi
-
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
-  skip_step "store benchmark" "SKIP_BENCH=1"
-elif [ "${status[release build]:-}" = pass ]; then
-  run_step "store benchmark" run_store_bench
-else
-  skip_step "store benchmark" "release build failed"
-fi
+bench_step "catch-up benchmark" bash bench/run_catchup_bench.sh
+bench_step "decode benchmark" bash bench/run_decode_bench.sh
+bench_step "end-to-end benchmarks" bash bench/run_e2e_bench.sh
+bench_step "store benchmark" run_store_bench
 
 echo
 echo "==== summary (steps)"

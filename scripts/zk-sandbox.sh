@@ -33,6 +33,8 @@ usage() {
 
 log() { echo "zk-sandbox: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=scripts/sandbox-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 
 cmd=${1:-}
 [ -n "$cmd" ] || usage
@@ -174,15 +176,6 @@ do_start() {
   echo "$port"
 }
 
-wait_gone() {
-  local pid=$1 limit=$2
-  local deadline=$((SECONDS + limit))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-
 do_stop() {
   local pid
   if pid=$(running_pid); then
@@ -198,27 +191,7 @@ do_stop() {
   else
     log "not running (port $port, dir $dir)"
   fi
-  if [ "$wipe" = 1 ] && [ -d "$dir" ]; then
-    # A start that failed early (port busy) leaves only its lock file behind.
-    if [ ! -f "$marker" ] && [ -n "$(ls -A "$dir" | grep -vx '.lock')" ]; then
-      die "refusing to delete $dir: not made by this script"
-    fi
-    rm -rf "$dir"
-    log "deleted $dir"
-  fi
-}
-
-do_kill() {
-  local pid
-  if ! pid=$(running_pid); then
-    log "not running (port $port, dir $dir)"
-    return 0
-  fi
-  log "killing pid $pid (SIGKILL)"
-  kill -KILL "$pid" 2>/dev/null || true
-  wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL for ${STOP_TIMEOUT_S}s"
-  rm -f "$pidfile"
-  log "killed"
+  wipe_if_asked
 }
 
 do_status() {
@@ -234,17 +207,11 @@ do_status() {
   return 3
 }
 
-# Serialises commands on one sandbox dir (a stop must not wipe a half-started server).
-lock_dir() {
-  command -v flock >/dev/null 2>&1 || return 0
-  exec 9>> "$dir/.lock"
-  flock -w 60 9 || die "timed out waiting for another command on $dir"
-}
-
+# shellcheck disable=SC2119  # do_kill takes optional leftovers, none here
 case "$cmd" in
-  start) mkdir -p "$dir"; lock_dir; do_start ;;
-  stop) if [ -f "$marker" ]; then lock_dir; fi; do_stop ;;
-  kill) if [ -f "$marker" ]; then lock_dir; fi; do_kill ;;
+  start) mkdir -p "$dir"; lock_dir 60; do_start ;;
+  stop) if [ -f "$marker" ]; then lock_dir 60; fi; do_stop ;;
+  kill) if [ -f "$marker" ]; then lock_dir 60; fi; do_kill ;;
   status) do_status ;;
   -h|--help) usage 0 ;;
   *) log "unknown command: $cmd"; usage ;;
