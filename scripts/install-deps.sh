@@ -23,6 +23,8 @@ PACKAGES=(
   zookeeper
   # tools used by tests and fixture helpers
   zstd xxd procps
+  # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/parser/java_float_text_test.cc)
+  default-jdk-headless
 )
 
 SUDO=""

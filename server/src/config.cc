@@ -462,6 +462,19 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
                       "not one of stop, earliest, latest");
     }
   }
+  std::optional<std::string> forms;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.value.format", &forms, &source));
+  if (forms && !forms->empty()) {
+    const std::string f = Lower(*forms);
+    if (f == "canal") {
+      config.sink.entries.values.forms = binlog::TextForms::kCanal;
+    } else if (f == "mysql") {
+      config.sink.entries.values.forms = binlog::TextForms::kMysql;
+    } else {
+      return keys.Bad("canal.instance.value.format", *forms, source,
+                      "not one of canal (Java's FLOAT/DOUBLE text, mysqlType with display widths) or mysql");
+    }
+  }
   int heartbeat_s = 3;
   CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.interval.time", 3, 1, 3600,
                                           "a number of seconds", &heartbeat_s));

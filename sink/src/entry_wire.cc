@@ -76,7 +76,7 @@ bool SameColumn(const binlog::ColumnInfo& a, const binlog::ColumnInfo& b) {
          a.is_key == b.is_key && a.visible == b.visible && a.geometry_type == b.geometry_type &&
          a.vector_dimensions == b.vector_dimensions && a.max_length == b.max_length &&
          a.precision == b.precision && a.decimals == b.decimals && a.name == b.name &&
-         a.enum_or_set_labels == b.enum_or_set_labels;
+         a.enum_or_set_labels == b.enum_or_set_labels && a.column_type == b.column_type;
 }
 
 bool SameColumns(const std::vector<binlog::ColumnInfo>& a, const std::vector<binlog::ColumnInfo>& b) {
@@ -161,7 +161,9 @@ const RowsEntryWriter::TablePlan& RowsEntryWriter::PlanFor(const binlog::TableMa
   TablePlan* victim = nullptr;
   for (TablePlan& p : tables_) {
     if (p.table_id == t.table_id && p.db == t.db && p.table == t.table) {
-      if (!SameColumns(p.columns, t.columns)) BuildPlan(t, &p);
+      if (!SameColumns(p.columns, t.columns) || p.integer_display_widths != t.integer_display_widths) {
+        BuildPlan(t, &p);
+      }
       p.last_used = use_clock_;
       return p;
     }
@@ -178,6 +180,7 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   plan->db = t.db;
   plan->table = t.table;
   plan->columns = t.columns;
+  plan->integer_display_widths = t.integer_display_widths;
   plan->plans.assign(t.columns.size(), ColumnPlan{});
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const binlog::ColumnInfo& info = t.columns[i];
@@ -190,7 +193,7 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
     if (sql_type != 0) AppendVarintField(column_field::kSqlType, Int32Bits(sql_type), &c.head);
     if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, &c.head);
     if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
-    const std::string mysql_type = binlog::CanalMysqlType(info);
+    const std::string mysql_type = binlog::CanalMysqlType(info, options_.values, t.integer_display_widths);
     if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &c.tail);
   }
 }

@@ -92,6 +92,7 @@ class RowsEntryWriter {
     uint64_t table_id = 0;
     std::string db, table;
     std::vector<binlog::ColumnInfo> columns;
+    bool integer_display_widths = false;  // TableMap::integer_display_widths the plan was made with
     std::vector<ColumnPlan> plans;
     uint64_t last_used = 0;
   };

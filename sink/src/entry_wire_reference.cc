@@ -63,7 +63,7 @@ Status AddColumns(const EntryBuilderOptions& options, const binlog::TableMap& t,
     }
     c->set_updated(updated);
     c->set_value(after_text);
-    c->set_mysqltype(binlog::CanalMysqlType(info));
+    c->set_mysqltype(binlog::CanalMysqlType(info, options.values, t.integer_display_widths));
   }
   return Status::OK();
 }

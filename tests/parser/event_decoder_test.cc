@@ -159,6 +159,7 @@ std::string WriteRowsBody(uint64_t table_id = 42, uint8_t ncols = 3) {
 struct Decoded {
   Status status;
   std::vector<std::string> lines;
+  std::vector<std::string> mysql_types;  // Column.mysqlType of the last rows event's table
 };
 
 // Decodes all events and renders rows as "name=value,..." lines.
@@ -177,6 +178,10 @@ Decoded DecodeAll(const std::string& bytes, DecoderOptions opts = {}) {
     if (!d.status.ok() || eof) return d;
     if (const auto* q = ev.As<QueryEvent>()) d.lines.push_back("query:" + std::string(q->query));
     if (const auto* re = ev.As<RowsEvent>()) {
+      d.mysql_types.clear();
+      for (const ColumnInfo& c : re->table->columns) {
+        d.mysql_types.push_back(CanalMysqlType(c, {}, re->table->integer_display_widths));
+      }
       rows.Reset(*re);
       while (true) {
         bool done = false;
@@ -231,26 +236,68 @@ class FakeSchema : public TableSchemaProvider {
     ++calls;
     if (db != "db" || table != "t") return Status::NotFound("no table");
     cols->clear();
-    for (const char* n : {"id", "name", "at"}) cols->push_back(SchemaColumn{n, std::string(n) == "id", std::string(n) == "id", "", "", {}});
-    if (extra_column) cols->push_back(SchemaColumn{"extra", false, false, "", "", {}});
+    for (const char* n : {"id", "name", "at"}) {
+      const bool id = std::string(n) == "id";
+      cols->push_back(SchemaColumn{n, id, id, "", "", {}, column_types ? (id ? "int(10) unsigned zerofill" : "x") : ""});
+    }
+    if (extra_column) cols->push_back(SchemaColumn{"extra", false, false, "", "", {}, ""});
     return Status::OK();
   }
   void Invalidate(std::string_view, std::string_view) override {}
   int calls = 0;
   bool extra_column = false;
+  bool column_types = false;  // supply COLUMN_TYPE
 };
 
-TEST(EventDecoder, SchemaProviderSuppliesNamesKeysAndSignednessWhenTheBinlogLacksThem) {
+// A MySQL 8.0.36 TABLE_MAP without names and one row, decoded with `schema`.
+Decoded DecodeWithSchema(FakeSchema* schema) {
   BinlogBuilder b(true);
   b.Add(19, TableMapBody(false));
   b.Add(30, WriteRowsBody());
-  FakeSchema schema;
   DecoderOptions o;
-  o.schema_provider = &schema;
-  Decoded d = DecodeAll(b.bytes(), o);
+  o.schema_provider = schema;
+  return DecodeAll(b.bytes(), o);
+}
+
+TEST(EventDecoder, SchemaProviderSuppliesNamesKeysAndSignednessWhenTheBinlogLacksThem) {
+  FakeSchema schema;
+  Decoded d = DecodeWithSchema(&schema);
   ASSERT_TRUE(d.status.ok()) << d.status.ToString();
   EXPECT_EQ(schema.calls, 1);
   EXPECT_EQ(d.lines[0], "id*=4294967295;name=h\xc3\xa9llo;at=2024-02-29 23:59:58.125;");
+}
+
+TEST(EventDecoder, SchemaColumnTypeBecomesMysqlTypeAsTheServerSaysIt) {
+  FakeSchema schema;
+  Decoded d = DecodeWithSchema(&schema);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  ASSERT_EQ(d.mysql_types.size(), 3u);
+  EXPECT_EQ(d.mysql_types[0], "int unsigned");  // no COLUMN_TYPE: derived, MySQL 8.0.19+ style
+
+  schema.column_types = true;
+  d = DecodeWithSchema(&schema);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  ASSERT_EQ(d.mysql_types.size(), 3u);
+  EXPECT_EQ(d.mysql_types[0], "int(10) unsigned zerofill");
+  EXPECT_EQ(d.mysql_types[1], "x");  // verbatim, whatever the server says
+}
+
+TEST(EventDecoder, DerivedMysqlTypeFollowsTheServerVersionsDisplayWidths) {
+  const struct {
+    const char* version;
+    const char* expected;
+  } cases[] = {{"8.0.36", "int unsigned"},       {"8.0.19", "int unsigned"},
+               {"8.0.18", "int(10) unsigned"},   {"5.7.44-log", "int(10) unsigned"},
+               {"10.11.6-MariaDB-log", "int(10) unsigned"}, {"11.8.5-MariaDB", "int(10) unsigned"}};
+  for (const auto& c : cases) {
+    BinlogBuilder b(true, c.version);
+    b.Add(19, TableMapBody(true));
+    b.Add(30, WriteRowsBody());
+    Decoded d = DecodeAll(b.bytes());
+    ASSERT_TRUE(d.status.ok()) << c.version << ": " << d.status.ToString();
+    ASSERT_FALSE(d.mysql_types.empty()) << c.version;
+    EXPECT_EQ(d.mysql_types[0], c.expected) << c.version;
+  }
 }
 
 TEST(EventDecoder, SchemaWithADifferentColumnCountIsRefusedNamingTheTable) {

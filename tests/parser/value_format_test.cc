@@ -123,21 +123,30 @@ std::string Bytes(std::initializer_list<int> b) {
   return s;
 }
 
-std::string Float(float f) {
+ValueFormatOptions Forms(TextForms forms) {
+  ValueFormatOptions o;
+  o.forms = forms;
+  return o;
+}
+
+std::string Float(float f, TextForms forms) {
   ColumnValue v;
   v.kind = Kind::kFloat;
   v.type = ColumnType::kFloat;
   v.f32 = f;
-  return Render(v, Col(ColumnType::kFloat));
+  return Render(v, Col(ColumnType::kFloat), Forms(forms));
 }
 
-std::string Double(double d) {
+std::string Double(double d, TextForms forms) {
   ColumnValue v;
   v.kind = Kind::kDouble;
   v.type = ColumnType::kDouble;
   v.f64 = d;
-  return Render(v, Col(ColumnType::kDouble));
+  return Render(v, Col(ColumnType::kDouble), Forms(forms));
 }
+
+std::string MysqlFloat(float f) { return Float(f, TextForms::kMysql); }
+std::string MysqlDouble(double d) { return Double(d, TextForms::kMysql); }
 
 // ---------------------------------------------------------------- integers
 
@@ -229,100 +238,122 @@ TEST(CanalValue, ReadableSetHandlesAll64Members) {
 
 // ---------------------------------------------------------------- FLOAT / DOUBLE
 
-TEST(CanalValue, FloatUsesShortestRoundTripDigits) {
-  // Canal (Java Float.toString) prints "1.5" and "1.0"; we print MySQL's "1"
-  // (see AppendFloating in value_format.cc).
-  EXPECT_EQ(Float(1.5f), "1.5");
-  EXPECT_EQ(Float(1.0f), "1");
-  EXPECT_EQ(Float(0.0f), "0");
-  EXPECT_EQ(Float(-0.0f), "-0");
-  EXPECT_EQ(Float(0.1f), "0.1");
-  EXPECT_EQ(Float(0.5f), "0.5");
-  EXPECT_EQ(Float(-2.5f), "-2.5");
-  EXPECT_EQ(Float(3.14159f), "3.14159");  // MySQL would round to 6 digits; same here
-  EXPECT_EQ(Float(123456789.0f), "123456790");  // MySQL: 123457000
-  EXPECT_EQ(Float(16777216.0f), "16777216");
-  EXPECT_EQ(Float(1e14f), "100000000000000");
-  EXPECT_EQ(Float(1e15f), "1e15");
-  EXPECT_EQ(Float(-1e16f), "-1e16");
-  EXPECT_EQ(Float(1e-15f), "0.000000000000001");
-  EXPECT_EQ(Float(1e-16f), "1e-16");
-  EXPECT_EQ(Float(FLT_MAX), "3.4028235e38");
-  EXPECT_EQ(Float(FLT_MIN), "1.1754944e-38");
-  EXPECT_EQ(Float(std::numeric_limits<float>::denorm_min()), "1e-45");
+TEST(CanalValue, MysqlFormsFloatUsesShortestRoundTripDigits) {
+  // TextForms::kMysql (canal.instance.value.format = mysql): MySQL's notation.
+  EXPECT_EQ(MysqlFloat(1.5f), "1.5");
+  EXPECT_EQ(MysqlFloat(1.0f), "1");
+  EXPECT_EQ(MysqlFloat(0.0f), "0");
+  EXPECT_EQ(MysqlFloat(-0.0f), "-0");
+  EXPECT_EQ(MysqlFloat(0.1f), "0.1");
+  EXPECT_EQ(MysqlFloat(0.5f), "0.5");
+  EXPECT_EQ(MysqlFloat(-2.5f), "-2.5");
+  EXPECT_EQ(MysqlFloat(3.14159f), "3.14159");  // MySQL would round to 6 digits; same here
+  EXPECT_EQ(MysqlFloat(123456789.0f), "123456790");  // MySQL: 123457000
+  EXPECT_EQ(MysqlFloat(16777216.0f), "16777216");
+  EXPECT_EQ(MysqlFloat(1e14f), "100000000000000");
+  EXPECT_EQ(MysqlFloat(1e15f), "1e15");
+  EXPECT_EQ(MysqlFloat(-1e16f), "-1e16");
+  EXPECT_EQ(MysqlFloat(1e-15f), "0.000000000000001");
+  EXPECT_EQ(MysqlFloat(1e-16f), "1e-16");
+  EXPECT_EQ(MysqlFloat(FLT_MAX), "3.4028235e38");
+  EXPECT_EQ(MysqlFloat(FLT_MIN), "1.1754944e-38");
+  EXPECT_EQ(MysqlFloat(std::numeric_limits<float>::denorm_min()), "1e-45");
 }
 
-TEST(CanalValue, DoubleMatchesMySqlsNotationWithShortestDigits) {
+TEST(CanalValue, MysqlFormsDoubleMatchesMySqlsNotationWithShortestDigits) {
   // Expected strings as MariaDB 10.11 prints DOUBLE columns holding these values.
-  EXPECT_EQ(Double(1), "1");
-  EXPECT_EQ(Double(1.5), "1.5");
-  EXPECT_EQ(Double(100000), "100000");
-  EXPECT_EQ(Double(10000000), "10000000");
-  EXPECT_EQ(Double(1e14), "100000000000000");
-  EXPECT_EQ(Double(1e15), "1e15");
-  EXPECT_EQ(Double(1e16), "1e16");
-  EXPECT_EQ(Double(9.99e15), "9.99e15");
-  EXPECT_EQ(Double(1e22), "1e22");
-  EXPECT_EQ(Double(0.0001), "0.0001");
-  EXPECT_EQ(Double(0.00001), "0.00001");
-  EXPECT_EQ(Double(1e-7), "0.0000001");
-  EXPECT_EQ(Double(1e-15), "0.000000000000001");
-  EXPECT_EQ(Double(1e-16), "1e-16");
-  EXPECT_EQ(Double(-1.5e-16), "-1.5e-16");
-  EXPECT_EQ(Double(1.2e-20), "1.2e-20");
-  EXPECT_EQ(Double(1.2345678901234567e-5), "0.000012345678901234568");
-  EXPECT_EQ(Double(1.2345678901234567e-15), "0.0000000000000012345678901234568");
-  EXPECT_EQ(Double(1.2345678901234567e-16), "1.2345678901234568e-16");
-  EXPECT_EQ(Double(123456789012345678.0), "1.2345678901234568e17");
-  EXPECT_EQ(Double(1234567890123456.0), "1.234567890123456e15");
-  EXPECT_EQ(Double(123456789), "123456789");
-  EXPECT_EQ(Double(2.718281828459045), "2.718281828459045");
-  EXPECT_EQ(Double(1.7976931348623157e308), "1.7976931348623157e308");
-  EXPECT_EQ(Double(-1.7976931348623157e308), "-1.7976931348623157e308");
-  EXPECT_EQ(Double(2.2250738585072014e-308), "2.2250738585072014e-308");
-  EXPECT_EQ(Double(1.5e300), "1.5e300");
-  EXPECT_EQ(Double(0.1), "0.1");
-  EXPECT_EQ(Double(0.1 + 0.2), "0.30000000000000004");
-  EXPECT_EQ(Double(std::numeric_limits<double>::denorm_min()), "5e-324");
+  EXPECT_EQ(MysqlDouble(1), "1");
+  EXPECT_EQ(MysqlDouble(1.5), "1.5");
+  EXPECT_EQ(MysqlDouble(100000), "100000");
+  EXPECT_EQ(MysqlDouble(10000000), "10000000");
+  EXPECT_EQ(MysqlDouble(1e14), "100000000000000");
+  EXPECT_EQ(MysqlDouble(1e15), "1e15");
+  EXPECT_EQ(MysqlDouble(1e16), "1e16");
+  EXPECT_EQ(MysqlDouble(9.99e15), "9.99e15");
+  EXPECT_EQ(MysqlDouble(1e22), "1e22");
+  EXPECT_EQ(MysqlDouble(0.0001), "0.0001");
+  EXPECT_EQ(MysqlDouble(0.00001), "0.00001");
+  EXPECT_EQ(MysqlDouble(1e-7), "0.0000001");
+  EXPECT_EQ(MysqlDouble(1e-15), "0.000000000000001");
+  EXPECT_EQ(MysqlDouble(1e-16), "1e-16");
+  EXPECT_EQ(MysqlDouble(-1.5e-16), "-1.5e-16");
+  EXPECT_EQ(MysqlDouble(1.2e-20), "1.2e-20");
+  EXPECT_EQ(MysqlDouble(1.2345678901234567e-5), "0.000012345678901234568");
+  EXPECT_EQ(MysqlDouble(1.2345678901234567e-15), "0.0000000000000012345678901234568");
+  EXPECT_EQ(MysqlDouble(1.2345678901234567e-16), "1.2345678901234568e-16");
+  EXPECT_EQ(MysqlDouble(123456789012345678.0), "1.2345678901234568e17");
+  EXPECT_EQ(MysqlDouble(1234567890123456.0), "1.234567890123456e15");
+  EXPECT_EQ(MysqlDouble(123456789), "123456789");
+  EXPECT_EQ(MysqlDouble(2.718281828459045), "2.718281828459045");
+  EXPECT_EQ(MysqlDouble(1.7976931348623157e308), "1.7976931348623157e308");
+  EXPECT_EQ(MysqlDouble(-1.7976931348623157e308), "-1.7976931348623157e308");
+  EXPECT_EQ(MysqlDouble(2.2250738585072014e-308), "2.2250738585072014e-308");
+  EXPECT_EQ(MysqlDouble(1.5e300), "1.5e300");
+  EXPECT_EQ(MysqlDouble(0.1), "0.1");
+  EXPECT_EQ(MysqlDouble(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(MysqlDouble(std::numeric_limits<double>::denorm_min()), "5e-324");
 }
 
-TEST(CanalValue, NonFiniteFloatsPrintAsJavaDoes) {
+TEST(CanalValue, NonFiniteFloatsPrintAsJavaDoesInBothForms) {
   // MySQL cannot store them; corrupt input must still render, not crash.
-  EXPECT_EQ(Double(std::numeric_limits<double>::quiet_NaN()), "NaN");
-  EXPECT_EQ(Double(std::numeric_limits<double>::infinity()), "Infinity");
-  EXPECT_EQ(Double(-std::numeric_limits<double>::infinity()), "-Infinity");
-  EXPECT_EQ(Float(std::numeric_limits<float>::quiet_NaN()), "NaN");
-  EXPECT_EQ(Float(-std::numeric_limits<float>::infinity()), "-Infinity");
+  for (TextForms forms : {TextForms::kCanal, TextForms::kMysql}) {
+    EXPECT_EQ(Double(std::numeric_limits<double>::quiet_NaN(), forms), "NaN");
+    EXPECT_EQ(Double(-std::numeric_limits<double>::quiet_NaN(), forms), "NaN");
+    EXPECT_EQ(Double(std::numeric_limits<double>::infinity(), forms), "Infinity");
+    EXPECT_EQ(Double(-std::numeric_limits<double>::infinity(), forms), "-Infinity");
+    EXPECT_EQ(Float(std::numeric_limits<float>::quiet_NaN(), forms), "NaN");
+    EXPECT_EQ(Float(-std::numeric_limits<float>::infinity(), forms), "-Infinity");
+  }
 }
 
-TEST(CanalValue, RandomDoublesAndFloatsReadBackBitForBit) {
+// Both forms are exact: Java's text and MySQL's read back as the same bits.
+TEST(CanalValue, RandomDoublesAndFloatsReadBackBitForBitInBothForms) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 200000; ++i) {
     const uint64_t bits = rng();
     double d;
     std::memcpy(&d, &bits, sizeof d);
-    if (!std::isfinite(d)) continue;
-    const std::string s = Double(d);
-    ASSERT_EQ(s.find('+'), std::string::npos) << s;
-    const double back = std::strtod(s.c_str(), nullptr);
-    ASSERT_EQ(std::memcmp(&back, &d, sizeof d), 0) << s;
     const auto bits32 = static_cast<uint32_t>(bits);
     float f;
     std::memcpy(&f, &bits32, sizeof f);
-    if (!std::isfinite(f)) continue;
-    const std::string fs = Float(f);
-    const float fback = std::strtof(fs.c_str(), nullptr);
-    ASSERT_EQ(std::memcmp(&fback, &f, sizeof f), 0) << fs;
+    for (TextForms forms : {TextForms::kCanal, TextForms::kMysql}) {
+      if (std::isfinite(d)) {
+        const std::string s = Double(d, forms);
+        ASSERT_EQ(s.find('+'), std::string::npos) << s;
+        const double back = std::strtod(s.c_str(), nullptr);
+        ASSERT_EQ(std::memcmp(&back, &d, sizeof d), 0) << s;
+      }
+      if (std::isfinite(f)) {
+        const std::string fs = Float(f, forms);
+        const float fback = std::strtof(fs.c_str(), nullptr);
+        ASSERT_EQ(std::memcmp(&fback, &f, sizeof f), 0) << fs;
+      }
+    }
   }
 }
 
-TEST(CanalValue, FloatNotationSwitchesToExponentOutsideMySqlsRange) {
+TEST(CanalValue, MysqlFormsFloatNotationSwitchesToExponentOutsideMySqlsRange) {
   for (int e = -30; e <= 30; ++e) {
     const double d = std::pow(10.0, e) * 1.25;
-    const std::string s = Double(d);
+    const std::string s = MysqlDouble(d);
     const bool has_exponent = s.find('e') != std::string::npos;
     EXPECT_EQ(has_exponent, e < -15 || e >= 15) << "1.25e" << e << " -> " << s;
   }
+}
+
+TEST(CanalValue, CanalFormsAreJavasStringValueOfByDefault) {
+  // The digits are java_float_text_test.cc's business; here, that FLOAT and
+  // DOUBLE columns get them, with Canal's forms the default.
+  ColumnValue v;
+  v.kind = Kind::kDouble;
+  v.type = ColumnType::kDouble;
+  v.f64 = 100;
+  std::string out = "x=";
+  ASSERT_TRUE(AppendCanalValue(v, Col(ColumnType::kDouble), {}, &out).ok());
+  EXPECT_EQ(out, "x=100.0");
+  EXPECT_EQ(Double(0.0000123, TextForms::kCanal), "1.23E-5");
+  EXPECT_EQ(Float(123456790.0f, TextForms::kCanal), "1.23456792E8");  // a float's digits, not a double's
+  EXPECT_EQ(Float(0.1f, TextForms::kCanal), "0.1");
 }
 
 // ---------------------------------------------------------------- DECIMAL
@@ -646,6 +677,57 @@ TEST(CanalMysqlType, NumericTypesWithSignedness) {
   d.decimals = 0;
   d.is_unsigned = true;
   EXPECT_EQ(CanalMysqlType(d), "decimal(10,0) unsigned");
+}
+
+TEST(CanalMysqlType, IntegerDisplayWidthsAsMariaDbAndOldMySqlPrintThem) {
+  // SHOW CREATE TABLE on MariaDB and MySQL before 8.0.19 for columns declared without a width.
+  struct Case {
+    ColumnType type;
+    bool is_unsigned;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {ColumnType::kTiny, false, "tinyint(4)"},      {ColumnType::kTiny, true, "tinyint(3) unsigned"},
+      {ColumnType::kShort, false, "smallint(6)"},    {ColumnType::kShort, true, "smallint(5) unsigned"},
+      {ColumnType::kInt24, false, "mediumint(9)"},   {ColumnType::kInt24, true, "mediumint(8) unsigned"},
+      {ColumnType::kLong, false, "int(11)"},         {ColumnType::kLong, true, "int(10) unsigned"},
+      {ColumnType::kLongLong, false, "bigint(20)"},  {ColumnType::kLongLong, true, "bigint(20) unsigned"},
+      {ColumnType::kFloat, false, "float"},          {ColumnType::kDouble, true, "double unsigned"},
+  };
+  for (const Case& c : cases) {
+    ColumnInfo col = Col(c.type);
+    col.is_unsigned = c.is_unsigned;
+    EXPECT_EQ(CanalMysqlType(col, {}, /*integer_display_widths=*/true), c.expected);
+    // MySQL 8.0.19+ prints none; nor do MySQL's forms.
+    const std::string bare = CanalMysqlType(col, {}, false);
+    EXPECT_EQ(bare.find('('), std::string::npos) << bare;
+    EXPECT_EQ(CanalMysqlType(col, Forms(TextForms::kMysql), true), bare);
+  }
+  EXPECT_EQ(CanalMysqlType(Col(ColumnType::kYear), {}, true), "year(4)");
+  EXPECT_EQ(CanalMysqlType(Col(ColumnType::kYear), {}, false), "year");
+  EXPECT_EQ(CanalMysqlType(Col(ColumnType::kYear), Forms(TextForms::kMysql), true), "year");
+  // Types whose text has no display width are unchanged.
+  ColumnInfo bit = Col(ColumnType::kBit);
+  bit.max_length = 1;
+  EXPECT_EQ(CanalMysqlType(bit, {}, true), "bit(1)");
+  ColumnInfo d = Col(ColumnType::kNewDecimal);
+  d.precision = 10;
+  d.decimals = 2;
+  EXPECT_EQ(CanalMysqlType(d, {}, true), "decimal(10,2)");
+  EXPECT_EQ(CanalMysqlType(Col(ColumnType::kDate), {}, true), "date");
+}
+
+TEST(CanalMysqlType, SchemaColumnTypeIsUsedAsTheServerSaysIt) {
+  ColumnInfo c = Col(ColumnType::kTiny);
+  c.column_type = "tinyint(1)";  // MySQL 8.0.19+ keeps this one width
+  EXPECT_EQ(CanalMysqlType(c, {}, false), "tinyint(1)");
+  EXPECT_EQ(CanalMysqlType(c, {}, true), "tinyint(1)");
+  c.type = c.real_type = ColumnType::kLong;
+  c.is_unsigned = true;
+  c.column_type = "int(10) unsigned zerofill";  // zerofill: only the schema knows it
+  EXPECT_EQ(CanalMysqlType(c), "int(10) unsigned zerofill");
+  // MySQL's forms derive from the binlog type, without widths.
+  EXPECT_EQ(CanalMysqlType(c, Forms(TextForms::kMysql), true), "int unsigned");
 }
 
 TEST(CanalMysqlType, TemporalTypesWithFractionalPrecision) {

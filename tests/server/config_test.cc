@@ -362,6 +362,8 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
       {"canal.instance.filter.query.dml", "yes", "true or false"},
       {"canal.instance.filter.dml.delete", "1", "true or false"},
       {"canal.instance.filter.transaction.entry", "on", "true or false"},
+      {"canal.instance.value.format", "java", "canal"},
+      {"canal.instance.value.format", "mysql8", "mysql"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.key + "=" + c.value);
@@ -376,6 +378,20 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
     ExpectRefused(s, {parts[0], parts[1], parts[2]});
     if (!c.expect.empty()) ExpectRefused(s, {c.expect});
   }
+}
+
+TEST_F(ConfigTest, ValueFormatDefaultsToCanalsFormsAndMysqlChoosesMySqls) {
+  InstanceConfig i;
+  ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
+  EXPECT_EQ(i.sink.entries.values.forms, binlog::TextForms::kCanal);
+  InstanceConfig m;
+  Status s = LoadInstance("canal.instance.value.format = canal\n",
+                          std::string(kMinimalInstance) + "canal.instance.value.format = MySQL\n", &m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(m.sink.entries.values.forms, binlog::TextForms::kMysql);  // the instance file wins; any case
+  InstanceConfig g;
+  ASSERT_TRUE(LoadInstance("canal.instance.value.format = mysql\n", kMinimalInstance, &g).ok());
+  EXPECT_EQ(g.sink.entries.values.forms, binlog::TextForms::kMysql);  // canal.properties' default
 }
 
 TEST_F(ConfigTest, APositionWithoutAJournalNameIsRefused) {

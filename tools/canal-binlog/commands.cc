@@ -387,6 +387,7 @@ int RunDecode(const DecodeCommandOptions& o) {
   if (o.count_only) return CountOnly(o);
   binlog::ValueFormatOptions fo;
   fo.readable = o.readable;
+  fo.forms = o.mysql_forms ? binlog::TextForms::kMysql : binlog::TextForms::kCanal;
   fo.timestamp_utc_offset_seconds = o.tz_offset_seconds;
   const int threads = o.threads;
   std::unique_ptr<FormatPool> pool;

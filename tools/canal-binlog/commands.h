@@ -10,6 +10,7 @@ namespace canal::tools {
 struct DecodeCommandOptions {
   std::vector<std::string> inputs;
   bool readable = false;          // ENUM/SET labels, base64 binaries
+  bool mysql_forms = false;       // FLOAT/DOUBLE in MySQL's text instead of Java's (Canal's)
   bool count_only = false;        // decode every value, print only a summary
   bool verify_checksum = true;
   int32_t tz_offset_seconds = 0;  // for TIMESTAMP rendering

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
       "decode", "print one JSON object per row change (and per DDL) on stdout");
   decode->add_option("inputs", dopts.inputs, "binlog files or directories (read in name order)")->required();
   decode->add_flag("--readable", dopts.readable, "ENUM/SET as labels and binary values as base64 (default: Canal's forms)");
+  std::string value_format = "canal";
+  decode->add_option("--value-format", value_format,
+                     "FLOAT/DOUBLE text: canal (Java's, as Canal prints it: 100.0, 1.0E7; default) or mysql (100, 10000000)")
+      ->check(CLI::IsMember({"canal", "mysql"}));
   decode->add_flag("--count-only", dopts.count_only, "decode every value but print only a throughput summary");
   decode->add_option("--timezone", tz, "offset for TIMESTAMP values, e.g. +08:00 (default UTC)");
   decode->add_flag("--no-verify-checksum", no_verify, "skip CRC32 verification");
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (*decode) {
+    dopts.mysql_forms = value_format == "mysql";
     if (!ParseTzOffset(tz, &dopts.tz_offset_seconds)) {
       std::fprintf(stderr, "canal-binlog: --timezone '%s' is not UTC or +HH:MM / -HH:MM\n", tz.c_str());
       return 2;

@@ -412,6 +412,7 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       const uint8_t post_len = fde_->PostHeaderLength(h.type_code, 8);
       Status s = DecodeTableMap(bytes, post_len, tm.get());
       if (!s.ok()) return wrap(s);
+      tm->integer_display_widths = PrintsIntegerDisplayWidths(*fde_);
       if (options_.schema_provider != nullptr && !tm->names_known) {
         Status ps = ApplySchemaProvider(options_.schema_provider, tm.get());
         if (!ps.ok()) return wrap(ps);

@@ -151,4 +151,8 @@ Status DecodeStartV3(const uint8_t* event, size_t size, FormatDescription* fde) 
   return Status::OK();
 }
 
+bool PrintsIntegerDisplayWidths(const FormatDescription& f) {
+  return f.flavor == ServerFlavor::kMariaDB || !VersionAtLeast(f, 8, 0, 19);
+}
+
 }  // namespace canal::binlog

@@ -18,6 +18,11 @@ Status DecodeFormatDescription(const uint8_t* body, size_t size, FormatDescripti
 // START_EVENT_V3 of a v1 (13-byte headers) or v3 binlog: whole event bytes.
 Status DecodeStartV3(const uint8_t* event, size_t size, FormatDescription* fde);
 
+// True when the server's SHOW CREATE TABLE prints integer display widths
+// ("int(11)", "tinyint(3) unsigned", "year(4)"): MariaDB, and MySQL before 8.0.19
+// (which dropped them, keeping only tinyint(1)).
+bool PrintsIntegerDisplayWidths(const FormatDescription& fde);
+
 // Maps a raw type code to its GA meaning (identity except for the pre-GA trees).
 uint8_t RemapEventType(const FormatDescription& fde, uint8_t raw);
 

@@ -475,6 +475,7 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
     }
     if (c.charset == 0 && cols[i].charset == "binary") c.charset = 63;
     if (c.enum_or_set_labels.empty()) c.enum_or_set_labels = cols[i].enum_or_set_labels;
+    c.column_type = cols[i].column_type;
   }
   t->names_known = true;
   t->keys_known = true;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "canal/parser/binlog/java_float_text.h"
 #include "canal/parser/binlog/json_binary.h"
 #include "canal/parser/binlog/value_format.h"
 
@@ -65,19 +66,17 @@ void AppendInt(Int v, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-// FLOAT and DOUBLE text.
+// FLOAT and DOUBLE text in MySQL's forms (TextForms::kMysql; Canal's forms are
+// java_float_text.cc).
 //
-// Digits: the shortest string that reads back as the same float/double (what the
-// protocol doc asks for, and what Java's Float/Double.toString, and so Canal,
-// print for FLOAT: 3.14159f -> "3.14159", not MySQL's 6-digit rounding).
-// Notation: MySQL's, not Java's. MySQL (checked on MariaDB 10.11, same code as
-// MySQL's my_gcvt) prints plain decimals for 1e-15 <= |x| < 1e15 and d.ddde[-]N
-// outside that (1e15, 1.5e-16, 1.7976931348623157e308). Canal prints Java's
-// String.valueOf: "1.0" for 1 and "1.0E7" for 1e7; we print "1" and "10000000",
-// as MySQL would show them. Every Java/JDBC parser reads both forms.
+// Digits: the shortest string that reads back as the same float/double (FLOAT:
+// 3.14159f -> "3.14159", not MySQL's 6-digit rounding).
+// Notation: MySQL's (checked on MariaDB 10.11, same code as MySQL's my_gcvt):
+// plain decimals for 1e-15 <= |x| < 1e15 and d.ddde[-]N outside that (1e15,
+// 1.5e-16, 1.7976931348623157e308).
 // -0 keeps its sign ("-0"); NaN/infinity (not storable in MySQL) print as Java does.
 template <typename Float>
-void AppendFloating(Float v, std::string* out) {
+void AppendMysqlFloating(Float v, std::string* out) {
   if (std::isnan(v)) {
     out->append("NaN");
     return;
@@ -352,10 +351,20 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
       AppendInteger(value, type, column, options, out);
       return Status::OK();
     case ColumnValue::Kind::kFloat:
-      AppendFloating(value.f32, out);
+      if (options.forms == TextForms::kCanal) {
+        char buf[kJavaFloatTextMax];
+        out->append(buf, WriteJavaFloatText(value.f32, buf));
+      } else {
+        AppendMysqlFloating(value.f32, out);
+      }
       return Status::OK();
     case ColumnValue::Kind::kDouble:
-      AppendFloating(value.f64, out);
+      if (options.forms == TextForms::kCanal) {
+        char buf[kJavaFloatTextMax];
+        out->append(buf, WriteJavaDoubleText(value.f64, buf));
+      } else {
+        AppendMysqlFloating(value.f64, out);
+      }
       return Status::OK();
     case ColumnValue::Kind::kDecimal: {
       const size_t old_size = out->size();
@@ -499,9 +508,27 @@ std::string_view GeometryTypeName(uint8_t geometry_type) {
   }
 }
 
+// The display width SHOW CREATE TABLE prints for an integer column declared
+// without one (MariaDB; MySQL before 8.0.19): the characters of the type's
+// widest value, the sign included (BIGINT: 20 either way).
+uint32_t DefaultDisplayWidth(ColumnType t, bool is_unsigned) {
+  switch (t) {
+    case ColumnType::kTiny: return is_unsigned ? 3 : 4;
+    case ColumnType::kShort: return is_unsigned ? 5 : 6;
+    case ColumnType::kInt24: return is_unsigned ? 8 : 9;
+    case ColumnType::kLong: return is_unsigned ? 10 : 11;
+    case ColumnType::kLongLong: return 20;
+    default: return 0;
+  }
+}
+
 }  // namespace
 
-std::string CanalMysqlType(const ColumnInfo& column) {
+std::string CanalMysqlType(const ColumnInfo& column, const ValueFormatOptions& options,
+                           bool integer_display_widths) {
+  const bool canal = options.forms == TextForms::kCanal;
+  if (canal && !column.column_type.empty()) return column.column_type;  // as the server says it
+  const bool widths = canal && integer_display_widths;
   const ColumnType t = EffectiveType(column);
   std::string s;
   bool numeric = true;
@@ -527,6 +554,9 @@ std::string CanalMysqlType(const ColumnInfo& column) {
     default: numeric = false; break;
   }
   if (numeric) {
+    if (widths && DefaultDisplayWidth(t, column.is_unsigned) != 0) {
+      AppendParenthesized(DefaultDisplayWidth(t, column.is_unsigned), &s);
+    }
     if (column.is_unsigned) s += " unsigned";
     return s;
   }
@@ -537,7 +567,7 @@ std::string CanalMysqlType(const ColumnInfo& column) {
       s = "bit";
       if (column.max_length != 0) AppendParenthesized(column.max_length, &s);
       return s;
-    case ColumnType::kYear: return "year";
+    case ColumnType::kYear: return widths ? "year(4)" : "year";
     case ColumnType::kDate:
     case ColumnType::kNewDate: return "date";
     case ColumnType::kTime: return "time";

@@ -119,6 +119,7 @@ Status InformationSchemaProvider::GetColumns(std::string_view db, std::string_vi
       if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
     }
     c.is_unsigned = column_type.find("unsigned") != std::string::npos;
+    c.column_type = column_type;
     if (row[4]) {
       c.charset = *row[4];
     } else if (IsBinaryStringType(c.data_type)) {

@@ -21,6 +21,7 @@ struct SchemaColumn {
   std::string data_type;  // information_schema DATA_TYPE ("int", "varchar", "enum", ...)
   std::string charset;    // "" for non-character columns, "binary" for binary strings
   std::vector<std::string> enum_or_set_labels;
+  std::string column_type;  // COLUMN_TYPE as the server prints it ("int(11) unsigned"); may be empty
 };
 
 class TableSchemaProvider {

@@ -31,6 +31,9 @@ struct ColumnInfo {
   uint8_t geometry_type = 0;
   uint32_t vector_dimensions = 0;
   std::vector<std::string> enum_or_set_labels;
+  // information_schema COLUMN_TYPE ("int(10) unsigned") when a schema provider
+  // supplied the column; empty when the binlog alone described it.
+  std::string column_type;
 
   // Derived facts.
   // Field length for STRING/VARCHAR (bytes) and BIT (bits).
@@ -49,6 +52,9 @@ struct TableMap {
   bool names_known = false;
   bool keys_known = false;
   bool has_json = false;  // some column is MySQL binary JSON
+  // The server prints integer display widths ("int(11)", "year(4)"): MariaDB,
+  // MySQL before 8.0.19. Set by the decoder from FORMAT_DESCRIPTION's version.
+  bool integer_display_widths = false;
   // Optional-metadata kinds seen (bit i = kind i), for diagnostics and tests.
   uint32_t optional_metadata_kinds = 0;
 };

@@ -5,6 +5,7 @@
 // std::string across rows without allocating.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,7 +15,20 @@
 
 namespace canal::binlog {
 
+// Whose text FLOAT/DOUBLE values and Column.mysqlType follow
+// (canal.instance.value.format; canal-binlog decode --value-format).
+enum class TextForms : uint8_t {
+  // Canal's: FLOAT/DOUBLE as Java's String.valueOf prints them ("100.0", "1.0E7",
+  // "1.23E-5"); mysqlType as the server's SHOW CREATE TABLE ("int(11)" on MariaDB
+  // and MySQL before 8.0.19).
+  kCanal,
+  // MySQL's: FLOAT/DOUBLE as the shortest round-trip digits in MySQL's notation
+  // ("100", "10000000", "1.23e-5" only below 1e-15); mysqlType without display widths.
+  kMysql,
+};
+
 struct ValueFormatOptions {
+  TextForms forms = TextForms::kCanal;
   // Canal's mode: ENUM as 1-based index, SET as bitmask, binary as ISO-8859-1
   // (one char per byte, UTF-8 encoded). Readable mode: ENUM/SET labels, binary as base64.
   bool readable = false;
@@ -30,9 +44,14 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
 // java.sql.Types code Canal puts in Column.sqlType.
 int CanalSqlType(const ColumnInfo& column);
 
-// MySQL type text Canal puts in Column.mysqlType ("int(10) unsigned" when known
-// from a schema; otherwise derived from the binlog type: "int", "varchar(255)", ...).
-std::string CanalMysqlType(const ColumnInfo& column);
+// MySQL type text Canal puts in Column.mysqlType. Canal's forms: the schema's
+// COLUMN_TYPE when a schema provider supplied the column ("int(10) unsigned
+// zerofill", "tinyint(1)"); otherwise derived from the binlog type, with the
+// integer display widths the server prints when `integer_display_widths`
+// (TableMap::integer_display_widths): "int(11)", "varchar(255)", ... MySQL's
+// forms: always derived, without display widths ("int", "tinyint unsigned").
+std::string CanalMysqlType(const ColumnInfo& column, const ValueFormatOptions& options = {},
+                           bool integer_display_widths = false);
 
 // Decimal text with exactly `scale` fraction digits, from MySQL's binary decimal.
 // `raw` must be DecimalBinarySize(precision, scale) bytes.

@@ -1,0 +1,508 @@
+// Java's Float/Double.toString (JDK 8-18 FloatingDecimal), reimplemented.
+//
+// The steps, as Java takes them (each quirk is kept on purpose: the output must
+// be byte-identical, including where Java's choice is not the shortest form):
+//
+// 1. Unpack the IEEE bits into a 53-bit-aligned significand `fract` (hidden bit
+//    set, subnormals normalised), its binary exponent `e2` and the number of
+//    significant bits of the format (`sig_bits`: 53 or 24; less for subnormals).
+//    A float goes through the same generator with sig_bits 24: its half-ULP,
+//    and so its stopping point, is a float's.
+// 2. Integers with e2 <= 62 print their exact digits, after rounding away the
+//    digits below the format's precision (1e10f prints as 1.0E10, not 1.0000000E10).
+// 3. Otherwise estimate k = floor(log10(v)) from the bits, and set up integers
+//    B / S = v / 10^k (so 1 <= B/S < 10 when k is right) and M = half an ULP of v
+//    on B's scale (a quarter below a power of two). Digits are generated as
+//    quotients of B by S; generation stops when the remainder is within M of
+//    either neighbour ("low": below M; "high": 10S - remainder below M), and the
+//    last digit is rounded up when the upper neighbour is nearer (ties: to even).
+//    The first quotient is dropped when the estimate of k was one too high.
+//    Outside [1e-3, 1e7) at least two digits are generated (d.dE form).
+//    B, S and M use 32-bit ints, 64-bit ints or big integers by size, with
+//    Java's integer wrap-around and its slightly different "high" test on the
+//    big-integer path.
+// 4. Layout: 1e-3 <= |v| < 1e7 as plain decimal with at least one fraction
+//    digit ("100.0", "0.001"); otherwise d.ddddE[-]n ("1.0E7", "1.23E-5").
+#include "canal/parser/binlog/java_float_text.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace canal::binlog {
+
+namespace {
+
+constexpr int kDoubleFractionBits = 52;  // explicit significand bits of a double
+constexpr int kFloatFractionBits = 23;
+constexpr uint64_t kHiddenBit = uint64_t{1} << kDoubleFractionBits;
+
+// ceil(log2(5^i)) as Java's generator approximates it to pick integer widths.
+constexpr int kBitsOfPow5[] = {0,  3,  5,  7,  10, 12, 14, 17, 19, 21, 24, 26, 28, 31,
+                               33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56, 59, 61};
+constexpr int kBitsOfPow5Size = sizeof kBitsOfPow5 / sizeof kBitsOfPow5[0];
+
+int ApproxBitsOfPow5(int p5) { return p5 < kBitsOfPow5Size ? kBitsOfPow5[p5] : p5 * 3; }
+
+constexpr uint64_t Pow5(int n) {
+  uint64_t v = 1;
+  for (int i = 0; i < n; ++i) v *= 5;
+  return v;
+}
+
+// Decimal digits of an integer power of two 2^p, minus one (how many low decimal
+// digits of an integer with p bits below the format's precision are noise).
+int NoiseDigitsOfPow2(int p) {
+  if (p <= 1 || p >= 64) return 0;
+  uint64_t v = uint64_t{1} << p;
+  int n = 0;
+  while (v >= 10) {
+    v /= 10;
+    ++n;
+  }
+  return n;
+}
+
+// The generated digits: value = 0.<digits> x 10^point.
+struct Digits {
+  char d[24];
+  int first = 0;
+  int count = 0;
+  int point = 0;
+
+  char& Last() { return d[first + count - 1]; }
+
+  // Adds one unit in the last place. A carry out of every digit (all nines)
+  // leaves "1" followed by zeros, and the digit count unchanged, as Java does.
+  void RoundUp() {
+    int i = first + count - 1;
+    while (d[i] == '9' && i > first) d[i--] = '0';
+    if (d[i] == '9') {
+      d[first] = '1';
+      ++point;
+      return;
+    }
+    ++d[i];
+  }
+};
+
+// Exact digits of an integer, trailing zeros dropped, after rounding off `noise`
+// low decimal digits (half up).
+void IntegerDigits(uint64_t v, int noise, Digits* out) {
+  int point = 0;
+  if (noise > 0) {
+    uint64_t p10 = 1;
+    for (int i = 0; i < noise; ++i) p10 *= 10;
+    const uint64_t rest = v % p10;
+    v /= p10;
+    if (rest >= p10 / 2) ++v;
+    point += noise;
+  }
+  while (v % 10 == 0) {
+    v /= 10;
+    ++point;
+  }
+  char* end = out->d + sizeof out->d;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  out->first = static_cast<int>(p - out->d);
+  out->count = static_cast<int>(end - p);
+  out->point = point + out->count;
+}
+
+// floor(log10(v)) estimated from the bits, as Java estimates it: log10 of the
+// significand in [1, 2) by a line through 1.5, plus e2 * log10(2). Evaluated
+// in double with the same operations, so it rounds the same.
+int EstimateDecimalExponent(uint64_t fract, int e2) {
+  const double m = std::bit_cast<double>((uint64_t{1023} << kDoubleFractionBits) | (fract & (kHiddenBit - 1)));
+  const volatile double line = (m - 1.5) * 0.289529654;  // volatile: no fused multiply-add
+  const volatile double scaled = static_cast<double>(e2) * 0.301029995663981;
+  const double estimate = line + 0.176091259 + scaled;
+  return static_cast<int>(std::floor(estimate));
+}
+
+// Non-negative integer, little-endian 32-bit words, fixed capacity: the largest
+// value generated (10 S for the smallest subnormal, normalised) is under 800 bits.
+class BigNat {
+ public:
+  static constexpr int kWords = 40;
+
+  // value = m * 5^p5 * 2^p2
+  void SetPow52(uint64_t m, int p5, int p2) {
+    n_ = 0;
+    w_[n_++] = static_cast<uint32_t>(m);
+    if ((m >> 32) != 0) w_[n_++] = static_cast<uint32_t>(m >> 32);
+    constexpr int kStep = 13;  // 5^13 is the largest power of five in 32 bits
+    for (; p5 >= kStep; p5 -= kStep) MulSmall(static_cast<uint32_t>(Pow5(kStep)));
+    if (p5 > 0) MulSmall(static_cast<uint32_t>(Pow5(p5)));
+    ShiftLeft(p2);
+  }
+
+  void MulSmall(uint32_t f) {
+    uint64_t carry = 0;
+    for (int i = 0; i < n_; ++i) {
+      const uint64_t p = uint64_t{w_[i]} * f + carry;
+      w_[i] = static_cast<uint32_t>(p);
+      carry = p >> 32;
+    }
+    if (carry != 0 && n_ < kWords) w_[n_++] = static_cast<uint32_t>(carry);
+  }
+
+  void ShiftLeft(int bits) {
+    if (n_ == 0 || bits <= 0) return;
+    const int words = bits / 32;
+    const int rem = bits % 32;
+    int n = n_ + words + 1;
+    if (n > kWords) n = kWords;  // cannot happen for finite doubles; keeps writes in bounds
+    for (int i = n - 1; i >= 0; --i) {
+      const int src = i - words;
+      const uint32_t hi = src >= 0 && src < n_ ? w_[src] : 0;
+      const uint32_t lo = src - 1 >= 0 && src - 1 < n_ ? w_[src - 1] : 0;
+      w_[i] = rem == 0 ? hi : (hi << rem) | (lo >> (32 - rem));
+    }
+    n_ = n;
+    Trim();
+  }
+
+  // Leading zero bits of the top word (32 for zero).
+  int TopZeros() const { return n_ == 0 ? 32 : std::countl_zero(w_[n_ - 1]); }
+
+  int Compare(const BigNat& o) const {
+    if (n_ != o.n_) return n_ < o.n_ ? -1 : 1;
+    for (int i = n_ - 1; i >= 0; --i) {
+      if (w_[i] != o.w_[i]) return w_[i] < o.w_[i] ? -1 : 1;
+    }
+    return 0;
+  }
+
+  // Sign of (*this - (a + b)).
+  int CompareToSum(const BigNat& a, const BigNat& b) const {
+    BigNat sum = a;
+    sum.Add(b);
+    return Compare(sum);
+  }
+
+  void Add(const BigNat& o) {
+    const int n = n_ > o.n_ ? n_ : o.n_;
+    uint64_t carry = 0;
+    for (int i = 0; i < n; ++i) {
+      carry += uint64_t{i < n_ ? w_[i] : 0u} + (i < o.n_ ? o.w_[i] : 0u);
+      w_[i] = static_cast<uint32_t>(carry);
+      carry >>= 32;
+    }
+    n_ = n;
+    if (carry != 0 && n_ < kWords) w_[n_++] = static_cast<uint32_t>(carry);
+  }
+
+  bool IsZero() const { return n_ == 0; }
+
+  // One digit step: returns q = floor(*this / s) and leaves 10 * (*this mod s).
+  // `s` is normalised (its top word has exactly four leading zero bits), so with
+  // *this < 10 s both have the same number of words and the top words give a
+  // quotient estimate that is at most a little too large.
+  int DivStep(const BigNat& s) {
+    int q = 0;
+    if (n_ >= s.n_ && s.n_ > 0) {
+      const int top = s.n_ - 1;
+      // Never too small: the words below the top ones add less than one top unit.
+      uint64_t mine = w_[top];
+      if (n_ > s.n_) mine |= uint64_t{w_[top + 1]} << 32;  // not reached: B < 10 S
+      q = static_cast<int>(mine / s.w_[top]);
+      if (q > 0) {
+        // *this -= q * s, tracking the sign of the result in `high`.
+        int64_t borrow = 0;
+        uint64_t carry = 0;
+        for (int i = 0; i < n_; ++i) {
+          uint64_t product = carry;
+          if (i < s.n_) product += uint64_t{s.w_[i]} * static_cast<uint32_t>(q);
+          carry = product >> 32;
+          const int64_t d = int64_t{w_[i]} - static_cast<uint32_t>(product) + borrow;
+          w_[i] = static_cast<uint32_t>(d);
+          borrow = d >> 32;
+        }
+        int64_t high = borrow - static_cast<int64_t>(carry);
+        while (high < 0) {  // too large an estimate: add s back
+          uint64_t c = 0;
+          for (int i = 0; i < n_; ++i) {
+            c += uint64_t{w_[i]} + (i < s.n_ ? s.w_[i] : 0u);
+            w_[i] = static_cast<uint32_t>(c);
+            c >>= 32;
+          }
+          high += static_cast<int64_t>(c);
+          --q;
+        }
+      }
+      Trim();
+    }
+    MulSmall(10);
+    return q;
+  }
+
+ private:
+  void Trim() {
+    while (n_ > 0 && w_[n_ - 1] == 0) --n_;
+  }
+
+  uint32_t w_[kWords];
+  int n_ = 0;
+};
+
+// Outside [1e-3, 1e7) Java prints d.dE form, which needs a digit after the point:
+// generation then goes on past the first digit even when it could stop.
+bool NeedsSecondDigit(int k) { return k < -3 || k >= 8; }
+
+// How generation ended, for the final rounding.
+struct Ending {
+  bool low = false;
+  bool high = false;
+  int twice_rest_vs_ten_s = 0;  // sign of 2 * remainder - 10 S
+};
+
+// Java's int and long generators share one shape; `Int` is int32_t or int64_t
+// and every product wraps around exactly as Java's does (the generator relies
+// on it: an overflowed M reads as "stop").
+template <typename Int>
+struct NativeGenerator {
+  using UInt = std::make_unsigned_t<Int>;
+  static Int Mul(Int a, Int b) { return static_cast<Int>(static_cast<UInt>(a) * static_cast<UInt>(b)); }
+  static Int Add(Int a, Int b) { return static_cast<Int>(static_cast<UInt>(a) + static_cast<UInt>(b)); }
+  static Int Sub(Int a, Int b) { return static_cast<Int>(static_cast<UInt>(a) - static_cast<UInt>(b)); }
+  static Int Shl(Int a, int s) { return static_cast<Int>(static_cast<UInt>(a) << s); }
+
+  static Ending Run(uint64_t fract, int b5, int b2, int s5, int s2, int m5, int m2, int* k, Digits* out) {
+    Int b = Shl(Mul(static_cast<Int>(fract), static_cast<Int>(Pow5(b5))), b2);
+    const Int s = Shl(static_cast<Int>(Pow5(s5)), s2);
+    Int m = Shl(static_cast<Int>(Pow5(m5)), m2);
+    const Int ten_s = Mul(s, 10);
+    int q = static_cast<int>(b / s);
+    b = Mul(b % s, 10);
+    m = Mul(m, 10);
+    bool low = b < m;
+    bool high = Add(b, m) > ten_s;
+    if (q == 0 && !high) {
+      --*k;  // the estimate was one too high: this zero is not a digit
+    } else {
+      out->d[out->count++] = static_cast<char>('0' + q);
+    }
+    if (NeedsSecondDigit(*k)) low = high = false;
+    while (!low && !high) {
+      q = static_cast<int>(b / s);
+      b = Mul(b % s, 10);
+      m = Mul(m, 10);
+      if (m > 0) {
+        low = b < m;
+        high = Add(b, m) > ten_s;
+      } else {
+        low = high = true;  // M overflowed: Java stops here
+      }
+      out->d[out->count++] = static_cast<char>('0' + q);
+    }
+    const Int diff = Sub(Shl(b, 1), ten_s);
+    return {low, high, diff < 0 ? -1 : diff > 0 ? 1 : 0};
+  }
+};
+
+// The same generator on big integers. Its "high" test is B + M >= 10 S where
+// the native ones use >, and the final comparison only happens when both
+// tests fired: both as Java has them.
+Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m5, int m2, int* k, Digits* out) {
+  BigNat s;
+  s.SetPow52(1, s5, s2);
+  // Scale everything so that S's top word has four leading zero bits: the
+  // quotient estimate in DivStep needs it, and 10 S still fits S's words.
+  const int zeros = s.TopZeros();
+  const int bias = zeros < 4 ? 28 + zeros : zeros - 4;
+  s.ShiftLeft(bias);
+  BigNat b;
+  b.SetPow52(fract, b5, b2 + bias);
+  BigNat m;
+  m.SetPow52(1, m5 + 1, m2 + bias + 1);  // 10 M: the first step multiplies B by 10
+  BigNat ten_s = s;
+  ten_s.MulSmall(10);
+
+  int q = b.DivStep(s);
+  bool low = b.Compare(m) < 0;
+  bool high = ten_s.CompareToSum(b, m) <= 0;
+  if (q == 0 && !high) {
+    --*k;
+  } else {
+    out->d[out->count++] = static_cast<char>('0' + q);
+  }
+  if (NeedsSecondDigit(*k)) low = high = false;
+  while (!low && !high) {
+    q = b.DivStep(s);
+    m.MulSmall(10);
+    low = b.Compare(m) < 0;
+    high = ten_s.CompareToSum(b, m) <= 0;
+    out->d[out->count++] = static_cast<char>('0' + q);
+  }
+  Ending e{low, high, 0};
+  if (low && high) {
+    b.ShiftLeft(1);
+    e.twice_rest_vs_ten_s = b.Compare(ten_s);
+  }
+  return e;
+}
+
+// Digits of the finite, non-zero value fract * 2^(e2 - 52) (fract has bit 52 set).
+void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
+  const int tail_zeros = std::countr_zero(fract);
+  const int fract_bits = kDoubleFractionBits + 1 - tail_zeros;  // significant bits of fract
+  const int tiny_bits = fract_bits - e2 - 1 > 0 ? fract_bits - e2 - 1 : 0;  // bits right of the point
+
+  if (tiny_bits == 0 && e2 >= -21 && e2 <= 62) {
+    // An integer that fits 64 bits.
+    const int noise = e2 > sig_bits ? NoiseDigitsOfPow2(e2 - sig_bits - 1) : 0;
+    const uint64_t v = e2 >= kDoubleFractionBits ? fract << (e2 - kDoubleFractionBits)
+                                                 : fract >> (kDoubleFractionBits - e2);
+    IntegerDigits(v, noise, out);
+    return;
+  }
+
+  int k = EstimateDecimalExponent(fract, e2);
+  const int b5 = k < 0 ? -k : 0;
+  int b2 = b5 + tiny_bits + e2;
+  const int s5 = k > 0 ? k : 0;
+  int s2 = s5 + tiny_bits;
+  const int m5 = b5;
+  int m2 = b2 - sig_bits;
+
+  fract >>= tail_zeros;
+  b2 -= fract_bits - 1;
+  const int common = b2 < s2 ? b2 : s2;
+  b2 -= common;
+  s2 -= common;
+  m2 -= common;
+  if (fract_bits == 1) --m2;  // Java's adjustment for exact powers of two
+  if (m2 < 0) {
+    b2 -= m2;
+    s2 -= m2;
+    m2 = 0;
+  }
+
+  const int b_bits = fract_bits + b2 + ApproxBitsOfPow5(b5);
+  const int ten_s_bits = s2 + 1 + ApproxBitsOfPow5(s5 + 1);
+  out->first = 0;
+  out->count = 0;
+  Ending e;
+  if (b_bits < 32 && ten_s_bits < 32) {
+    e = NativeGenerator<int32_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
+  } else if (b_bits < 64 && ten_s_bits < 64) {
+    e = NativeGenerator<int64_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
+  } else {
+    e = RunBig(fract, b5, b2, s5, s2, m5, m2, &k, out);
+  }
+  out->point = k + 1;
+  if (e.high) {
+    if (!e.low || e.twice_rest_vs_ten_s > 0 || (e.twice_rest_vs_ten_s == 0 && ((out->Last() - '0') & 1) != 0)) {
+      out->RoundUp();
+    }
+  }
+}
+
+// Java's layout of 0.<digits> x 10^point.
+char* Layout(bool negative, const Digits& g, char* o) {
+  if (negative) *o++ = '-';
+  const char* d = g.d + g.first;
+  const int n = g.count;
+  const int point = g.point;
+  if (point > 0 && point < 8) {
+    // [1, 1e7): integer digits, then at least one fraction digit.
+    const int int_digits = n < point ? n : point;
+    std::memcpy(o, d, static_cast<size_t>(int_digits));
+    o += int_digits;
+    for (int i = int_digits; i < point; ++i) *o++ = '0';
+    *o++ = '.';
+    if (n > point) {
+      std::memcpy(o, d + point, static_cast<size_t>(n - point));
+      o += n - point;
+    } else {
+      *o++ = '0';
+    }
+  } else if (point <= 0 && point > -3) {
+    // [1e-3, 1): 0.00ddd
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = point; i < 0; ++i) *o++ = '0';
+    std::memcpy(o, d, static_cast<size_t>(n));
+    o += n;
+  } else {
+    *o++ = d[0];
+    *o++ = '.';
+    if (n > 1) {
+      std::memcpy(o, d + 1, static_cast<size_t>(n - 1));
+      o += n - 1;
+    } else {
+      *o++ = '0';
+    }
+    *o++ = 'E';
+    int e = point - 1;
+    if (e < 0) {
+      *o++ = '-';
+      e = -e;
+    }
+    if (e >= 100) *o++ = static_cast<char>('0' + e / 100);
+    if (e >= 10) *o++ = static_cast<char>('0' + e / 10 % 10);
+    *o++ = static_cast<char>('0' + e % 10);
+  }
+  return o;
+}
+
+char* Special(bool negative, bool nan, char* o) {
+  const char* text = nan ? "NaN" : negative ? "-Infinity" : "Infinity";
+  const size_t len = std::strlen(text);
+  std::memcpy(o, text, len);
+  return o + len;
+}
+
+char* Zero(bool negative, char* o) {
+  const char* text = negative ? "-0.0" : "0.0";
+  const size_t len = std::strlen(text);
+  std::memcpy(o, text, len);
+  return o + len;
+}
+
+// Unpacks a binary64 (Bits = uint64_t) or binary32 (uint32_t) and writes its Java text.
+template <typename Bits, int kFractionBits, int kBias>
+char* WriteJavaText(Bits bits, char* out) {
+  constexpr int kWidth = static_cast<int>(sizeof(Bits)) * 8;
+  constexpr int kExponentMax = (1 << (kWidth - 1 - kFractionBits)) - 1;
+  const bool negative = (bits >> (kWidth - 1)) != 0;
+  Bits fract = bits & ((Bits{1} << kFractionBits) - 1);
+  int biased = static_cast<int>((bits >> kFractionBits) & kExponentMax);
+  if (biased == kExponentMax) return Special(negative, fract != 0, out);
+  int sig_bits = kFractionBits + 1;
+  if (biased == 0) {
+    if (fract == 0) return Zero(negative, out);
+    // Subnormal: shift the leading one up to the hidden bit's place; fewer
+    // significant bits, so a wider half-ULP.
+    const int zeros = std::countl_zero(fract);
+    const int shift = zeros - (kWidth - 1 - kFractionBits);
+    fract = static_cast<Bits>(fract << shift);
+    biased = 1 - shift;
+    sig_bits = kWidth - zeros;
+  } else {
+    fract |= Bits{1} << kFractionBits;
+  }
+  Digits g;
+  // A float's significand goes in the double's position; sig_bits keeps the
+  // float's precision, so digit generation stops where a float's ULP says.
+  GenerateDigits(uint64_t{fract} << (kDoubleFractionBits - kFractionBits), biased - kBias, sig_bits, &g);
+  return Layout(negative, g, out);
+}
+
+}  // namespace
+
+char* WriteJavaDoubleText(double v, char* out) {
+  return WriteJavaText<uint64_t, kDoubleFractionBits, 1023>(std::bit_cast<uint64_t>(v), out);
+}
+
+char* WriteJavaFloatText(float v, char* out) {
+  return WriteJavaText<uint32_t, kFloatFractionBits, 127>(std::bit_cast<uint32_t>(v), out);
+}
+
+}  // namespace canal::binlog
