@@ -131,15 +131,26 @@ class BigNat {
  public:
   static constexpr int kWords = 40;
 
-  // value = m * 5^p5 * 2^p2
-  void SetPow52(uint64_t m, int p5, int p2) {
-    n_ = 0;
-    w_[n_++] = static_cast<uint32_t>(m);
-    if ((m >> 32) != 0) w_[n_++] = static_cast<uint32_t>(m >> 32);
+  // value = 5^p5
+  void SetPow5(int p5) {
+    n_ = 1;
+    w_[0] = 1;
     constexpr int kStep = 13;  // 5^13 is the largest power of five in 32 bits
     for (; p5 >= kStep; p5 -= kStep) MulSmall(static_cast<uint32_t>(Pow5(kStep)));
     if (p5 > 0) MulSmall(static_cast<uint32_t>(Pow5(p5)));
-    ShiftLeft(p2);
+  }
+
+  void MulU64(uint64_t f) {
+    const uint32_t hi = static_cast<uint32_t>(f >> 32);
+    if (hi == 0) {
+      MulSmall(static_cast<uint32_t>(f));
+      return;
+    }
+    BigNat high = *this;
+    high.MulSmall(hi);
+    MulSmall(static_cast<uint32_t>(f));
+    high.ShiftLeft(32);
+    Add(high);
   }
 
   void MulSmall(uint32_t f) {
@@ -179,11 +190,20 @@ class BigNat {
     return 0;
   }
 
-  // Sign of (*this - (a + b)).
-  int CompareToSum(const BigNat& a, const BigNat& b) const {
-    BigNat sum = a;
-    sum.Add(b);
-    return Compare(sum);
+  // True when a + b >= *this. Decided from the top two words of each when
+  // they leave no doubt (nearly always), else by adding.
+  bool ReachedBySum(const BigNat& a, const BigNat& b) const {
+    if (a.n_ > n_ || b.n_ > n_) return true;
+    if (n_ >= 2) {
+      using u128 = unsigned __int128;
+      const u128 sum = u128{a.Top2(n_)} + b.Top2(n_);
+      const uint64_t mine = Top2(n_);
+      if (sum > mine) return true;       // a + b >= sum * 2^k > this
+      if (sum + 2 <= mine) return false;  // a + b < (sum + 2) * 2^k <= this
+    }
+    BigNat total = a;
+    total.Add(b);
+    return Compare(total) <= 0;
   }
 
   void Add(const BigNat& o) {
@@ -199,6 +219,13 @@ class BigNat {
   }
 
   bool IsZero() const { return n_ == 0; }
+
+  // Words n-1 and n-2 as one number (the value >> 32 (n - 2), for n_ <= n).
+  uint64_t Top2(int n) const {
+    const uint64_t hi = n - 1 < n_ ? w_[n - 1] : 0;
+    const uint64_t lo = n - 2 < n_ ? w_[n - 2] : 0;
+    return hi << 32 | lo;
+  }
 
   // One digit step: returns q = floor(*this / s) and leaves 10 * (*this mod s).
   // `s` is normalised (its top word has exactly four leading zero bits), so with
@@ -262,6 +289,34 @@ struct Ending {
   int twice_rest_vs_ten_s = 0;  // sign of 2 * remainder - 10 S
 };
 
+// q = v / s and v %= s for 0 <= v < 10 s on 128-bit values without a call to
+// the compiler's 128-bit division: q is the number of multiples 1 s .. 9 s
+// that v reaches, counted without branches. (64-bit hardware division is
+// faster than this; the native generators use it.) Out of that range (not
+// reached), a real division.
+template <typename T>
+class DigitDivider {
+ public:
+  explicit DigitDivider(T s) {
+    for (int i = 0; i <= 10; ++i) multiples_[i] = static_cast<T>(s * static_cast<T>(i));
+  }
+
+  int Step(T* v) const {
+    const T x = *v;
+    if (x < 0 || x >= multiples_[10]) {
+      *v = static_cast<T>(x % multiples_[1]);
+      return static_cast<int>(x / multiples_[1]);
+    }
+    int q = 0;
+    for (int i = 1; i <= 9; ++i) q += x >= multiples_[i] ? 1 : 0;
+    *v = static_cast<T>(x - multiples_[q]);
+    return q;
+  }
+
+ private:
+  T multiples_[11];
+};
+
 // Java's int and long generators share one shape; `Int` is int32_t or int64_t
 // and every product wraps around exactly as Java's does (the generator relies
 // on it: an overflowed M reads as "stop").
@@ -306,27 +361,77 @@ struct NativeGenerator {
   }
 };
 
+using u128 = unsigned __int128;
+
+u128 Pow5Wide(int n) {
+  u128 v = 1;
+  for (; n >= 13; n -= 13) v *= Pow5(13);
+  return v * Pow5(n);
+}
+
+// Values under 2^124 (the big-integer generator's exact arithmetic, in one
+// 128-bit word: B, 10 S, M and B + M never wrap there, since the loop runs
+// only while M <= B < 10 S). Same tests as RunBig, so the same digits.
+Ending RunWide(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Digits* out) {
+  const u128 s = Pow5Wide(s5) << s2;
+  const u128 p5 = Pow5Wide(b5);
+  u128 b = (p5 * fract) << b2;
+  u128 m = (p5 * 5) << (m2 + 1);  // 10 M
+  const u128 ten_s = s * 10;
+  const DigitDivider<u128> divider(s);
+  int q = divider.Step(&b);
+  b *= 10;
+  bool low = b < m;
+  bool high = b + m >= ten_s;
+  if (q == 0 && !high) {
+    --*k;
+  } else {
+    out->d[out->count++] = static_cast<char>('0' + q);
+  }
+  if (NeedsSecondDigit(*k)) low = high = false;
+  while (!low && !high) {
+    q = divider.Step(&b);
+    b *= 10;
+    m *= 10;
+    low = b < m;
+    high = b + m >= ten_s;
+    out->d[out->count++] = static_cast<char>('0' + q);
+  }
+  Ending e{low, high, 0};
+  if (low && high) {
+    const u128 twice = b << 1;
+    e.twice_rest_vs_ten_s = twice < ten_s ? -1 : twice > ten_s ? 1 : 0;
+  }
+  return e;
+}
+
 // The same generator on big integers. Its "high" test is B + M >= 10 S where
 // the native ones use >, and the final comparison only happens when both
 // tests fired: both as Java has them.
-Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m5, int m2, int* k, Digits* out) {
+// M's power of five is B's (m5 == b5).
+Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Digits* out) {
   BigNat s;
-  s.SetPow52(1, s5, s2);
+  s.SetPow5(s5);
+  s.ShiftLeft(s2);
   // Scale everything so that S's top word has four leading zero bits: the
   // quotient estimate in DivStep needs it, and 10 S still fits S's words.
   const int zeros = s.TopZeros();
   const int bias = zeros < 4 ? 28 + zeros : zeros - 4;
   s.ShiftLeft(bias);
+  // B and M share their power of five: computed once.
   BigNat b;
-  b.SetPow52(fract, b5, b2 + bias);
-  BigNat m;
-  m.SetPow52(1, m5 + 1, m2 + bias + 1);  // 10 M: the first step multiplies B by 10
+  b.SetPow5(b5);
+  BigNat m = b;
+  b.MulU64(fract);
+  b.ShiftLeft(b2 + bias);
+  m.MulSmall(5);
+  m.ShiftLeft(m2 + bias + 1);  // 10 M: the first step multiplies B by 10
   BigNat ten_s = s;
   ten_s.MulSmall(10);
 
   int q = b.DivStep(s);
   bool low = b.Compare(m) < 0;
-  bool high = ten_s.CompareToSum(b, m) <= 0;
+  bool high = ten_s.ReachedBySum(b, m);
   if (q == 0 && !high) {
     --*k;
   } else {
@@ -337,7 +442,7 @@ Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m5, int m2, in
     q = b.DivStep(s);
     m.MulSmall(10);
     low = b.Compare(m) < 0;
-    high = ten_s.CompareToSum(b, m) <= 0;
+    high = ten_s.ReachedBySum(b, m);
     out->d[out->count++] = static_cast<char>('0' + q);
   }
   Ending e{low, high, 0};
@@ -393,8 +498,10 @@ void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
     e = NativeGenerator<int32_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
   } else if (b_bits < 64 && ten_s_bits < 64) {
     e = NativeGenerator<int64_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
+  } else if (b_bits < 124 && ten_s_bits < 124) {
+    e = RunWide(fract, b5, b2, s5, s2, m2, &k, out);
   } else {
-    e = RunBig(fract, b5, b2, s5, s2, m5, m2, &k, out);
+    e = RunBig(fract, b5, b2, s5, s2, m2, &k, out);
   }
   out->point = k + 1;
   if (e.high) {
