@@ -282,6 +282,18 @@ class BigNat {
 // generation then goes on past the first digit even when it could stop.
 bool NeedsSecondDigit(int k) { return k < -3 || k >= 8; }
 
+// Takes the first quotient: a zero (with no stop) means the estimate of k was
+// one too high, and is no digit. Then, where Java's layout needs a second digit,
+// generation goes on whatever the stop tests said.
+void FirstDigit(int q, bool* low, bool* high, int* k, Digits* out) {
+  if (q == 0 && !*high) {
+    --*k;
+  } else {
+    out->d[out->count++] = static_cast<char>('0' + q);
+  }
+  if (NeedsSecondDigit(*k)) *low = *high = false;
+}
+
 // How generation ended, for the final rounding.
 struct Ending {
   bool low = false;
@@ -338,12 +350,7 @@ struct NativeGenerator {
     m = Mul(m, 10);
     bool low = b < m;
     bool high = Add(b, m) > ten_s;
-    if (q == 0 && !high) {
-      --*k;  // the estimate was one too high: this zero is not a digit
-    } else {
-      out->d[out->count++] = static_cast<char>('0' + q);
-    }
-    if (NeedsSecondDigit(*k)) low = high = false;
+    FirstDigit(q, &low, &high, k, out);
     while (!low && !high) {
       q = static_cast<int>(b / s);
       b = Mul(b % s, 10);
@@ -383,12 +390,7 @@ Ending RunWide(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, D
   b *= 10;
   bool low = b < m;
   bool high = b + m >= ten_s;
-  if (q == 0 && !high) {
-    --*k;
-  } else {
-    out->d[out->count++] = static_cast<char>('0' + q);
-  }
-  if (NeedsSecondDigit(*k)) low = high = false;
+  FirstDigit(q, &low, &high, k, out);
   while (!low && !high) {
     q = divider.Step(&b);
     b *= 10;
@@ -432,12 +434,7 @@ Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Di
   int q = b.DivStep(s);
   bool low = b.Compare(m) < 0;
   bool high = ten_s.ReachedBySum(b, m);
-  if (q == 0 && !high) {
-    --*k;
-  } else {
-    out->d[out->count++] = static_cast<char>('0' + q);
-  }
-  if (NeedsSecondDigit(*k)) low = high = false;
+  FirstDigit(q, &low, &high, k, out);
   while (!low && !high) {
     q = b.DivStep(s);
     m.MulSmall(10);
