@@ -23,7 +23,8 @@ enum class TextForms : uint8_t {
   // and MySQL before 8.0.19).
   kCanal,
   // MySQL's: FLOAT/DOUBLE as the shortest round-trip digits in MySQL's notation
-  // ("100", "10000000", "1.23e-5" only below 1e-15); mysqlType without display widths.
+  // ("100", "10000000", "0.0000123"; exponents below 1e-15 and from 1e15: "1e15");
+  // mysqlType without display widths.
   kMysql,
 };
 
