@@ -306,6 +306,7 @@ TEST(QueryConnectionLiveSettings, MixedBinlogFormatIsRefusedWithTheFix) {
 struct Decoded {
   Status status;
   std::vector<std::vector<std::string>> table_maps;  // column names of each TABLE_MAP of the table
+  std::vector<std::vector<std::string>> mysql_types;  // Column.mysqlType of each, as Canal's forms give it
   std::vector<std::string> rows;                     // "name=value;..." of each after image
 };
 
@@ -328,9 +329,13 @@ Decoded DecodeTable(const std::string& path, binlog::TableSchemaProvider* provid
     if (!d.status.ok() || eof) break;
     if (const auto* tm = e.As<binlog::TableMapEventRef>()) {
       if (tm->table->db != db || tm->table->table != table) continue;
-      std::vector<std::string> names;
-      for (const auto& c : tm->table->columns) names.push_back(c.name);
+      std::vector<std::string> names, types;
+      for (const auto& c : tm->table->columns) {
+        names.push_back(c.name);
+        types.push_back(binlog::CanalMysqlType(c, {}, tm->table->integer_display_widths));
+      }
       d.table_maps.push_back(names);
+      d.mysql_types.push_back(types);
     } else if (const auto* re = e.As<binlog::RowsEvent>()) {
       if (re->table->db != db || re->table->table != table) continue;
       rows_reader.Reset(*re);
@@ -400,6 +405,9 @@ TEST(QueryConnectionLiveSettings, MinimalRowMetadataIsNamedFromInformationSchema
   ASSERT_TRUE(d.status.ok()) << d.status.ToString();
   ASSERT_EQ(d.table_maps.size(), 1u);
   EXPECT_EQ(d.table_maps[0], (std::vector<std::string>{"id", "name", "kind", "amount"}));
+  // mysqlType is information_schema's COLUMN_TYPE, as SHOW CREATE TABLE prints it.
+  EXPECT_EQ(d.mysql_types[0],
+            (std::vector<std::string>{"int(10) unsigned", "varchar(20)", "enum('small','large')", "decimal(8,2)"}));
   ASSERT_EQ(d.rows.size(), 2u);
   // Unsignedness and ENUM labels came from information_schema too.
   EXPECT_EQ(d.rows[0], "id=4294967295;name=first;kind=large;amount=12.50;");
