@@ -66,6 +66,9 @@ int NoiseDigitsOfPow2(int p) {
 
 // The generated digits: value = 0.<digits> x 10^point.
 struct Digits {
+  // Java's digit buffer holds 20; generation never needs more (a double's half
+  // ULP is reached by the 18th digit), and the loops stop there regardless.
+  static constexpr int kMax = 20;
   char d[24];
   int first = 0;
   int count = 0;
@@ -351,7 +354,7 @@ struct NativeGenerator {
     bool low = b < m;
     bool high = Add(b, m) > ten_s;
     FirstDigit(q, &low, &high, k, out);
-    while (!low && !high) {
+    while (!low && !high && out->count < Digits::kMax) {
       q = static_cast<int>(b / s);
       b = Mul(b % s, 10);
       m = Mul(m, 10);
@@ -391,7 +394,7 @@ Ending RunWide(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, D
   bool low = b < m;
   bool high = b + m >= ten_s;
   FirstDigit(q, &low, &high, k, out);
-  while (!low && !high) {
+  while (!low && !high && out->count < Digits::kMax) {
     q = divider.Step(&b);
     b *= 10;
     m *= 10;
@@ -435,7 +438,7 @@ Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Di
   bool low = b.Compare(m) < 0;
   bool high = ten_s.ReachedBySum(b, m);
   FirstDigit(q, &low, &high, k, out);
-  while (!low && !high) {
+  while (!low && !high && out->count < Digits::kMax) {
     q = b.DivStep(s);
     m.MulSmall(10);
     low = b.Compare(m) < 0;
