@@ -11,6 +11,7 @@
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/value_format.h"
+#include "binlog/format_description.h"
 
 namespace canal::binlog {
 namespace {
@@ -288,7 +289,10 @@ TEST(EventDecoder, DerivedMysqlTypeFollowsTheServerVersionsDisplayWidths) {
     const char* expected;
   } cases[] = {{"8.0.36", "int unsigned"},       {"8.0.19", "int unsigned"},
                {"8.0.18", "int(10) unsigned"},   {"5.7.44-log", "int(10) unsigned"},
-               {"10.11.6-MariaDB-log", "int(10) unsigned"}, {"11.8.5-MariaDB", "int(10) unsigned"}};
+               {"10.11.6-MariaDB-log", "int(10) unsigned"}, {"11.8.5-MariaDB", "int(10) unsigned"},
+               {"9.1.0", "int unsigned"},        {"8.4.3-commercial", "int unsigned"},
+               // A partial version counts as its lowest release.
+               {"8.0", "int(10) unsigned"},      {"8.1", "int unsigned"}};
   for (const auto& c : cases) {
     BinlogBuilder b(true, c.version);
     b.Add(19, TableMapBody(true));
@@ -298,6 +302,19 @@ TEST(EventDecoder, DerivedMysqlTypeFollowsTheServerVersionsDisplayWidths) {
     ASSERT_FALSE(d.mysql_types.empty()) << c.version;
     EXPECT_EQ(d.mysql_types[0], c.expected) << c.version;
   }
+}
+
+TEST(FormatDescription, DisplayWidthsByFlavourAndVersion) {
+  FormatDescription f;  // no version known (v1/v3 binlogs, a damaged string): an old server
+  EXPECT_TRUE(PrintsIntegerDisplayWidths(f));
+  f.version_major = 8;
+  f.version_patch = 18;
+  EXPECT_TRUE(PrintsIntegerDisplayWidths(f));
+  f.version_patch = 19;
+  EXPECT_FALSE(PrintsIntegerDisplayWidths(f));
+  f.flavor = ServerFlavor::kMariaDB;  // MariaDB never dropped them
+  f.version_major = 11;
+  EXPECT_TRUE(PrintsIntegerDisplayWidths(f));
 }
 
 TEST(EventDecoder, SchemaWithADifferentColumnCountIsRefusedNamingTheTable) {
