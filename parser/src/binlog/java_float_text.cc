@@ -332,6 +332,38 @@ class DigitDivider {
   T multiples_[11];
 };
 
+// b / s and b % s for the native generators by a multiplication with 2^64 / s
+// instead of a hardware division (the hot spot: tens of cycles each on many
+// CPUs). The estimate is q or q - 1; one comparison corrects it. A negative b
+// (Java's wrap-around; not reached) divides as Java does.
+class Reciprocal {
+ public:
+  explicit Reciprocal(int64_t s) : s_(static_cast<uint64_t>(s)), inverse_(~uint64_t{0} / s_) {}
+
+  template <typename Int>
+  int Divide(Int* b) const {
+    if (*b < 0) {
+      const auto s = static_cast<Int>(s_);
+      const int q = static_cast<int>(*b / s);
+      *b = static_cast<Int>(*b % s);
+      return q;
+    }
+    const auto v = static_cast<uint64_t>(*b);
+    uint64_t q = static_cast<uint64_t>((static_cast<unsigned __int128>(v) * inverse_) >> 64);
+    uint64_t r = v - q * s_;
+    if (r >= s_) {
+      ++q;
+      r -= s_;
+    }
+    *b = static_cast<Int>(r);
+    return static_cast<int>(q);
+  }
+
+ private:
+  uint64_t s_;
+  uint64_t inverse_;
+};
+
 // Java's int and long generators share one shape; `Int` is int32_t or int64_t
 // and every product wraps around exactly as Java's does (the generator relies
 // on it: an overflowed M reads as "stop").
@@ -348,15 +380,16 @@ struct NativeGenerator {
     const Int s = Shl(static_cast<Int>(Pow5(s5)), s2);
     Int m = Shl(static_cast<Int>(Pow5(m5)), m2);
     const Int ten_s = Mul(s, 10);
-    int q = static_cast<int>(b / s);
-    b = Mul(b % s, 10);
+    const Reciprocal divider(s);
+    int q = divider.Divide(&b);
+    b = Mul(b, 10);
     m = Mul(m, 10);
     bool low = b < m;
     bool high = Add(b, m) > ten_s;
     FirstDigit(q, &low, &high, k, out);
     while (!low && !high && out->count < Digits::kMax) {
-      q = static_cast<int>(b / s);
-      b = Mul(b % s, 10);
+      q = divider.Divide(&b);
+      b = Mul(b, 10);
       m = Mul(m, 10);
       if (m > 0) {
         low = b < m;
