@@ -7,7 +7,9 @@
 // Value sets: "decimal" = what databases mostly hold (up to 12 significant
 // digits, a few fraction digits: 123.45, 0.0125, 98765.4321), "random" = random
 // bit patterns (17-digit doubles over the whole exponent range), "integer" =
-// whole numbers below 1e7, "float" = FLOAT columns holding short decimals.
+// whole numbers below 1e7, "float" = FLOAT columns holding short decimals,
+// "scientific" = 10 significant digits times 10^-30 .. 10^30 (measurements,
+// physical constants).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -23,7 +25,7 @@ namespace {
 
 using namespace canal::binlog;
 
-enum Set { kDecimal, kRandom, kInteger, kFloat };
+enum Set { kDecimal, kRandom, kInteger, kFloat, kScientific };
 
 std::vector<ColumnValue> Values(Set set) {
   std::mt19937_64 rng(42);
@@ -51,6 +53,9 @@ std::vector<ColumnValue> Values(Set set) {
       case kFloat:
         v.f32 = static_cast<float>(static_cast<double>(rng() % 10000000) / std::pow(10.0, static_cast<double>(rng() % 5)));
         break;
+      case kScientific:
+        v.f64 = static_cast<double>(rng() % 10000000000ULL) * std::pow(10.0, static_cast<double>(rng() % 61) - 39.0);
+        break;
     }
   }
   return values;
@@ -71,10 +76,10 @@ void BM_FloatText(benchmark::State& state) {
     i = (i + 1) & (values.size() - 1);
   }
   state.SetItemsProcessed(state.iterations());
-  static const char* kSets[] = {"decimal", "random", "integer", "float"};
+  static const char* kSets[] = {"decimal", "random", "integer", "float", "scientific"};
   state.SetLabel(std::string(kSets[set]) + (options.forms == TextForms::kCanal ? " canal" : " mysql"));
 }
-BENCHMARK(BM_FloatText)->ArgsProduct({{kDecimal, kRandom, kInteger, kFloat}, {0, 1}});
+BENCHMARK(BM_FloatText)->ArgsProduct({{kDecimal, kRandom, kInteger, kFloat, kScientific}, {0, 1}});
 
 }  // namespace
 

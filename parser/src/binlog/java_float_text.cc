@@ -304,34 +304,6 @@ struct Ending {
   int twice_rest_vs_ten_s = 0;  // sign of 2 * remainder - 10 S
 };
 
-// q = v / s and v %= s for 0 <= v < 10 s on 128-bit values without a call to
-// the compiler's 128-bit division: q is the number of multiples 1 s .. 9 s
-// that v reaches, counted without branches. (64-bit hardware division is
-// faster than this; the native generators use it.) Out of that range (not
-// reached), a real division.
-template <typename T>
-class DigitDivider {
- public:
-  explicit DigitDivider(T s) {
-    for (int i = 0; i <= 10; ++i) multiples_[i] = static_cast<T>(s * static_cast<T>(i));
-  }
-
-  int Step(T* v) const {
-    const T x = *v;
-    if (x < 0 || x >= multiples_[10]) {
-      *v = static_cast<T>(x % multiples_[1]);
-      return static_cast<int>(x / multiples_[1]);
-    }
-    int q = 0;
-    for (int i = 1; i <= 9; ++i) q += x >= multiples_[i] ? 1 : 0;
-    *v = static_cast<T>(x - multiples_[q]);
-    return q;
-  }
-
- private:
-  T multiples_[11];
-};
-
 // b / s and b % s for the native generators by a multiplication with 2^64 / s
 // instead of a hardware division (the hot spot: tens of cycles each on many
 // CPUs). The estimate is q or q - 1; one comparison corrects it. A negative b
@@ -362,6 +334,45 @@ class Reciprocal {
  private:
   uint64_t s_;
   uint64_t inverse_;
+};
+
+using u128 = unsigned __int128;
+
+// b / s and b % s for 0 <= b < 10 s on 128-bit values: the quotient of the top
+// bits (s's top 59 and b's bits from the same place) is q or q + 1, so one
+// 128-bit multiplication and comparison finish it, with no call to the
+// compiler's 128-bit division. Out of that range (not reached), a real division.
+class WideDivider {
+ public:
+  explicit WideDivider(u128 s)
+      : s_(s), shift_(BitWidth(s) > 59 ? BitWidth(s) - 59 : 0), top_(static_cast<int64_t>(s >> shift_)) {}
+
+  int Step(u128* b) const {
+    if (*b >= s_ * 10) {
+      const int q = static_cast<int>(*b / s_);
+      *b %= s_;
+      return q;
+    }
+    auto top = static_cast<int64_t>(*b >> shift_);
+    int q = top_.Divide(&top);
+    u128 product = s_ * static_cast<unsigned>(q);
+    if (product > *b) {
+      --q;
+      product -= s_;
+    }
+    *b -= product;
+    return q;
+  }
+
+ private:
+  static int BitWidth(u128 v) {
+    const auto hi = static_cast<uint64_t>(v >> 64);
+    return hi != 0 ? 128 - std::countl_zero(hi) : 64 - std::countl_zero(static_cast<uint64_t>(v));
+  }
+
+  u128 s_;
+  int shift_;
+  Reciprocal top_;
 };
 
 // Java's int and long generators share one shape; `Int` is int32_t or int64_t
@@ -404,8 +415,6 @@ struct NativeGenerator {
   }
 };
 
-using u128 = unsigned __int128;
-
 u128 Pow5Wide(int n) {
   u128 v = 1;
   for (; n >= 13; n -= 13) v *= Pow5(13);
@@ -421,7 +430,7 @@ Ending RunWide(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, D
   u128 b = (p5 * fract) << b2;
   u128 m = (p5 * 5) << (m2 + 1);  // 10 M
   const u128 ten_s = s * 10;
-  const DigitDivider<u128> divider(s);
+  const WideDivider divider(s);
   int q = divider.Step(&b);
   b *= 10;
   bool low = b < m;
