@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "binlog/float_text_bignat.h"
+
 namespace canal::binlog {
 
 namespace {
@@ -127,159 +129,6 @@ int EstimateDecimalExponent(uint64_t fract, int e2) {
   const double estimate = line + 0.176091259 + scaled;
   return static_cast<int>(std::floor(estimate));
 }
-
-// Non-negative integer, little-endian 32-bit words, fixed capacity: the largest
-// value generated (10 S for the smallest subnormal, normalised) is under 800 bits.
-class BigNat {
- public:
-  static constexpr int kWords = 40;
-
-  // value = 5^p5
-  void SetPow5(int p5) {
-    n_ = 1;
-    w_[0] = 1;
-    constexpr int kStep = 13;  // 5^13 is the largest power of five in 32 bits
-    for (; p5 >= kStep; p5 -= kStep) MulSmall(static_cast<uint32_t>(Pow5(kStep)));
-    if (p5 > 0) MulSmall(static_cast<uint32_t>(Pow5(p5)));
-  }
-
-  void MulU64(uint64_t f) {
-    const uint32_t hi = static_cast<uint32_t>(f >> 32);
-    if (hi == 0) {
-      MulSmall(static_cast<uint32_t>(f));
-      return;
-    }
-    BigNat high = *this;
-    high.MulSmall(hi);
-    MulSmall(static_cast<uint32_t>(f));
-    high.ShiftLeft(32);
-    Add(high);
-  }
-
-  void MulSmall(uint32_t f) {
-    uint64_t carry = 0;
-    for (int i = 0; i < n_; ++i) {
-      const uint64_t p = uint64_t{w_[i]} * f + carry;
-      w_[i] = static_cast<uint32_t>(p);
-      carry = p >> 32;
-    }
-    if (carry != 0 && n_ < kWords) w_[n_++] = static_cast<uint32_t>(carry);
-  }
-
-  void ShiftLeft(int bits) {
-    if (n_ == 0 || bits <= 0) return;
-    const int words = bits / 32;
-    const int rem = bits % 32;
-    int n = n_ + words + 1;
-    if (n > kWords) n = kWords;  // cannot happen for finite doubles; keeps writes in bounds
-    for (int i = n - 1; i >= 0; --i) {
-      const int src = i - words;
-      const uint32_t hi = src >= 0 && src < n_ ? w_[src] : 0;
-      const uint32_t lo = src - 1 >= 0 && src - 1 < n_ ? w_[src - 1] : 0;
-      w_[i] = rem == 0 ? hi : (hi << rem) | (lo >> (32 - rem));
-    }
-    n_ = n;
-    Trim();
-  }
-
-  // Leading zero bits of the top word (32 for zero).
-  int TopZeros() const { return n_ == 0 ? 32 : std::countl_zero(w_[n_ - 1]); }
-
-  int Compare(const BigNat& o) const {
-    if (n_ != o.n_) return n_ < o.n_ ? -1 : 1;
-    for (int i = n_ - 1; i >= 0; --i) {
-      if (w_[i] != o.w_[i]) return w_[i] < o.w_[i] ? -1 : 1;
-    }
-    return 0;
-  }
-
-  // True when a + b >= *this. Decided from the top two words of each when
-  // they leave no doubt (nearly always), else by adding.
-  bool ReachedBySum(const BigNat& a, const BigNat& b) const {
-    if (a.n_ > n_ || b.n_ > n_) return true;
-    if (n_ >= 2) {
-      using u128 = unsigned __int128;
-      const u128 sum = u128{a.Top2(n_)} + b.Top2(n_);
-      const uint64_t mine = Top2(n_);
-      if (sum > mine) return true;       // a + b >= sum * 2^k > this
-      if (sum + 2 <= mine) return false;  // a + b < (sum + 2) * 2^k <= this
-    }
-    BigNat total = a;
-    total.Add(b);
-    return Compare(total) <= 0;
-  }
-
-  void Add(const BigNat& o) {
-    const int n = n_ > o.n_ ? n_ : o.n_;
-    uint64_t carry = 0;
-    for (int i = 0; i < n; ++i) {
-      carry += uint64_t{i < n_ ? w_[i] : 0u} + (i < o.n_ ? o.w_[i] : 0u);
-      w_[i] = static_cast<uint32_t>(carry);
-      carry >>= 32;
-    }
-    n_ = n;
-    if (carry != 0 && n_ < kWords) w_[n_++] = static_cast<uint32_t>(carry);
-  }
-
-  bool IsZero() const { return n_ == 0; }
-
-  // Words n-1 and n-2 as one number (the value >> 32 (n - 2), for n_ <= n).
-  uint64_t Top2(int n) const {
-    const uint64_t hi = n - 1 < n_ ? w_[n - 1] : 0;
-    const uint64_t lo = n - 2 < n_ ? w_[n - 2] : 0;
-    return hi << 32 | lo;
-  }
-
-  // One digit step: returns q = floor(*this / s) and leaves 10 * (*this mod s).
-  // `s` is normalised (its top word has exactly four leading zero bits), so with
-  // *this < 10 s both have the same number of words and the top words give a
-  // quotient estimate that is at most a little too large.
-  int DivStep(const BigNat& s) {
-    int q = 0;
-    if (n_ >= s.n_ && s.n_ > 0) {
-      const int top = s.n_ - 1;
-      // Never too small: the words below the top ones add less than one top unit.
-      uint64_t mine = w_[top];
-      if (n_ > s.n_) mine |= uint64_t{w_[top + 1]} << 32;  // not reached: B < 10 S
-      q = static_cast<int>(mine / s.w_[top]);
-      if (q > 0) {
-        // *this -= q * s, tracking the sign of the result in `high`.
-        int64_t borrow = 0;
-        uint64_t carry = 0;
-        for (int i = 0; i < n_; ++i) {
-          uint64_t product = carry;
-          if (i < s.n_) product += uint64_t{s.w_[i]} * static_cast<uint32_t>(q);
-          carry = product >> 32;
-          const int64_t d = int64_t{w_[i]} - static_cast<uint32_t>(product) + borrow;
-          w_[i] = static_cast<uint32_t>(d);
-          borrow = d >> 32;
-        }
-        int64_t high = borrow - static_cast<int64_t>(carry);
-        while (high < 0) {  // too large an estimate: add s back
-          uint64_t c = 0;
-          for (int i = 0; i < n_; ++i) {
-            c += uint64_t{w_[i]} + (i < s.n_ ? s.w_[i] : 0u);
-            w_[i] = static_cast<uint32_t>(c);
-            c >>= 32;
-          }
-          high += static_cast<int64_t>(c);
-          --q;
-        }
-      }
-      Trim();
-    }
-    MulSmall(10);
-    return q;
-  }
-
- private:
-  void Trim() {
-    while (n_ > 0 && w_[n_ - 1] == 0) --n_;
-  }
-
-  uint32_t w_[kWords];
-  int n_ = 0;
-};
 
 // Outside [1e-3, 1e7) Java prints d.dE form, which needs a digit after the point:
 // generation then goes on past the first digit even when it could stop.
@@ -457,23 +306,23 @@ Ending RunWide(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, D
 // tests fired: both as Java has them.
 // M's power of five is B's (m5 == b5).
 Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Digits* out) {
-  BigNat s;
+  using internal::FloatTextBigNat;
+  FloatTextBigNat s;
   s.SetPow5(s5);
   s.ShiftLeft(s2);
-  // Scale everything so that S's top word has four leading zero bits: the
-  // quotient estimate in DivStep needs it, and 10 S still fits S's words.
-  const int zeros = s.TopZeros();
-  const int bias = zeros < 4 ? 28 + zeros : zeros - 4;
+  // Scale everything alike so that S's top word has four leading zero bits,
+  // which DivStep's quotient estimate needs.
+  const int bias = s.NormalizingShift();
   s.ShiftLeft(bias);
   // B and M share their power of five: computed once.
-  BigNat b;
+  FloatTextBigNat b;
   b.SetPow5(b5);
-  BigNat m = b;
-  b.MulU64(fract);
+  FloatTextBigNat m = b;
+  b.MulSmall(fract);
   b.ShiftLeft(b2 + bias);
   m.MulSmall(5);
   m.ShiftLeft(m2 + bias + 1);  // 10 M: the first step multiplies B by 10
-  BigNat ten_s = s;
+  FloatTextBigNat ten_s = s;
   ten_s.MulSmall(10);
 
   int q = b.DivStep(s);
