@@ -18,9 +18,10 @@
 //    last digit is rounded up when the upper neighbour is nearer (ties: to even).
 //    The first quotient is dropped when the estimate of k was one too high.
 //    Outside [1e-3, 1e7) at least two digits are generated (d.dE form).
-//    B, S and M use 32-bit ints, 64-bit ints or big integers by size, with
-//    Java's integer wrap-around and its slightly different "high" test on the
-//    big-integer path.
+//    B, S and M use 32-bit ints or 64-bit ints (with Java's wrap-around) when
+//    Java does; otherwise exact arithmetic with Java's big-integer "high" test
+//    (B + M >= 10 S, not >), here on one 128-bit word when the values fit and
+//    on float_text_bignat.h's big integers when they do not.
 // 4. Layout: 1e-3 <= |v| < 1e7 as plain decimal with at least one fraction
 //    digit ("100.0", "0.001"); otherwise d.ddddE[-]n ("1.0E7", "1.23E-5").
 #include "canal/parser/binlog/java_float_text.h"
