@@ -98,7 +98,7 @@ class RabbitMqProducer final : public Producer {
   }
 
   Status Send(const EncodedMessage& m) override {
-    if (origins_.empty()) {
+    if (pending_.empty()) {
       confirmed_ = 0;
       first_error_ = Status::OK();
     }
@@ -114,12 +114,12 @@ class RabbitMqProducer final : public Producer {
       return Status::IOError("RabbitMQ " + Address() + ": publishing " + m.origin + " failed (" +
                              amqp_error_string2(rc) + ")");
     }
-    origins_.push_back(&m.origin);
+    pending_.push_back(&m);
     return Status::OK();
   }
 
   Status Confirm(const std::atomic<bool>& stop) override {
-    const uint64_t last = acked_ + origins_.size();  // delivery tags run from 1 per channel
+    const uint64_t last = acked_ + pending_.size();  // delivery tags run from 1 per channel
     while (acked_ < last && first_error_.ok()) {
       if (stop.load(std::memory_order_acquire)) {
         first_error_ = Status::Aborted("stopping with RabbitMQ messages unconfirmed");
@@ -139,7 +139,7 @@ class RabbitMqProducer final : public Producer {
       HandleMethod(frame);
     }
     // A broken round: every unconfirmed message counts as not published.
-    origins_.clear();
+    pending_.clear();
     acked_ = last;
     Status result = std::move(first_error_);
     first_error_ = Status::OK();
@@ -164,10 +164,17 @@ class RabbitMqProducer final : public Producer {
                                                                         : Status::IOError(msg);
   }
 
-  const std::string& OriginOf(uint64_t tag) const {
-    static const std::string none;
+  std::string OriginOf(uint64_t tag) const {
     const uint64_t first = acked_ + 1;
-    return tag >= first && tag - first < origins_.size() ? *origins_[tag - first] : none;
+    return tag >= first && tag - first < pending_.size() ? pending_[tag - first]->origin : std::string("a message");
+  }
+  // A returned message carries no delivery tag: the oldest unconfirmed one
+  // sent with that routing key is it (returns come before that message's ack).
+  std::string OriginOfReturned(const std::string& routing_key) const {
+    for (const EncodedMessage* m : pending_) {
+      if (m->topic == routing_key) return m->origin;
+    }
+    return "a message";
   }
 
   void Acked(uint64_t tag, bool multiple) {
@@ -175,7 +182,8 @@ class RabbitMqProducer final : public Producer {
     if (upto > acked_) {
       confirmed_ += upto - acked_;
       // Drop the acked origins from the front.
-      origins_.erase(origins_.begin(), origins_.begin() + static_cast<ptrdiff_t>(std::min<uint64_t>(upto - acked_, origins_.size())));
+      pending_.erase(pending_.begin(),
+                     pending_.begin() + static_cast<ptrdiff_t>(std::min<uint64_t>(upto - acked_, pending_.size())));
       acked_ = upto;
     }
   }
@@ -200,7 +208,8 @@ class RabbitMqProducer final : public Producer {
         if (r.reply_type == AMQP_RESPONSE_NORMAL) amqp_destroy_message(&message);
         first_error_ = Status::InvalidArgument(
             "RabbitMQ " + Address() + " has no queue for routing key " + key + " on exchange '" + o_.exchange +
-            "' (" + why + "): a message would be lost; bind a queue (rabbitmq.queue / rabbitmq.routingKey) or fix "
+            "' to take " + OriginOfReturned(key) + " (" + why +
+            "): it would be lost; bind a queue (rabbitmq.queue / rabbitmq.routingKey) or fix "
             "canal.mq.topic / canal.mq.dynamicTopic");
         break;
       }
@@ -227,7 +236,7 @@ class RabbitMqProducer final : public Producer {
   bool open_ = false;
   bool broken_ = false;
   uint64_t acked_ = 0;  // highest delivery tag confirmed (or given up)
-  std::vector<const std::string*> origins_;  // unconfirmed messages, by tag from acked_ + 1
+  std::vector<const EncodedMessage*> pending_;  // unconfirmed messages, by tag from acked_ + 1
   uint64_t confirmed_ = 0;
   Status first_error_;
 };

@@ -15,6 +15,7 @@
 #include "canal/client/connector.h"
 #include "canal/mq/routing.h"
 #include "mq/kafka_mock.h"
+#include "mq/mq_fixture.h"
 #include "mq/mq_workload.h"
 #include "support/canal_install.h"
 #include "support/load_table.h"
@@ -40,6 +41,7 @@ constexpr uint16_t kWorkloadProtobufPort = 14211;
 constexpr uint16_t kErrorsPort = 14212;
 constexpr uint16_t kKillPort = 14213;
 constexpr uint16_t kRefusePort = 14214;
+constexpr uint16_t kTooLargePort = 14215;
 
 class KafkaMq : public ::testing::Test {
  protected:
@@ -72,17 +74,8 @@ class KafkaMq : public ::testing::Test {
                   "\nkafka.linger.ms = 5\nkafka.log_level = 3\n" + extra);
   }
 
-  ::testing::AssertionResult Startup() const {
-    std::string out;
-    const int rc = install_->Startup(&out);
-    if (rc == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "startup.sh exit " << rc << ":\n"
-                                         << out << "\n" << canal::testing::ReadAll(install_->server_log());
-  }
-
-  std::string Logs() const {
-    return canal::testing::ReadAll(install_->server_log()) + canal::testing::ReadAll(install_->instance_log("example"));
-  }
+  ::testing::AssertionResult Startup() const { return testing::StartServer(*install_); }
+  std::string Logs() const { return testing::ServerLogs(*install_); }
 
   // Reads `topic` until its messages carry `rows` changes (or 60 s pass).
   std::vector<Change> ReadChanges(const std::string& topic, int partitions, size_t rows, bool flat,
@@ -105,43 +98,11 @@ class KafkaMq : public ::testing::Test {
     return changes;
   }
 
-  // The workload's checks: every key's changes once, in order, in the
-  // partition Canal's hash names; one DDL, in partition 0.
   void CheckWorkload(const std::vector<Change>& changes, int user_partitions, int order_partitions, bool flat) {
-    std::map<std::string, std::vector<std::string>> got;
-    std::map<std::string, std::set<int32_t>> partitions_of;
-    int ddls = 0;
-    for (const Change& c : changes) {
-      if (c.ddl) {
-        ++ddls;
-        EXPECT_EQ(c.type, "ALTER");
-        EXPECT_EQ(c.partition, 0);
-        EXPECT_NE(c.sql.find("ADD COLUMN note"), std::string::npos) << c.sql;
-        continue;
-      }
-      const std::string key = c.table + "/" + c.key;
-      got[key].push_back(c.type);
-      partitions_of[key].insert(c.partition);
+    testing::CheckWorkload(changes, flat, [&](const Change& c) {
       const int n = c.table == "users" ? user_partitions : order_partitions;
-      EXPECT_EQ(c.partition, JavaPartition(JavaStringHash("mqdb") ^ JavaStringHash(c.key), n)) << key;
-    }
-    EXPECT_EQ(ddls, 1);
-    EXPECT_EQ(got, testing::ExpectedChanges());
-    for (const auto& [key, ps] : partitions_of) EXPECT_EQ(ps.size(), 1u) << key;
-    if (!flat) return;
-    // Values and old images as Canal's FlatMessage has them.
-    int updates_of_1 = 0;
-    for (const Change& c : changes) {
-      if (c.table != "users" || c.key != "1" || c.type != "UPDATE") continue;
-      if (++updates_of_1 == 1) {
-        EXPECT_EQ(c.data["score"], "11.00");
-        EXPECT_EQ(c.old, nlohmann::json({{"score", "1.00"}}));  // only the changed column
-      } else {
-        EXPECT_TRUE(c.data["name"].is_null());
-        EXPECT_EQ(c.old, nlohmann::json({{"name", "u1"}}));
-      }
-    }
-    EXPECT_EQ(updates_of_1, 2);
+      return JavaPartition(JavaStringHash("mqdb") ^ JavaStringHash(c.key), n);
+    });
   }
 
   // Reads the one partition of `topic` until every load row came (or 120 s
@@ -169,12 +130,6 @@ class KafkaMq : public ::testing::Test {
   std::unique_ptr<CanalInstall> install_;
 };
 
-size_t ExpectedRowChanges() {
-  size_t n = 0;
-  for (const auto& [k, v] : testing::ExpectedChanges()) n += v.size();
-  return n + 1;  // the DDL
-}
-
 // Flat messages, default topic with pk hashing over 3 partitions, the orders
 // table to its own topic by dynamicTopic with 2 partitions.
 TEST_F(KafkaMq, WorkloadFlatWithDynamicTopicAndPartitionHash) {
@@ -192,7 +147,7 @@ TEST_F(KafkaMq, WorkloadFlatWithDynamicTopicAndPartitionHash) {
   ASSERT_TRUE(Startup());
   ASSERT_TRUE(sandbox_->Sql(testing::WorkloadSql())) << sandbox_->error();
 
-  std::vector<Change> users = ReadChanges("mq_users", 3, ExpectedRowChanges() - 3, true);
+  std::vector<Change> users = ReadChanges("mq_users", 3, testing::ExpectedRowChanges() - 3, true);
   std::vector<Change> orders = ReadChanges("mq_orders", 2, 3, true);
   std::vector<Change> all = users;
   all.insert(all.end(), orders.begin(), orders.end());
@@ -217,7 +172,7 @@ TEST_F(KafkaMq, WorkloadProtobufWithPartitionHash) {
                                          "canal.mq.partitionHash = .*\\\\..*:$pk$\n");
   ASSERT_TRUE(Startup());
   ASSERT_TRUE(sandbox_->Sql(testing::WorkloadSql())) << sandbox_->error();
-  std::vector<Change> changes = ReadChanges("mq_pb", 4, ExpectedRowChanges(), false);
+  std::vector<Change> changes = ReadChanges("mq_pb", 4, testing::ExpectedRowChanges(), false);
   CheckWorkload(changes, 4, 4, false);
   EXPECT_EQ(install_->Stop(), 0);
 }
@@ -246,6 +201,28 @@ TEST_F(KafkaMq, TcpSubscriptionIsRefused) {
       << s.ToString();
   EXPECT_NE(s.ToString().find("canal.serverMode = kafka"), std::string::npos) << s.ToString();
   EXPECT_NE(Logs().find("unknown key canal.mq.typo"), std::string::npos) << Logs();
+}
+
+// A message larger than Kafka accepts stops the destination with the table
+// and position; nothing after it is published (so nothing is skipped).
+TEST_F(KafkaMq, MessageTooLargeStopsTheDestination) {
+  ASSERT_TRUE(mock_->CreateTopic("mq_big", 1));
+  ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS mq_big; DROP TABLE IF EXISTS mq_big.t; "
+                  "CREATE TABLE mq_big.t (id INT PRIMARY KEY, v TEXT)"));
+  install_->WriteServerProperties(ServerProperties(kTooLargePort, true, "kafka.max.request.size = 1000\n"));
+  install_->WriteInstance("example", canal::testing::StartAtPrimaryEnd(*sandbox_) +
+                                         "canal.instance.filter.regex = mq_big\\\\..*\ncanal.mq.topic = mq_big\n");
+  ASSERT_TRUE(Startup());
+  ASSERT_TRUE(Sql("INSERT INTO mq_big.t VALUES (1, REPEAT('x', 3000))"));
+  ASSERT_TRUE(Sql("INSERT INTO mq_big.t VALUES (2, 'small')"));
+  EXPECT_TRUE(canal::testing::WaitFor([&] { return Logs().find("MQ publishing stopped") != std::string::npos; }, 30s));
+  const std::string logs = Logs();
+  EXPECT_NE(logs.find("larger than Kafka accepts"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("mq_big.t at mariadb-bin."), std::string::npos) << logs;
+  EXPECT_NE(logs.find("kafka.max.request.size"), std::string::npos) << logs;
+  const Records after = mock_->ReadAll("mq_big", 1, 2s, [](const Records&) { return false; });
+  EXPECT_EQ(CountRecords(after), 0u);  // the small row behind it waits too
+  EXPECT_EQ(install_->Stop(), 0);
 }
 
 // Produce requests failing (retriable errors, then a disconnect) and all
