@@ -8,6 +8,24 @@ namespace canal::mq {
 
 namespace {
 
+// librdkafka's configuration: idempotent with acks=all unless told
+// otherwise; *out is the caller's on success.
+Status MakeConf(const KafkaOptions& options, rd_kafka_conf_t** out) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  std::map<std::string, std::string> props = {{"enable.idempotence", "true"}, {"acks", "all"}};
+  for (const auto& [k, v] : options.properties) props[k] = v;
+  for (const auto& [k, v] : props) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Status::InvalidArgument("Kafka setting " + k + " = " + v + " refused by librdkafka: " + err +
+                                     " (canal.properties: kafka." + k + ", or Canal's name for it; docs/mq.md)");
+    }
+  }
+  *out = conf;
+  return Status::OK();
+}
+
 class KafkaProducer final : public Producer {
  public:
   ~KafkaProducer() override {
@@ -21,17 +39,11 @@ class KafkaProducer final : public Producer {
 
   static Status Create(const KafkaOptions& options, std::unique_ptr<Producer>* out) {
     std::unique_ptr<KafkaProducer> p(new KafkaProducer());
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_t* conf = nullptr;
+    CANAL_RETURN_IF_ERROR(MakeConf(options, &conf));
     char err[512];
-    std::map<std::string, std::string> props = {{"enable.idempotence", "true"}, {"acks", "all"}};
-    for (const auto& [k, v] : options.properties) props[k] = v;
-    for (const auto& [k, v] : props) {
-      if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        return Status::InvalidArgument("Kafka setting " + k + " = " + v + " refused by librdkafka: " + err);
-      }
-    }
-    p->servers_ = props.count("bootstrap.servers") ? props["bootstrap.servers"] : "(no bootstrap.servers)";
+    auto servers = options.properties.find("bootstrap.servers");
+    p->servers_ = servers != options.properties.end() ? servers->second : "(no bootstrap.servers)";
     rd_kafka_conf_set_opaque(conf, p.get());
     rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::OnDelivery);
     rd_kafka_conf_set_error_cb(conf, &KafkaProducer::OnError);
@@ -149,6 +161,13 @@ class KafkaProducer final : public Producer {
 
 Status MakeKafkaProducer(const KafkaOptions& options, std::unique_ptr<Producer>* out) {
   return KafkaProducer::Create(options, out);
+}
+
+Status CheckKafkaOptions(const KafkaOptions& options) {
+  rd_kafka_conf_t* conf = nullptr;
+  CANAL_RETURN_IF_ERROR(MakeConf(options, &conf));
+  rd_kafka_conf_destroy(conf);
+  return Status::OK();
 }
 
 }  // namespace canal::mq

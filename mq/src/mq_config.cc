@@ -141,6 +141,16 @@ Status LoadKafka(const PropertyResolver& resolver, const Properties& props, MqSe
     return Status::InvalidArgument("canal.serverMode = kafka needs kafka.bootstrap.servers (host:port[,host:port]) in " +
                                    props.origin());
   }
+  // librdkafka's idempotent producer needs acks=all; with fewer acks Canal's
+  // behaviour (no idempotence) is kept, and one request in flight keeps order
+  // across retries.
+  if (auto acks = out->kafka.find("acks"); acks != out->kafka.end() && acks->second != "all" && acks->second != "-1") {
+    out->kafka["enable.idempotence"] = "false";
+    out->kafka["max.in.flight"] = "1";
+    out->warnings.push_back("kafka.acks = " + acks->second +
+                            ": the broker confirms before its replicas have a message, so a broker failure can lose "
+                            "confirmed changes; the default (all) cannot");
+  }
   if (auto it = out->kafka.find("max.in.flight"); it != out->kafka.end() && std::atoi(it->second.c_str()) > 5) {
     out->warnings.push_back("kafka.max.in.flight.requests.per.connection = " + it->second +
                             " lowered to 5: the idempotent producer keeps order only up to 5");

@@ -104,7 +104,18 @@ void Publisher::Run(store::RingStore* store) {
   int64_t batch_id = 0;
   log_->info("[{}] MQ publishing: batches of {}, default topic {}, {} messages", options_.destination,
              options_.batch_size, options_.routing.topic, options_.encoder.flat_message ? "flat JSON" : "protobuf");
+  auto last_status = std::chrono::steady_clock::now();
+  uint64_t reported_batches = 0, reported_failures = 0;
   while (!stop_.load()) {
+    if (std::chrono::steady_clock::now() - last_status >= options_.status_interval) {
+      last_status = std::chrono::steady_clock::now();
+      const PublisherStats st = stats();
+      if (st.batches != reported_batches || st.failed_rounds != reported_failures) {
+        reported_batches = st.batches;
+        reported_failures = st.failed_rounds;
+        log_->info("[{}] MQ status: {}", options_.destination, StatusLine());
+      }
+    }
     Status s = store->Get(options_.batch_size, options_.get_timeout, &batch);
     if (!s.ok()) {
       if (s.code() != Status::Code::kAborted) Fail("reading the ring: " + s.ToString());

@@ -9,7 +9,11 @@ namespace canal::server {
 
 Status LoadServerMode(const CanalConfig& canal, mq::MqSettings* out) {
   PropertyResolver resolver({&canal.properties}, canal.env ? canal.env : ProcessEnvironment());
-  return mq::LoadMqSettings(resolver, canal.properties, out);
+  CANAL_RETURN_IF_ERROR(mq::LoadMqSettings(resolver, canal.properties, out));
+  if (out->mode == mq::ServerMode::kKafka) {
+    CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(mq::KafkaOptions{out->kafka}).WithContext(canal.properties_file));
+  }
+  return Status::OK();
 }
 
 Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& canal, const InstanceConfig& config,

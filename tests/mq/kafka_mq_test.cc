@@ -42,6 +42,7 @@ constexpr uint16_t kErrorsPort = 14212;
 constexpr uint16_t kKillPort = 14213;
 constexpr uint16_t kRefusePort = 14214;
 constexpr uint16_t kTooLargePort = 14215;
+constexpr uint16_t kBadConfigPort = 14216;
 
 class KafkaMq : public ::testing::Test {
  protected:
@@ -201,6 +202,35 @@ TEST_F(KafkaMq, TcpSubscriptionIsRefused) {
       << s.ToString();
   EXPECT_NE(s.ToString().find("canal.serverMode = kafka"), std::string::npos) << s.ToString();
   EXPECT_NE(Logs().find("unknown key canal.mq.typo"), std::string::npos) << Logs();
+}
+
+// MQ settings that cannot work stop start-up with exit code 2 and a message
+// naming the key, as every configuration error does.
+TEST_F(KafkaMq, BadSettingsStopStartUp) {
+  struct Case {
+    std::string server_extra, instance_extra, expect;
+  } cases[] = {
+      {"kafka.no.such.setting = 1\n", "canal.mq.topic = t\n", "no.such.setting"},
+      {"canal.mq.canalBatchSize = none\n", "canal.mq.topic = t\n", "canal.mq.canalBatchSize = none"},
+      {"", "", "needs canal.mq.topic"},
+      {"", "canal.mq.topic = t\ncanal.mq.partitionHash = db.t:^\n", "names no column"},
+      {"", "canal.mq.topic = t\ncanal.mq.dynamicTopic = x:db\\\\.(\n", "canal.mq.dynamicTopic"},
+  };
+  for (const Case& c : cases) {
+    install_->WriteServerProperties(ServerProperties(kBadConfigPort, true, c.server_extra));
+    install_->WriteInstance("example", c.instance_extra);
+    int rc = -1;
+    const std::string out = canal::testing::RunShell(install_->ServerCommand(), &rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find(c.expect), std::string::npos) << c.expect << "\n" << out;
+  }
+  // kafka mode without brokers.
+  install_->WriteServerProperties(CanalInstall::ServerProperties(kBadConfigPort, "canal.serverMode = kafka\n"));
+  install_->WriteInstance("example", "canal.mq.topic = t\n");
+  int rc = -1;
+  const std::string out = canal::testing::RunShell(install_->ServerCommand(), &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("needs kafka.bootstrap.servers"), std::string::npos) << out;
 }
 
 // A message larger than Kafka accepts stops the destination with the table

@@ -3,6 +3,8 @@
 // cannot be used.
 #include "canal/mq/mq_config.h"
 
+#include "canal/mq/kafka_producer.h"
+
 #include <gtest/gtest.h>
 
 namespace canal::mq {
@@ -42,7 +44,7 @@ TEST(MqConfigTest, DefaultsAreTcpAndCanals) {
 
 TEST(MqConfigTest, KafkaKeysMapToLibrdkafka) {
   Loaded l = Load(
-      "canal.serverMode = Kafka\nkafka.bootstrap.servers = a:9092,b:9092\nkafka.acks = 1\n"
+      "canal.serverMode = Kafka\nkafka.bootstrap.servers = a:9092,b:9092\nkafka.acks = -1\n"
       "kafka.compression.type = lz4\nkafka.batch.size = 16384\nkafka.linger.ms = 5\n"
       "kafka.max.request.size = 2097152\nkafka.buffer.memory = 33554432\n"
       "kafka.max.in.flight.requests.per.connection = 8\nkafka.retries = 0\n"
@@ -55,7 +57,8 @@ TEST(MqConfigTest, KafkaKeysMapToLibrdkafka) {
   const auto& k = l.settings.kafka;
   EXPECT_EQ(l.settings.mode, ServerMode::kKafka);
   EXPECT_EQ(k.at("bootstrap.servers"), "a:9092,b:9092");
-  EXPECT_EQ(k.at("acks"), "1");
+  EXPECT_EQ(k.at("acks"), "-1");
+  EXPECT_EQ(k.count("enable.idempotence"), 0u);  // the producer's default: on
   EXPECT_EQ(k.at("compression.type"), "lz4");
   EXPECT_EQ(k.at("message.max.bytes"), "2097152");
   EXPECT_EQ(k.at("queue.buffering.max.kbytes"), "32768");
@@ -72,6 +75,25 @@ TEST(MqConfigTest, KafkaKeysMapToLibrdkafka) {
   EXPECT_EQ(l.settings.canal_batch_size, 10u);
   EXPECT_EQ(l.settings.canal_get_timeout_ms, 5);
   EXPECT_FALSE(l.settings.database_hash);
+}
+
+TEST(MqConfigTest, AcksBelowAllTurnIdempotenceOffWithAWarning) {
+  Loaded l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.acks = 1\n");
+  ASSERT_TRUE(l.status.ok());
+  EXPECT_EQ(l.settings.kafka.at("enable.idempotence"), "false");
+  EXPECT_EQ(l.settings.kafka.at("max.in.flight"), "1");
+  EXPECT_TRUE(HasWarning(l.settings, "can lose confirmed changes"));
+  EXPECT_TRUE(CheckKafkaOptions(KafkaOptions{l.settings.kafka}).ok());
+}
+
+TEST(MqConfigTest, LibrdkafkaRefusesUnknownPassThroughKeys) {
+  Loaded l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.no.such.thing = 1\n");
+  ASSERT_TRUE(l.status.ok());
+  Status s = CheckKafkaOptions(KafkaOptions{l.settings.kafka});
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("no.such.thing"), std::string::npos) << s.ToString();
+  l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.compression.type = bogus\n");
+  EXPECT_FALSE(CheckKafkaOptions(KafkaOptions{l.settings.kafka}).ok());
 }
 
 TEST(MqConfigTest, RabbitKeys) {

@@ -24,4 +24,8 @@ struct KafkaOptions {
 // InvalidArgument naming the property librdkafka refused.
 Status MakeKafkaProducer(const KafkaOptions& options, std::unique_ptr<Producer>* out);
 
+// Checks every property with librdkafka without connecting, so a bad one
+// stops start-up rather than the first batch.
+Status CheckKafkaOptions(const KafkaOptions& options);
+
 }  // namespace canal::mq

@@ -23,6 +23,10 @@
 // the destination, subscribed by Start() before the instance reads its
 // cursor, so the instance resumes where the broker confirmed.
 //
+// Every `status_interval` in which something happened, the destination's log
+// gets "MQ status: published N batches, M messages, R rows; republished D in
+// F failed rounds" (the republished count is the duplicates metric).
+//
 // Threads: its own thread; Start/Stop from one controlling thread; stats()
 // from any.
 #pragma once
@@ -65,6 +69,7 @@ struct PublisherOptions {
   size_t batch_size = 50;                         // canal.mq.canalBatchSize
   std::chrono::milliseconds get_timeout{100};     // canal.mq.canalGetTimeout
   std::chrono::milliseconds retry_backoff{1000};  // after a failed round
+  std::chrono::milliseconds status_interval{10'000};  // a status line when something changed
   RoutingConfig routing;
   EncoderOptions encoder;
   // Builds a (new) broker connection; called again after a broken one.
