@@ -5,6 +5,8 @@
 #include <amqp_tcp_socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@ namespace canal::mq {
 namespace {
 
 constexpr amqp_channel_t kChannel = 1;
+constexpr std::chrono::seconds kConfirmTimeout{60};
 
 std::string BytesText(amqp_bytes_t b) { return std::string(static_cast<const char*>(b.bytes), b.len); }
 
@@ -120,9 +123,22 @@ class RabbitMqProducer final : public Producer {
 
   Status Confirm(const std::atomic<bool>& stop) override {
     const uint64_t last = acked_ + pending_.size();  // delivery tags run from 1 per channel
+    // No heartbeats: a connection that died silently shows as confirms that
+    // stop coming.
+    auto progress = std::chrono::steady_clock::now();
+    uint64_t acked_before = acked_;
     while (acked_ < last && first_error_.ok()) {
       if (stop.load(std::memory_order_acquire)) {
         first_error_ = Status::Aborted("stopping with RabbitMQ messages unconfirmed");
+        break;
+      }
+      if (acked_ != acked_before) {
+        acked_before = acked_;
+        progress = std::chrono::steady_clock::now();
+      } else if (std::chrono::steady_clock::now() - progress > kConfirmTimeout) {
+        broken_ = true;
+        first_error_ = Status::IOError("RabbitMQ " + Address() + ": no confirm for " +
+                                       std::to_string(kConfirmTimeout.count()) + " s; reconnecting");
         break;
       }
       amqp_frame_t frame;

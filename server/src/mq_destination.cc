@@ -70,9 +70,9 @@ Status MqDestination::Start() {
 }
 
 void MqDestination::Stop() {
+  const bool was_running = instance_->running();
   publisher_->Stop();
-  const mq::PublisherStats st = publisher_->stats();
-  if (st.batches != 0 || st.failed_rounds != 0) log_->info("[{}] MQ: {}", name(), publisher_->StatusLine());
+  if (was_running) log_->info("[{}] MQ: {}", name(), publisher_->StatusLine());
   instance_->Stop();
 }
 

@@ -41,6 +41,14 @@ void KafkaMock::FailProduceRequests(int error, int count) {
   rd_kafka_mock_push_request_errors_array(cluster_, kProduceApiKey, errors.size(), errors.data());
 }
 
+void KafkaMock::SlowProduceRequests(int rtt_ms, int count) {
+  for (int id = 1; id <= brokers_; ++id) {
+    for (int i = 0; i < count; ++i) {
+      rd_kafka_mock_broker_push_request_error_rtts(cluster_, id, kProduceApiKey, 1, RD_KAFKA_RESP_ERR_NO_ERROR, rtt_ms);
+    }
+  }
+}
+
 void KafkaMock::SetBrokersDown(bool down) {
   for (int id = 1; id <= brokers_; ++id) {
     if (down) {

@@ -42,6 +42,9 @@ class KafkaMock {
   // The next `count` Produce requests fail with `error` (an rd_kafka_resp_err_t),
   // on whichever broker gets them.
   void FailProduceRequests(int error, int count);
+  // The next `count` Produce requests on every broker answer after `rtt_ms`
+  // (a slow broker: batches stay in flight longer).
+  void SlowProduceRequests(int rtt_ms, int count);
   // Every broker: down (connections refused and closed) or up again.
   void SetBrokersDown(bool down);
 
