@@ -18,9 +18,11 @@ PACKAGES=(
   libre2-dev
   default-libmysqlclient-dev
   libzookeeper-mt-dev
+  librdkafka-dev librabbitmq-dev
   # servers for integration tests, the benchmark and the quick start
   mariadb-server mariadb-client
   zookeeper
+  rabbitmq-server
   # tools used by tests and fixture helpers
   zstd xxd procps
   # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/parser/java_float_text_test.cc)

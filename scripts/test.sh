@@ -17,6 +17,8 @@
 #      peak RSS with a client lagging ~5M rows (< 256 MiB)
 #   8. the store benchmark (build/bin/store_bench): at least 10 million
 #      entries/s through put -> get -> ack
+#   9. bench/run_mq_bench.sh: 1,000,000 rows published to the Kafka mock
+#      cluster and to a RabbitMQ sandbox (>= 30,000 rows/s each)
 #
 # Each step is timed; a failed build skips the steps that need it. Exits non-zero
 # when any step failed, after a summary whose last line is "N passed, N failed".
@@ -296,6 +298,7 @@ bench_step "catch-up benchmark" bash bench/run_catchup_bench.sh
 bench_step "decode benchmark" bash bench/run_decode_bench.sh
 bench_step "end-to-end benchmarks" bash bench/run_e2e_bench.sh
 bench_step "store benchmark" run_store_bench
+bench_step "MQ benchmark" bash bench/run_mq_bench.sh
 
 echo
 echo "==== summary (steps)"

@@ -31,6 +31,7 @@
 #include "canal/server/config.h"
 #include "canal/server/instance.h"
 #include "canal/server/instance_registry.h"
+#include "canal/server/mq_destination.h"
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
 
@@ -144,6 +145,14 @@ int Run(int argc, char** argv) {
     return s.code() == Status::Code::kIOError ? kExitFailure : kExitConfig;
   }
 
+  // MQ mode (docs/mq.md): destinations publish to a broker instead of serving TCP clients.
+  canal::mq::MqSettings mq_settings;
+  if (Status s = canal::server::LoadServerMode(config, &mq_settings); !s.ok()) {
+    Report(log, "configuration refused: " + std::string(s.message()));
+    return kExitConfig;
+  }
+  for (const std::string& warning : mq_settings.warnings) log->warn("{}", warning);
+
   // HA: the ZooKeeper session (connecting in the background; an unreachable
   // ZooKeeper is retried, never fatal) and the running monitor.
   std::unique_ptr<canal::coord::ZkClient> zk;
@@ -199,11 +208,16 @@ int Run(int argc, char** argv) {
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
   registry_options.arbiter = monitor.get();
-  registry_options.factory = [&meta, logs](const canal::server::InstanceConfig& instance_config,
-                                           std::shared_ptr<canal::server::ManagedDestination>* out) {
+  registry_options.factory = [&meta, &config, &mq_settings, logs](
+                                 const canal::server::InstanceConfig& instance_config,
+                                 std::shared_ptr<canal::server::ManagedDestination>* out) {
     const std::string& dest = instance_config.destination;
     std::shared_ptr<spdlog::logger> instance_log;
     CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
+    if (mq_settings.mode != canal::mq::ServerMode::kTcp) {
+      return canal::server::MqDestination::Create(mq_settings, config, instance_config, meta.get(),
+                                                  std::move(instance_log), out);
+    }
     *out = std::make_shared<canal::server::Instance>(instance_config, meta.get(), std::move(instance_log));
     return Status::OK();
   };
@@ -235,8 +249,9 @@ int Run(int argc, char** argv) {
   server->Start();
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
-  log->info("canal-server started: listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",
-            config.session.ip, server->port(), names, monitor ? " active here (the others stand by in ZooKeeper)" : "",
+  log->info("canal-server started: mode {}, listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",
+            canal::mq::ServerModeName(mq_settings.mode), config.session.ip, server->port(), names,
+            monitor ? " active here (the others stand by in ZooKeeper)" : "",
             cursors_in,
             config.auto_scan ? "every " + std::to_string(config.auto_scan_interval_s) + " s" : std::string("off"));
 

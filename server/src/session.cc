@@ -482,6 +482,10 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
     Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + context_->server_address);
     return false;
   }
+  if (std::string refusal = dest->SubscriptionRefusal(); !refusal.empty()) {
+    Fail(kErrorGeneral, refusal);
+    return false;
+  }
   DestinationHolders::Holder current;
   if (!context_->holders.Acquire(destination, {this, client_id, peer_}, &current)) {
     Fail(kErrorGeneral, "destination " + destination + " is already subscribed by client " + current.client_id +

@@ -10,8 +10,9 @@
 // default. A value that cannot be used is refused with InvalidArgument
 // naming where it was set (file and line, or the environment variable), the
 // key, the value and what would be accepted. Keys this server does not use
-// (Canal's MQ, TSDB, admin, ... settings) are ignored, so a Canal
-// configuration loads as it is. docs/configuration.md lists every key.
+// (Canal's TSDB, admin, ... settings) are ignored, so a Canal configuration
+// loads as it is; the MQ mode's keys are read by mq_destination.h.
+// docs/configuration.md lists every key.
 //
 // Relative paths (canal.conf.dir, canal.file.data.dir) are resolved against
 // the directory holding canal.properties: Canal's shipped `../conf` (relative

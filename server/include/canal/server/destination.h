@@ -35,6 +35,9 @@ class Destination {
   // A subscription's filter replaces the instance's canal.instance.filter.regex
   // ("" restores it). InvalidArgument quoting a bad pattern.
   virtual Status SetClientFilter(std::string_view regex) = 0;
+  // Why a TCP client may not subscribe to this destination ("" = it may):
+  // in MQ mode the destination's only consumer is its publisher.
+  virtual std::string SubscriptionRefusal() const { return {}; }
 };
 
 class DestinationRegistry {

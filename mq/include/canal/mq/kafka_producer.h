@@ -1,0 +1,31 @@
+// KafkaProducer: Producer over librdkafka. Idempotent (enable.idempotence,
+// so retries neither duplicate nor reorder within a partition), acks=all
+// unless kafka.acks says otherwise; messages go to the partition the routing
+// chose, with no key, as Canal sends them.
+//
+// Settings come from canal.properties' kafka.* keys (see mq_config.h for the
+// mapping of Canal's Java client names to librdkafka's).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "canal/common/status.h"
+#include "canal/mq/producer.h"
+
+namespace canal::mq {
+
+struct KafkaOptions {
+  // librdkafka properties, by librdkafka's names (bootstrap.servers, acks, ...).
+  std::map<std::string, std::string> properties;
+};
+
+// InvalidArgument naming the property librdkafka refused.
+Status MakeKafkaProducer(const KafkaOptions& options, std::unique_ptr<Producer>* out);
+
+// Checks every property with librdkafka without connecting, so a bad one
+// stops start-up rather than the first batch.
+Status CheckKafkaOptions(const KafkaOptions& options);
+
+}  // namespace canal::mq

@@ -1,0 +1,51 @@
+// Producer: one connection to a broker that publishes a batch's messages and
+// says whether the broker confirmed every one of them. The publisher moves a
+// destination's cursor only after Confirm() returned OK.
+//
+// Errors: InvalidArgument for a message the broker can never accept (too
+// large, a topic or partition that cannot exist): the publisher stops the
+// destination rather than drop it. Any other error is transient: the
+// publisher sends the whole batch again (after Reset() when the producer
+// says it must be rebuilt), counting the messages the broker had confirmed
+// before the failure as duplicates.
+//
+// Threads: one publisher thread calls every method.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "canal/common/status.h"
+#include "canal/mq/batch_encoder.h"
+
+namespace canal::mq {
+
+class Producer {
+ public:
+  virtual ~Producer() = default;
+
+  // Queues one message (its bytes are copied). May block while the client's
+  // queue is full.
+  virtual Status Send(const EncodedMessage& message) = 0;
+
+  // Waits until the broker confirmed or refused every message sent since the
+  // last Confirm, or `stop` becomes true (Aborted). OK only when all were
+  // confirmed; otherwise the first error, naming the message's origin.
+  virtual Status Confirm(const std::atomic<bool>& stop) = 0;
+
+  // Messages of the last Send/Confirm round the broker confirmed (also when
+  // Confirm failed: they will be published again).
+  virtual uint64_t confirmed() const = 0;
+
+  // True after an error that leaves this producer unusable (librdkafka's
+  // fatal idempotence errors, a closed AMQP channel): build a new one.
+  virtual bool broken() const = 0;
+
+  // "kafka 127.0.0.1:9092", for logs.
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace canal::mq

@@ -1,0 +1,134 @@
+// Publisher: the internal consumer of one destination's ring in MQ mode.
+//
+//   loop: Get a batch (canal.mq.canalBatchSize, waiting canal.mq.canalGetTimeout)
+//         -> encode (batch_encoder.h) -> Send every message -> Confirm
+//         -> Ack the ring -> move the cursor to the batch's safe position and
+//            make it durable (MetaManager::Flush)
+//
+// The cursor moves only behind the broker's confirmation of every message of
+// the batch, so after a crash of the server (kill -9) or an outage of the
+// broker publishing resumes from the cursor and nothing is missing. The only
+// duplicates are messages of a batch that was not confirmed as a whole (or
+// whose cursor was not yet durable at a crash): a failed round is published
+// again in full, and the messages the broker had confirmed in it are counted
+// in PublisherStats::republished and logged at WARN.
+//
+// A message the broker can never accept (Producer's InvalidArgument: too
+// large, no such partition) stops the publisher with an ERROR naming the
+// table, the binlog position and the fix; the ring then fills and the parser
+// waits, so nothing is dropped. Malformed entries stop it the same way.
+// Transient errors are retried after `retry_backoff`, for ever.
+//
+// The cursor belongs to client `client_id` (Canal's MQ mode uses 1001) of
+// the destination, subscribed by Start() before the instance reads its
+// cursor, so the instance resumes where the broker confirmed.
+//
+// Every `status_interval` in which something happened, the destination's log
+// gets "MQ status: published N batches, M messages, R rows; republished D in
+// F failed rounds" (the republished count is the duplicates metric).
+//
+// Threads: its own thread; Start/Stop from one controlling thread; stats()
+// from any.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/mq/batch_encoder.h"
+#include "canal/mq/producer.h"
+#include "canal/mq/routing.h"
+
+namespace spdlog {
+class logger;
+}
+namespace canal::store {
+class RingStore;
+struct Batch;
+}
+namespace canal::meta {
+class MetaManager;
+}
+
+namespace canal::mq {
+
+// Canal's MQ mode acks as this client.
+inline constexpr int16_t kMqClientId = 1001;
+
+struct PublisherOptions {
+  std::string destination;
+  int16_t client_id = kMqClientId;
+  size_t batch_size = 50;                         // canal.mq.canalBatchSize
+  std::chrono::milliseconds get_timeout{100};     // canal.mq.canalGetTimeout
+  std::chrono::milliseconds retry_backoff{1000};  // after a failed round
+  std::chrono::milliseconds status_interval{10'000};  // a status line when something changed
+  RoutingConfig routing;
+  EncoderOptions encoder;
+  // Builds a (new) broker connection; called again after a broken one.
+  std::function<Status(std::unique_ptr<Producer>*)> producer_factory;
+  std::shared_ptr<spdlog::logger> logger;  // null logs nowhere
+};
+
+struct PublisherStats {
+  uint64_t batches = 0;       // confirmed and acked
+  uint64_t messages = 0;      // confirmed, in confirmed batches
+  uint64_t rows = 0;          // rows (flat) or entries (protobuf) encoded
+  uint64_t republished = 0;   // messages confirmed in a failed round, hence sent again
+  uint64_t failed_rounds = 0;
+  bool running = false;
+  bool failed = false;        // stopped on an error that needs the operator
+  std::string last_error;
+};
+
+class Publisher {
+ public:
+  // Checks the routing settings (InvalidArgument naming the key).
+  static Status Create(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Publisher>* out);
+  ~Publisher();  // Stop()s
+
+  // Subscribes the client in meta (before the instance starts, see above).
+  Status Subscribe();
+  // Starts publishing from `store`, which must outlive Stop().
+  void Start(store::RingStore* store);
+  // Stops the thread; unconfirmed messages are abandoned (the cursor did not
+  // move for them). Idempotent.
+  void Stop();
+
+  PublisherStats stats() const;
+  // "published N batches, M messages, R rows, D republished", for status lines.
+  std::string StatusLine() const;
+
+ private:
+  Publisher(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Router> router);
+  void Run(store::RingStore* store);
+  // One batch until confirmed; false when the publisher must stop.
+  bool PublishBatch(const store::Batch& batch, int64_t batch_id);
+  void Fail(const std::string& message);
+  bool Sleep(std::chrono::milliseconds d);
+
+  const PublisherOptions options_;
+  meta::MetaManager* const meta_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<BatchEncoder> encoder_;
+  std::unique_ptr<Producer> producer_;
+  std::vector<std::string_view> entries_;  // the batch's bytes, reused
+  std::shared_ptr<spdlog::logger> log_;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_cv_;
+
+  mutable std::mutex stats_mu_;
+  PublisherStats stats_;
+};
+
+}  // namespace canal::mq

@@ -1,0 +1,214 @@
+#include "canal/mq/batch_encoder.h"
+
+#include "canal/client/entry_view.h"
+#include "text.h"
+#include "wire.h"
+
+namespace canal::mq {
+
+namespace {
+
+namespace cv = canal::client;
+
+constexpr uint32_t kEntryStoreValue = 3;
+constexpr uint32_t kRowChangeRowDatas = 12;
+constexpr int kPacketTypeMessages = 7;  // canal.protocol.PacketType.MESSAGES
+
+// The entry `entry` with its RowChange's rows replaced by `row` alone.
+Status RebuildWithOneRow(std::string_view entry, std::string_view store_value, std::string_view row, std::string* out) {
+  out->clear();
+  std::string row_change;
+  size_t pos = 0;
+  wire::Field f;
+  while (pos < store_value.size()) {
+    CANAL_RETURN_IF_ERROR(wire::NextField(store_value, &pos, &f));
+    if (f.number != kRowChangeRowDatas) row_change.append(f.whole);
+  }
+  wire::AppendBytesField(kRowChangeRowDatas, row, &row_change);
+  pos = 0;
+  while (pos < entry.size()) {
+    CANAL_RETURN_IF_ERROR(wire::NextField(entry, &pos, &f));
+    if (f.number != kEntryStoreValue) out->append(f.whole);
+  }
+  wire::AppendBytesField(kEntryStoreValue, row_change, out);
+  return Status::OK();
+}
+
+}  // namespace
+
+int32_t BatchEncoder::DefaultPartition() const { return router_->config().partition.value_or(0); }
+
+EncodedMessage* BatchEncoder::Next(const std::string& topic, int32_t partition) {
+  if (count_ == messages_.size()) messages_.emplace_back();
+  EncodedMessage* m = &messages_[count_++];
+  m->topic = topic;
+  m->partition = partition;
+  m->payload.clear();
+  m->origin.clear();
+  return m;
+}
+
+Status BatchEncoder::Encode(std::span<const std::string_view> entries, int64_t batch_id, int64_t now_ms) {
+  count_ = 0;
+  return options_.flat_message ? EncodeFlat(entries, batch_id, now_ms) : EncodeProtobuf(entries, batch_id);
+}
+
+Status BatchEncoder::EncodeFlat(std::span<const std::string_view> entries, int64_t batch_id, int64_t now_ms) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    bool change = false;
+    CANAL_RETURN_IF_ERROR(BuildFlatMessage(entries[i], batch_id, now_ms, &flat_, &change)
+                              .WithContext("entry " + std::to_string(i) + " of batch " + std::to_string(batch_id)));
+    if (!change) continue;
+    rows_encoded_ += flat_.rows.size();
+    const std::string& topic = router_->TopicFor(flat_.database, flat_.table);
+    int32_t whole = DefaultPartition();
+    const HashMode* mode = nullptr;
+    if (router_->hashing()) {
+      whole = 0;
+      if (!flat_.is_ddl && !flat_.rows.empty()) {
+        mode = &router_->HashModeFor(flat_.database, flat_.table);
+        if (mode->kind == HashMode::Kind::kNone) {
+          mode = nullptr;
+        } else if (mode->kind == HashMode::Kind::kTable) {
+          whole = JavaPartition(JavaStringHash(flat_.table), router_->PartitionsOf(topic));
+          mode = nullptr;
+        }
+      }
+    }
+    if (mode == nullptr) {
+      EncodedMessage* m = Next(topic, whole);
+      AppendFlatMessageJson(flat_, nullptr, &m->payload);
+      m->origin = flat_.Describe();
+      continue;
+    }
+    // Rows spread by their key columns.
+    const int32_t partitions = router_->PartitionsOf(topic);
+    if (parts_.size() < static_cast<size_t>(partitions)) parts_.resize(partitions);
+    for (int32_t p = 0; p < partitions; ++p) parts_[p].clear();
+    const int32_t db_hash = router_->config().database_hash ? JavaStringHash(flat_.database) : 0;
+    for (uint32_t r = 0; r < flat_.rows.size(); ++r) {
+      const FlatRow& row = flat_.rows[r];
+      int32_t h = db_hash;
+      auto mix = [&](std::string_view column) {
+        std::string_view value;  // absent or NULL hash as ""
+        for (uint32_t v = row.data_begin; v < row.data_end; ++v) {
+          if (flat_.values[v].name == column) {
+            if (!flat_.values[v].is_null) value = flat_.values[v].value;
+            break;
+          }
+        }
+        h ^= JavaStringHash(value);
+      };
+      if (mode->kind == HashMode::Kind::kPrimaryKey) {
+        for (std::string_view pk : flat_.pk_names) mix(pk);
+      } else {
+        for (const std::string& c : mode->columns) mix(c);
+      }
+      parts_[JavaPartition(h, partitions)].push_back(r);
+    }
+    for (int32_t p = 0; p < partitions; ++p) {
+      if (parts_[p].empty()) continue;
+      EncodedMessage* m = Next(topic, p);
+      AppendFlatMessageJson(flat_, &parts_[p], &m->payload);
+      m->origin = flat_.Describe();
+    }
+  }
+  return Status::OK();
+}
+
+Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, int64_t batch_id) {
+  group_count_ = 0;
+  rebuilt_count_ = 0;
+  const bool routed = !router_->config().dynamic_topic.empty() || router_->hashing();
+  auto group = [&](const std::string& topic, int32_t partition) -> Group* {
+    for (size_t g = 0; g < group_count_; ++g) {
+      if (groups_[g].partition == partition && groups_[g].topic == topic) return &groups_[g];
+    }
+    if (group_count_ == groups_.size()) groups_.emplace_back();
+    Group* g = &groups_[group_count_++];
+    g->topic = topic;
+    g->partition = partition;
+    g->entries.clear();
+    g->origin.clear();
+    return g;
+  };
+  for (size_t i = 0; i < entries.size(); ++i) {
+    cv::EntryView entry;
+    CANAL_RETURN_IF_ERROR(cv::EntryView::Parse(entries[i], &entry)
+                              .WithContext("entry " + std::to_string(i) + " of batch " + std::to_string(batch_id)));
+    const auto type = canal::client::EntryTypeOf(entry);
+    const bool boundary = type == canal::entry::TRANSACTIONBEGIN || type == canal::entry::TRANSACTIONEND;
+    if (boundary && (routed || options_.filter_transaction_entry)) continue;
+    const auto& h = entry.header();
+    const std::string& topic = router_->TopicFor(h.schema_name(), h.table_name());
+    const std::string origin = DescribeChange(h.schema_name(), h.table_name(), h.logfile_name(), h.logfile_offset());
+    if (!router_->hashing() || type != canal::entry::ROWDATA) {
+      Group* g = group(topic, router_->hashing() ? 0 : DefaultPartition());
+      g->entries.push_back(entries[i]);
+      if (g->origin.empty()) g->origin = origin;
+      ++rows_encoded_;
+      continue;
+    }
+    cv::RowChangeView rc;
+    CANAL_RETURN_IF_ERROR(cv::RowChangeView::Parse(entry.store_value(), &rc).WithContext(origin));
+    const HashMode& mode = router_->HashModeFor(h.schema_name(), h.table_name());
+    const int32_t partitions = router_->PartitionsOf(topic);
+    if (canal::client::IsDdl(rc) || rc.row_count() == 0 || mode.kind == HashMode::Kind::kNone ||
+        mode.kind == HashMode::Kind::kTable) {
+      const int32_t p = mode.kind == HashMode::Kind::kTable && !canal::client::IsDdl(rc) && rc.row_count() != 0
+                            ? JavaPartition(JavaStringHash(h.table_name()), partitions)
+                            : 0;
+      Group* g = group(topic, p);
+      g->entries.push_back(entries[i]);
+      if (g->origin.empty()) g->origin = origin;
+      ++rows_encoded_;
+      continue;
+    }
+    const bool use_before = canal::client::EventTypeOf(rc) == canal::entry::DELETE;
+    const int32_t db_hash = router_->config().database_hash ? JavaStringHash(h.schema_name()) : 0;
+    cv::RowDataView row;
+    Status s;
+    while (rc.NextRow(&row, &s)) {
+      int32_t hash = db_hash;
+      cv::ColumnView col;
+      while (use_before ? row.NextBefore(&col, &s) : row.NextAfter(&col, &s)) {
+        bool use = false;
+        if (mode.kind == HashMode::Kind::kPrimaryKey) {
+          use = col.is_key();
+        } else {
+          for (const std::string& c : mode.columns) use = use || EqualsIgnoreCase(c, col.name());
+        }
+        if (use) hash ^= JavaStringHash(col.value());
+      }
+      CANAL_RETURN_IF_ERROR(s.WithContext(origin));
+      if (rebuilt_count_ == rebuilt_.size()) rebuilt_.emplace_back();
+      std::string* one = &rebuilt_[rebuilt_count_++];
+      CANAL_RETURN_IF_ERROR(RebuildWithOneRow(entries[i], entry.store_value(), row.bytes(), one).WithContext(origin));
+      Group* g = group(topic, JavaPartition(hash, partitions));
+      g->entries.push_back(*one);
+      if (g->origin.empty()) g->origin = origin;
+      ++rows_encoded_;
+    }
+    CANAL_RETURN_IF_ERROR(s.WithContext(origin));
+  }
+  // One Packet per group: {version=1, type=MESSAGES, body=Messages{batchId, messages}}.
+  std::string body;
+  for (size_t gi = 0; gi < group_count_; ++gi) {
+    const Group& g = groups_[gi];
+    if (g.entries.empty()) continue;
+    body.clear();
+    wire::AppendVarint(1 << 3, &body);  // Messages.batch_id
+    wire::AppendVarint(static_cast<uint64_t>(batch_id), &body);
+    for (std::string_view e : g.entries) wire::AppendBytesField(2, e, &body);
+    EncodedMessage* m = Next(g.topic, g.partition);
+    wire::AppendVarint(2 << 3, &m->payload);  // Packet.version = 1
+    wire::AppendVarint(1, &m->payload);
+    wire::AppendVarint(3 << 3, &m->payload);  // Packet.type = MESSAGES
+    wire::AppendVarint(kPacketTypeMessages, &m->payload);
+    wire::AppendBytesField(5, body, &m->payload);
+    m->origin = g.origin;
+  }
+  return Status::OK();
+}
+
+}  // namespace canal::mq

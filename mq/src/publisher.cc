@@ -1,0 +1,202 @@
+#include "canal/mq/publisher.h"
+
+#include <spdlog/spdlog.h>
+
+#include "canal/meta/meta_manager.h"
+#include "canal/store/ring_store.h"
+
+namespace canal::mq {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Range(const store::Batch& b) {
+  return b.first_position.ToString() + " .. " + b.last_position.ToString();
+}
+
+}  // namespace
+
+Status Publisher::Create(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Publisher>* out) {
+  if (!options.producer_factory) return Status::InvalidArgument("MQ publisher: no producer factory");
+  if (options.batch_size == 0) return Status::InvalidArgument("canal.mq.canalBatchSize must be at least 1");
+  std::unique_ptr<Router> router;
+  CANAL_RETURN_IF_ERROR(Router::Create(options.routing, &router).WithContext("destination " + options.destination));
+  out->reset(new Publisher(std::move(options), meta, std::move(router)));
+  return Status::OK();
+}
+
+Publisher::Publisher(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Router> router)
+    : options_(std::move(options)),
+      meta_(meta),
+      router_(std::move(router)),
+      encoder_(std::make_unique<BatchEncoder>(router_.get(), options_.encoder)),
+      log_(options_.logger ? options_.logger : std::make_shared<spdlog::logger>("canal-mq")) {}
+
+Publisher::~Publisher() { Stop(); }
+
+Status Publisher::Subscribe() {
+  meta::ClientIdentity client;
+  client.destination = options_.destination;
+  client.client_id = options_.client_id;
+  return meta_->Subscribe(client).WithContext("MQ mode: subscribing client " + std::to_string(options_.client_id) +
+                                              " of destination " + options_.destination);
+}
+
+void Publisher::Start(store::RingStore* store) {
+  Stop();
+  stop_.store(false);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.running = true;
+    stats_.failed = false;
+    stats_.last_error.clear();
+  }
+  thread_ = std::thread([this, store] { Run(store); });
+}
+
+void Publisher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(sleep_mu_);
+    stop_.store(true);
+  }
+  sleep_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  producer_.reset();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.running = false;
+}
+
+PublisherStats Publisher::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+std::string Publisher::StatusLine() const {
+  PublisherStats s = stats();
+  std::string line = s.failed ? "FAILED (" + s.last_error + "), " : std::string();
+  line += "published " + std::to_string(s.batches) + " batches, " + std::to_string(s.messages) + " messages, " +
+          std::to_string(s.rows) + " rows; republished " + std::to_string(s.republished) + " in " +
+          std::to_string(s.failed_rounds) + " failed rounds";
+  return line;
+}
+
+bool Publisher::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(sleep_mu_);
+  return !sleep_cv_.wait_for(lock, d, [this] { return stop_.load(); });
+}
+
+void Publisher::Fail(const std::string& message) {
+  log_->error("[{}] MQ publishing stopped: {}", options_.destination, message);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.failed = true;
+  stats_.last_error = message;
+}
+
+void Publisher::Run(store::RingStore* store) {
+  meta::ClientIdentity client;
+  client.destination = options_.destination;
+  client.client_id = options_.client_id;
+  store::Batch batch;
+  int64_t batch_id = 0;
+  log_->info("[{}] MQ publishing: batches of {}, default topic {}, {} messages", options_.destination,
+             options_.batch_size, options_.routing.topic, options_.encoder.flat_message ? "flat JSON" : "protobuf");
+  auto last_status = std::chrono::steady_clock::now();
+  uint64_t reported_batches = 0, reported_failures = 0;
+  while (!stop_.load()) {
+    if (std::chrono::steady_clock::now() - last_status >= options_.status_interval) {
+      last_status = std::chrono::steady_clock::now();
+      const PublisherStats st = stats();
+      if (st.batches != reported_batches || st.failed_rounds != reported_failures) {
+        reported_batches = st.batches;
+        reported_failures = st.failed_rounds;
+        log_->info("[{}] MQ status: {}", options_.destination, StatusLine());
+      }
+    }
+    Status s = store->Get(options_.batch_size, options_.get_timeout, &batch);
+    if (!s.ok()) {
+      if (s.code() != Status::Code::kAborted) Fail("reading the ring: " + s.ToString());
+      break;
+    }
+    if (batch.empty()) continue;
+    if (!PublishBatch(batch, ++batch_id)) break;
+    if (Status a = store->Ack(batch); !a.ok()) {
+      Fail("acking the ring after the broker confirmed batch " + std::to_string(batch_id) + ": " + a.ToString());
+      break;
+    }
+    if (batch.safe_position) {
+      // Durable before the next batch: a crash from here on republishes at
+      // most this batch.
+      Status c = meta_->UpdateCursor(client, *batch.safe_position);
+      if (c.ok()) c = meta_->Flush(options_.destination);
+      if (!c.ok()) {
+        log_->warn("[{}] the broker confirmed batch {} but its cursor {} was not written ({}); a restart would "
+                   "publish it again",
+                   options_.destination, batch_id, batch.safe_position->ToString(), c.ToString());
+      }
+    }
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.batches;
+    stats_.messages += encoder_->messages().size();
+    stats_.rows = encoder_->rows_encoded();
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.running = false;
+}
+
+bool Publisher::PublishBatch(const store::Batch& batch, int64_t batch_id) {
+  entries_.clear();
+  for (const store::EntryView& e : batch.entries) entries_.push_back(e.bytes);
+  if (Status s = encoder_->Encode(entries_, batch_id, NowMs()); !s.ok()) {
+    Fail("entries at " + Range(batch) + " cannot be encoded: " + s.ToString());
+    return false;
+  }
+  const auto messages = encoder_->messages();
+  while (!stop_.load()) {
+    if (!producer_) {
+      Status s = options_.producer_factory(&producer_);
+      if (!s.ok()) {
+        producer_.reset();
+        if (s.code() == Status::Code::kInvalidArgument) {
+          Fail(s.ToString());
+          return false;
+        }
+        log_->warn("[{}] cannot connect to the broker: {}; retrying in {} ms", options_.destination, s.ToString(),
+                   options_.retry_backoff.count());
+        if (!Sleep(options_.retry_backoff)) return false;
+        continue;
+      }
+    }
+    Status s;
+    for (const EncodedMessage& m : messages) {
+      s = producer_->Send(m);
+      if (!s.ok()) break;
+    }
+    Status confirmed = producer_->Confirm(stop_);
+    if (s.ok()) s = std::move(confirmed);
+    if (s.ok()) return true;
+    if (stop_.load()) return false;
+    const uint64_t again = producer_->confirmed();
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.republished += again;
+      ++stats_.failed_rounds;
+    }
+    if (s.code() == Status::Code::kInvalidArgument) {
+      Fail("batch " + std::to_string(batch_id) + " at " + Range(batch) + ": " + s.ToString());
+      return false;
+    }
+    log_->warn("[{}] batch {} at {} not confirmed by {}: {}; {} of its {} messages were confirmed and will be "
+               "published again (duplicates); retrying in {} ms",
+               options_.destination, batch_id, Range(batch), producer_->Describe(), s.ToString(), again,
+               messages.size(), options_.retry_backoff.count());
+    if (producer_->broken()) producer_.reset();
+    if (!Sleep(options_.retry_backoff)) return false;
+  }
+  return false;
+}
+
+}  // namespace canal::mq
