@@ -53,7 +53,7 @@ struct SessionContext {
   SessionServerOptions options;
   DestinationRegistry* registry = nullptr;
   std::shared_ptr<spdlog::logger> logger;
-  std::string server_address;  // "ip:port", for messages
+  std::string server_address;  // "ip:port" listened on, for the server's own log lines
   DestinationHolders holders;
   // Called on the session's strand when its processor has finished.
   std::function<void(Session*)> on_session_end;
@@ -62,7 +62,8 @@ struct SessionContext {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `socket` must be bound to a strand of its own.
-  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer);
+  // `local_address`: the address the client connected to, for messages.
+  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer, std::string local_address);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -121,11 +122,12 @@ class Session : public std::enable_shared_from_this<Session> {
                      meta::ClientIdentity* identity);
   // Whether this session's subscription is `identity`'s.
   bool Holds(const meta::ClientIdentity& identity) const;
-  // Whether the registry still serves the subscribed destination (HA: it is
-  // active here); otherwise sends the error (Fail) and returns false.
-  bool StillServed(std::string_view request);
-  // Waits for a full batch of `batch_size` until `deadline`, a disconnect
-  // or Close.
+  // Whether the registry still serves the subscribed destination, the same
+  // instance (HA: active here; not restarted); otherwise sends error `code`
+  // saying what happened (Fail) and returns false.
+  bool StillServed(std::string_view request, int32_t code = 400);
+  // Waits for a full batch of `batch_size` (0: any entry) until `deadline`,
+  // a disconnect or Close.
   boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);
   void OnBatchReady(uint64_t generation);
   // Acks the oldest outstanding batch, which must be `batch_id`; the error
@@ -149,6 +151,7 @@ class Session : public std::enable_shared_from_this<Session> {
   spdlog::logger* const log_;
   boost::asio::ip::tcp::socket socket_;
   const std::string peer_;
+  const std::string local_address_;  // "ip:port" the client connected to
   std::shared_ptr<NotifyGate> gate_;
 
   boost::asio::steady_timer request_ready_;  // processor waits here for the inbox

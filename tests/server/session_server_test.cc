@@ -185,7 +185,8 @@ TEST(FrameCodecTest, MessagesFrameParsesAsPacketWithRawEntries) {
   protocol::Packet p;
   ASSERT_TRUE(p.ParseFromArray(frame.data() + 4, static_cast<int>(frame.size() - 4)));
   EXPECT_EQ(p.type(), protocol::MESSAGES);
-  EXPECT_EQ(p.version(), 1);
+  EXPECT_EQ(p.version_present_case(), protocol::Packet::VERSION_PRESENT_NOT_SET) << "Canal's server leaves version unset on a MESSAGES frame with entries";
+  EXPECT_EQ(frame.substr(4, 2), std::string("\x18\x07", 2));
   protocol::Messages msgs;
   ASSERT_TRUE(msgs.ParseFromString(p.body()));
   EXPECT_EQ(msgs.batch_id(), 123456789012LL);
@@ -199,6 +200,8 @@ TEST(FrameCodecTest, MessagesFrameParsesAsPacketWithRawEntries) {
   ASSERT_TRUE(msgs.ParseFromString(p.body()));
   EXPECT_EQ(msgs.batch_id(), -1);
   EXPECT_EQ(msgs.messages_size(), 0);
+  EXPECT_EQ(p.version(), 1) << "an empty MESSAGES frame carries version 1, as Canal's";
+  EXPECT_EQ(frame, std::string("\x00\x00\x00\x11\x10\x01\x18\x07\x2a\x0b\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 21));
 }
 
 TEST(FrameCodecTest, LengthCheckRejectsZeroAndOversizedWithoutAllocating) {
