@@ -450,9 +450,11 @@ bool Session::StillServed(std::string_view request, int32_t code) {
   // Say what happened: HA moved it, or (no ZooKeeper) it was restarted or stopped here.
   const std::string why = context_->registry->WhyNotServed(destination);
   std::string message = std::string(request) + ": destination " + destination;
-  if (found != nullptr) {
+  if (found != nullptr && found != subscription_->destination) {
     message += " was restarted on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")") +
                "; subscribe again";
+  } else if (found != nullptr) {
+    message += " is not running on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")");
   } else if (context_->registry->Arbitrated()) {
     message += " is not active on canal server " + local_address_ + " any more (" +
                (why.empty() ? std::string("another server is active for it, or this one lost ZooKeeper") : why) +

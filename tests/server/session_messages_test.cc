@@ -1,0 +1,295 @@
+// What the session server says and when (issue 16): errors name the address
+// the client connected to; a restarted or stopped destination says so, with
+// why, on a server without ZooKeeper; a clean unsubscribe logs no WARN; an
+// ack the server can no longer apply is error 409; the low-latency GET
+// returns on the first entry, from the client's Get.low_latency or the
+// server's canal.get.low.latency. Real sockets, in-memory destinations, port 0.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "canal/server/session_server.h"
+#include "memory_destination.h"
+#include "session_test_client.h"
+
+namespace canal::server {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MemoryDestination;
+using testing::TestClient;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kDest[] = "example";
+constexpr char kClient[] = "1001";
+constexpr int32_t kUnitMillis = 2;
+
+// Log lines at WARN or above.
+class WarnSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::vector<std::string> Lines() {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (msg.level >= spdlog::level::warn) lines_.emplace_back(msg.payload.data(), msg.payload.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+// A registry that can drop or replace a destination and says why, like
+// InstanceRegistry; `arbitrated` plays a server with ZooKeeper.
+class TestRegistry : public DestinationRegistry {
+ public:
+  void Put(std::shared_ptr<Destination> d, std::string why = "") {
+    std::lock_guard lock(mu_);
+    if (!why.empty()) why_[d->name()] = std::move(why);
+    destinations_[d->name()] = std::move(d);
+  }
+  void Remove(const std::string& name, std::string why) {
+    std::lock_guard lock(mu_);
+    destinations_.erase(name);
+    why_[name] = std::move(why);
+  }
+  std::shared_ptr<Destination> Find(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    auto it = destinations_.find(std::string(name));
+    return it == destinations_.end() ? nullptr : it->second;
+  }
+  std::string WhyNotServed(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    auto it = why_.find(std::string(name));
+    return it == why_.end() ? "" : it->second;
+  }
+  bool Arbitrated() const override { return arbitrated; }
+  bool arbitrated = false;
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Destination>> destinations_;
+  std::map<std::string, std::string> why_;
+};
+
+store::RingStoreOptions MemSizeRing() {
+  store::RingStoreOptions o = MemoryDestination::SmallRing();
+  o.batch_mode = store::BatchMode::kMemSize;  // 1024-byte units: a batch of 1000 is ~1 MB
+  return o;
+}
+
+class SessionMessagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dest_ = std::make_shared<MemoryDestination>(kDest, MemSizeRing());
+    registry_.Put(dest_);
+    sink_ = std::make_shared<WarnSink>();
+    logger_ = std::make_shared<spdlog::logger>("session-messages-test", sink_);
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+  void Start(std::string ip = "127.0.0.1", bool low_latency = false) {
+    SessionServerOptions o;
+    o.ip = std::move(ip);
+    o.port = 0;
+    o.io_threads = 2;
+    o.low_latency_get = low_latency;
+    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
+    server_->Start();
+  }
+  std::unique_ptr<TestClient> Subscribed() {
+    auto c = std::make_unique<TestClient>(server_->port());
+    EXPECT_TRUE(c->Login("", ""));
+    std::optional<protocol::Ack> ack = c->Subscribe(kDest, kClient);
+    EXPECT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
+    return c;
+  }
+  std::string Here() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+
+  TestRegistry registry_;
+  std::shared_ptr<MemoryDestination> dest_;
+  std::shared_ptr<WarnSink> sink_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<SessionServer> server_;
+};
+
+TEST_F(SessionMessagesTest, ErrorsNameTheAddressTheClientConnectedToNotTheWildcard) {
+  Start("0.0.0.0");
+  TestClient c(server_->port());
+  ASSERT_TRUE(c.Login("", ""));
+  std::optional<protocol::Ack> ack = c.Subscribe("nosuch", kClient);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_NE(ack->error_message().find("does not exist on canal server " + Here()), std::string::npos)
+      << ack->error_message();
+  EXPECT_EQ(ack->error_message().find("0.0.0.0"), std::string::npos) << ack->error_message();
+}
+
+TEST_F(SessionMessagesTest, ARestartedDestinationSaysSoAndWhyWithoutZooKeeperWording) {
+  Start();
+  auto c = Subscribed();
+  registry_.Put(std::make_shared<MemoryDestination>(kDest, MemSizeRing()), "instance.properties changed");
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  ASSERT_FALSE(r.is_messages);
+  EXPECT_EQ(r.ack.error_code(), 400);
+  EXPECT_EQ(r.ack.error_message(), "get: destination example was restarted on canal server " + Here() +
+                                       " (instance.properties changed); subscribe again");
+}
+
+TEST_F(SessionMessagesTest, AStoppedDestinationSaysSoAndWhy) {
+  Start();
+  auto c = Subscribed();
+  registry_.Remove(kDest, "its instance.properties is gone");
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  EXPECT_EQ(r.ack.error_message(),
+            "get: destination example was stopped on canal server " + Here() + " (its instance.properties is gone)");
+
+}
+
+TEST_F(SessionMessagesTest, ADestinationStoppedInPlaceIsNotRunningWithoutZooKeeperWording) {
+  Start();
+  auto c = Subscribed();
+  dest_->set_running(false);
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  EXPECT_EQ(r.ack.error_message(), "get: destination example is not running on canal server " + Here());
+}
+
+TEST_F(SessionMessagesTest, WithZooKeeperALostDestinationIsNotActiveHere) {
+  registry_.arbitrated = true;
+  Start();
+  auto c = Subscribed();
+  registry_.Remove(kDest, "");
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  EXPECT_EQ(r.ack.error_message(), "get: destination example is not active on canal server " + Here() +
+                                       " any more (another server is active for it, or this one lost ZooKeeper); "
+                                       "reconnect to the active server");
+}
+
+TEST_F(SessionMessagesTest, ACleanUnsubscribeLogsNoWarning) {
+  Start();
+  auto c = Subscribed();
+  ASSERT_TRUE(dest_->PutRange(0, 2).ok());
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  c->Ack(kDest, kClient, r.messages.batch_id());
+  ASSERT_TRUE(dest_->PutRange(2, 1).ok());
+  ASSERT_TRUE(c->Get(kDest, kClient, 10).is_messages);  // one outstanding at the unsubscribe
+  std::optional<protocol::Ack> ack = c->Unsubscribe(kDest, kClient);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->error_code(), 0);
+  c.reset();
+  std::this_thread::sleep_for(100ms);  // the session ends
+  for (const std::string& line : sink_->Lines()) ADD_FAILURE() << "logged at WARN: " << line;
+}
+
+TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAgain) {
+  registry_.arbitrated = true;
+  Start();
+  auto c = Subscribed();
+  ASSERT_TRUE(dest_->PutRange(0, 3).ok());
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  registry_.Remove(kDest, "");  // HA: another server took over (fenced here)
+  c->Ack(kDest, kClient, r.messages.batch_id());
+  std::optional<protocol::Ack> ack = c->ReadAck();  // the ack's error, sent at once
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->error_code(), 409);
+  EXPECT_NE(ack->error_message().find("ack: destination example is not active"), std::string::npos)
+      << ack->error_message();
+  EXPECT_TRUE(c->WaitClosed(5s));
+  // Not applied: the cursor did not move, and the entries are there again.
+  std::optional<LogPosition> cursor;
+  meta::ClientIdentity id;
+  id.destination = kDest;
+  id.client_id = 1001;
+  ASSERT_TRUE(dest_->meta()->GetCursor(id, &cursor).ok());
+  EXPECT_FALSE(cursor.has_value());
+  registry_.Put(dest_);
+  auto d = Subscribed();
+  r = d->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  EXPECT_EQ(r.messages.messages_size(), 3);
+}
+
+// A MEMSIZE batch of 1000 units is never full here: Canal's rule waits out
+// the timeout; low latency returns on the first entry.
+TEST_F(SessionMessagesTest, LowLatencyGetReturnsOnTheFirstEntryCanalsRuleWaitsTheTimeout) {
+  Start();
+  auto c = Subscribed();
+  auto timed_get = [&](bool low_latency, int64_t timeout_ms, Clock::duration* took) {
+    protocol::Get g;
+    g.set_destination(kDest);
+    g.set_client_id(kClient);
+    g.set_fetch_size(1000);
+    g.set_timeout(timeout_ms);
+    g.set_unit(kUnitMillis);
+    if (low_latency) g.set_low_latency(true);
+    const Clock::time_point start = Clock::now();
+    c->SendPacket(protocol::GET, g);
+    std::thread producer([&] {
+      std::this_thread::sleep_for(100ms);
+      ASSERT_TRUE(dest_->PutEntry(7).ok());
+    });
+    TestClient::GetReply r = c->ReadGetReply();
+    *took = Clock::now() - start;
+    producer.join();
+    return r;
+  };
+  Clock::duration took{};
+  TestClient::GetReply r = timed_get(/*low_latency=*/true, 20'000, &took);
+  ASSERT_TRUE(r.is_messages);
+  EXPECT_EQ(r.messages.messages_size(), 1);
+  EXPECT_LT(took, 10s) << "the low-latency get waited for the timeout";
+  c->Ack(kDest, kClient, r.messages.batch_id());
+
+  r = timed_get(/*low_latency=*/false, 1'000, &took);
+  ASSERT_TRUE(r.is_messages);
+  EXPECT_EQ(r.messages.messages_size(), 1);
+  EXPECT_GE(took, 900ms) << "Canal's rule: a get waits for a full batch or its timeout";
+}
+
+TEST_F(SessionMessagesTest, TheServerKeyMakesEveryGetLowLatency) {
+  Start("127.0.0.1", /*low_latency=*/true);
+  auto c = Subscribed();
+  const Clock::time_point start = Clock::now();
+  c->SendGet(kDest, kClient, 1000, 20'000, kUnitMillis);
+  std::thread producer([&] {
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(dest_->PutEntry(3).ok());
+  });
+  TestClient::GetReply r = c->ReadGetReply();
+  producer.join();
+  ASSERT_TRUE(r.is_messages);
+  EXPECT_EQ(r.messages.messages_size(), 1);
+  EXPECT_LT(Clock::now() - start, 10s);
+  // Timeout 0 (wait for a full batch) also ends on the first entry.
+  c->Ack(kDest, kClient, r.messages.batch_id());
+  c->SendGet(kDest, kClient, 1000, 0, kUnitMillis);
+  std::thread later([&] {
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(dest_->PutEntry(4).ok());
+  });
+  r = c->ReadGetReply();
+  later.join();
+  ASSERT_TRUE(r.is_messages);
+  EXPECT_EQ(r.messages.messages_size(), 1);
+}
+
+}  // namespace
+}  // namespace canal::server
