@@ -5,7 +5,6 @@
 // returns on the first entry, from the client's Get.low_latency or the
 // server's canal.get.low.latency. Real sockets, in-memory destinations, port 0.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "canal/server/session_server.h"
+#include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
 
@@ -24,6 +24,7 @@ namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::CaptureSink;
 using testing::MemoryDestination;
 using testing::TestClient;
 using Clock = std::chrono::steady_clock;
@@ -31,24 +32,6 @@ using Clock = std::chrono::steady_clock;
 constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
 constexpr int32_t kUnitMillis = 2;
-
-// Log lines at WARN or above.
-class WarnSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  std::vector<std::string> Lines() {
-    std::lock_guard lock(mutex_);
-    return lines_;
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    if (msg.level >= spdlog::level::warn) lines_.emplace_back(msg.payload.data(), msg.payload.size());
-  }
-  void flush_() override {}
-
- private:
-  std::vector<std::string> lines_;
-};
 
 // A registry that can drop or replace a destination and says why, like
 // InstanceRegistry; `arbitrated` plays a server with ZooKeeper.
@@ -94,7 +77,7 @@ class SessionMessagesTest : public ::testing::Test {
   void SetUp() override {
     dest_ = std::make_shared<MemoryDestination>(kDest, MemSizeRing());
     registry_.Put(dest_);
-    sink_ = std::make_shared<WarnSink>();
+    sink_ = std::make_shared<CaptureSink>();
     logger_ = std::make_shared<spdlog::logger>("session-messages-test", sink_);
   }
   void TearDown() override {
@@ -120,7 +103,7 @@ class SessionMessagesTest : public ::testing::Test {
 
   TestRegistry registry_;
   std::shared_ptr<MemoryDestination> dest_;
-  std::shared_ptr<WarnSink> sink_;
+  std::shared_ptr<CaptureSink> sink_;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<SessionServer> server_;
 };
@@ -195,7 +178,7 @@ TEST_F(SessionMessagesTest, ACleanUnsubscribeLogsNoWarning) {
   EXPECT_EQ(ack->error_code(), 0);
   c.reset();
   std::this_thread::sleep_for(100ms);  // the session ends
-  for (const std::string& line : sink_->Lines()) ADD_FAILURE() << "logged at WARN: " << line;
+  for (const std::string& line : sink_->LinesAtLeast(spdlog::level::warn)) ADD_FAILURE() << "logged at WARN: " << line;
 }
 
 TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAgain) {

@@ -21,6 +21,7 @@
 #include "canal/entry.pb.h"
 #include "canal/store/ring_store.h"
 #include "frame_codec.h"
+#include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
 
@@ -28,6 +29,7 @@ namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::CaptureSink;
 using testing::CountingMetaManager;
 using testing::MemoryDestination;
 using testing::MemoryRegistry;
@@ -38,35 +40,6 @@ constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
 constexpr int32_t kUnitMicros = 1;
 constexpr int32_t kUnitMillis = 2;
-
-// Keeps every log line, for the tests that check what was logged.
-class CaptureSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  std::vector<std::string> Lines() {
-    std::lock_guard lock(mutex_);
-    return lines_;
-  }
-  bool Contains(spdlog::level::level_enum level, const std::string& a, const std::string& b = "") {
-    std::lock_guard lock(mutex_);
-    for (size_t i = 0; i < lines_.size(); ++i) {
-      if (levels_[i] == level && lines_[i].find(a) != std::string::npos && lines_[i].find(b) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    lines_.emplace_back(msg.payload.data(), msg.payload.size());
-    levels_.push_back(msg.level);
-  }
-  void flush_() override {}
-
- private:
-  std::vector<std::string> lines_;
-  std::vector<spdlog::level::level_enum> levels_;
-};
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5s) {
   const Clock::time_point deadline = Clock::now() + timeout;
