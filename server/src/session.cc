@@ -159,7 +159,11 @@ void Session::CloseIfSubscribedTo(std::string destination, std::string reason) {
     if (!self->subscription_ || self->subscription_->identity.destination != destination) return;
     self->log_->warn("canal server {}: closing the connection of {}: {}", self->local_address_,
                      self->Describe(), reason);
-    self->CloseNow(reason);
+    // The processor answers what the client sent already (an ack there gets
+    // 409 from StillServed), then tells the client why instead of a bare close.
+    self->evicted_ = reason.empty() ? std::string("this server stopped serving the destination") : reason;
+    self->request_ready_.cancel();
+    self->wake_.cancel();
   });
 }
 
@@ -196,6 +200,13 @@ awaitable<void> Session::Run(std::shared_ptr<Session> self) {
           EndSubscription();  // the next subscriber need not wait for the linger
           if (!input_closed_) co_await Linger();
           break;
+        }
+      }
+      if (!evicted_.empty() && subscription_ && !closing_ && !input_closed_ && !draining_) {
+        FailEvicted();
+        if (co_await WriteReply()) {
+          EndSubscription();
+          co_await Linger();
         }
       }
     }
@@ -272,7 +283,7 @@ awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session 
 
 awaitable<bool> Session::WaitForRequest() {
   error_code ec;
-  while (!closing_ && inbox_.empty() && !input_closed_) {
+  while (!closing_ && inbox_.empty() && !input_closed_ && evicted_.empty()) {
     request_ready_.expires_at(Clock::time_point::max());
     co_await request_ready_.async_wait(asio::redirect_error(use_awaitable, ec));
   }
@@ -328,6 +339,21 @@ void Session::CloseNow(std::string_view reason) {
 void Session::ReplyOk() {
   EncodeOkAckFrame(&out_);
   reply_ = true;
+}
+
+void Session::FailEvicted() {
+  const std::string& destination = subscription_->identity.destination;
+  std::string message = "destination " + destination + " is not active on canal server " + local_address_ +
+                        " any more (" + evicted_ + ")";
+  if (outstanding_.empty()) {
+    Fail(kErrorGeneral, message + "; reconnect to the active server");
+    return;
+  }
+  // Whatever the client acks from now on is not applied here: say so with
+  // 409, which also answers an ack already on its way.
+  Fail(kErrorAckNotApplied, message + "; batch " + std::to_string(outstanding_.front().batch_id) +
+                                (outstanding_.size() > 1 ? " and later ones were" : " was") +
+                                " not acked here and will be delivered again: reconnect to the active server");
 }
 
 void Session::Fail(int32_t code, std::string message) {
@@ -446,11 +472,14 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
 bool Session::StillServed(std::string_view request, int32_t code) {
   const std::string& destination = subscription_->identity.destination;
   const std::shared_ptr<Destination> found = context_->registry->Find(destination);
-  if (found != nullptr && found == subscription_->destination && found->running()) return true;
+  if (evicted_.empty() && found != nullptr && found == subscription_->destination && found->running()) return true;
   // Say what happened: HA moved it, or (no ZooKeeper) it was restarted or stopped here.
-  const std::string why = context_->registry->WhyNotServed(destination);
+  const std::string why = evicted_.empty() ? context_->registry->WhyNotServed(destination) : evicted_;
   std::string message = std::string(request) + ": destination " + destination;
-  if (found != nullptr && found != subscription_->destination) {
+  if (!evicted_.empty()) {
+    message += " is not active on canal server " + local_address_ + " any more (" + why +
+               "); reconnect to the active server";
+  } else if (found != nullptr && found != subscription_->destination) {
     message += " was restarted on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")") +
                "; subscribe again";
   } else if (found != nullptr) {

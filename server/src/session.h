@@ -73,7 +73,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Ends the session from any thread (Stop); acks already processed are
   // flushed and outstanding batches rolled back, as for a disconnect.
   void Close();
-  // Ends the session from any thread when it is subscribed to `destination`.
+  // Ends the session from any thread when it is subscribed to `destination`:
+  // the requests already received are answered (GET and ack with an error),
+  // then the client is told why (an error Ack) and the connection closes.
   void CloseIfSubscribedTo(std::string destination, std::string reason);
 
   const std::string& peer() const { return peer_; }
@@ -143,6 +145,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Sends Ack{code, message} and ends the session after it (Canal closes the
   // connection after an error, which also keeps replies and requests paired).
   void Fail(int32_t code, std::string message);
+  // Fail() for a session whose destination stopped being active here
+  // (CloseIfSubscribedTo): 409 when the client holds unacked batches, else 400.
+  void FailEvicted();
   // Closes the socket and cancels every wait; the coroutines then end.
   void CloseNow(std::string_view reason);
   std::string Describe() const;  // "client 1.2.3.4:5 (client id 1001, destination example)"
@@ -166,6 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closing_ = false;       // CloseNow ran
   bool draining_ = false;      // lingering after an error: input is discarded
   std::string close_reason_;
+  std::string evicted_;        // why CloseIfSubscribedTo ended the subscription ("" = it did not)
   Clock::time_point last_receive_;
   std::chrono::milliseconds idle_timeout_;
 

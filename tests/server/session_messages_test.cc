@@ -210,6 +210,48 @@ TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAg
   EXPECT_EQ(r.messages.messages_size(), 3);
 }
 
+// HA closes the sessions of a destination this server stopped serving
+// (fenced): the client is told why, 409 when it holds unacked batches (its
+// acks cannot be applied any more), 400 otherwise; a waiting GET gets the
+// error, never data.
+TEST_F(SessionMessagesTest, ClosingADestinationsSessionsTellsTheClientWhy) {
+  Start();
+  auto c = Subscribed();
+  ASSERT_TRUE(dest_->PutRange(0, 2).ok());
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  server_->CloseDestination(kDest, "fenced (test)");
+  std::optional<protocol::Ack> ack = c->ReadAck();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->error_code(), 409);
+  EXPECT_EQ(ack->error_message(), "destination example is not active on canal server " + Here() +
+                                      " any more (fenced (test)); batch 1 was not acked here and will be delivered "
+                                      "again: reconnect to the active server");
+  EXPECT_TRUE(c->WaitClosed(5s));
+
+  std::unique_ptr<TestClient> d;
+  for (int i = 0; i < 100 && !d; ++i) {  // the first session releases the destination
+    auto attempt = std::make_unique<TestClient>(server_->port());
+    ASSERT_TRUE(attempt->Login("", ""));
+    std::optional<protocol::Ack> sub = attempt->Subscribe(kDest, kClient);
+    if (sub && sub->error_code() == 0) d = std::move(attempt);
+    else std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(d);
+  d->SendGet(kDest, kClient, 1000, 20'000, kUnitMillis);  // waits: a MEMSIZE batch is never full here
+  std::this_thread::sleep_for(100ms);
+  server_->CloseDestination(kDest, "fenced again (test)");
+  r = d->ReadGetReply();
+  ASSERT_TRUE(r.received);
+  EXPECT_FALSE(r.is_messages) << "a fenced server delivered data";
+  EXPECT_EQ(r.ack.error_code(), 400);
+  EXPECT_NE(r.ack.error_message().find("get: destination example is not active on canal server " + Here() +
+                                       " any more (fenced again (test))"),
+            std::string::npos)
+      << r.ack.error_message();
+  EXPECT_TRUE(d->WaitClosed(5s));
+}
+
 // A MEMSIZE batch of 1000 units is never full here: Canal's rule waits out
 // the timeout; low latency returns on the first entry.
 TEST_F(SessionMessagesTest, LowLatencyGetReturnsOnTheFirstEntryCanalsRuleWaitsTheTimeout) {
