@@ -239,12 +239,17 @@ class Wire {
 
 class CanalWire : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_); }
+  static std::string CapturePath() {
+    const std::string shared = SharedDir();
+    return shared.empty() ? "" : shared + "/protocol/CAPTURED_FRAMES.md";
+  }
+  static void SetUpTestSuite() {
+    if (!CapturePath().empty() && fs::exists(CapturePath())) sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_);
+  }
   static void TearDownTestSuite() { sandbox_.reset(); }
 
   void SetUp() override {
-    const std::string shared = SharedDir();
-    const std::string path = shared.empty() ? "" : shared + "/protocol/CAPTURED_FRAMES.md";
+    const std::string path = CapturePath();
     if (path.empty() || !fs::exists(path)) {
       GTEST_SKIP() << "../shared/protocol/CAPTURED_FRAMES.md not found (../shared is absent): no captured frames to "
                       "replay";
