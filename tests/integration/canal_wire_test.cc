@@ -38,6 +38,7 @@
 #include "support/fixtures.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/server_suite.h"
 
 namespace canal::testing {
 namespace {
@@ -311,19 +312,6 @@ class CanalWire : public ::testing::Test {
   std::unique_ptr<CanalInstall> install_;
 };
 
-// Connects and subscribes as client 1001 with the captured filter, retrying
-// while the server starts.
-Status OpenClient(client::Connector& c) {
-  const auto deadline = Clock::now() + 20s;
-  for (;;) {
-    Status s = c.Connect();
-    if (s.ok()) s = c.Subscribe("jcheck\\.frames");
-    if (s.ok() || Clock::now() > deadline) return s;
-    c.Disconnect();
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
 // Session 1: subscribe, get (one transaction), ack, empty get, unsubscribe.
 TEST_F(CanalWire, Session1ReplayedGetsCanalsBytes) {
   const std::vector<CapturedFrame>& frames = sessions_[0];
@@ -338,7 +326,7 @@ TEST_F(CanalWire, Session1ReplayedGetsCanalsBytes) {
   o.read_timeout = 20s;
   {
     client::Connector c(o);
-    Status s = OpenClient(c);
+    Status s = ConnectAndSubscribe(c, 20s, "jcheck\\.frames");
     ASSERT_TRUE(s.ok()) << s.ToString();
     for (int i = 1; i <= 11; ++i) {
       ASSERT_TRUE(Sql("INSERT INTO jcheck.frames VALUES (" + std::to_string(100 + i) + ", 'warm')"));

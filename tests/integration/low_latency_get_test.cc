@@ -23,11 +23,11 @@
 #include "support/client_rows.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/server_suite.h"
 
 namespace canal::testing {
 namespace {
 
-namespace fs = std::filesystem;
 namespace entry = canal::entry;
 using namespace std::chrono_literals;
 using client::Connector;
@@ -36,7 +36,6 @@ using client::Message;
 using client::TimeUnit;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kSandboxPort = 14361;
 constexpr uint16_t kCanalRulePort = 14362;  // canal.get.low.latency off (the default)
 constexpr uint16_t kServerKeyPort = 14363;  // canal.get.low.latency = true
 constexpr int kRows = 200;
@@ -64,14 +63,11 @@ struct Figures {
   }
 };
 
-class LowLatencyGet : public ::testing::Test {
+class LowLatencyGet : public ServerSuite<14361> {
  protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram()))
-        << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
+    ServerSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(sandbox_->Sql("CREATE DATABASE IF NOT EXISTS ll; DROP TABLE IF EXISTS ll.t; "
                               "CREATE TABLE ll.t (id INT PRIMARY KEY, us BIGINT)"))
         << sandbox_->error();
@@ -113,13 +109,7 @@ class LowLatencyGet : public ::testing::Test {
     o.read_timeout = 20s;
     o.low_latency_get = low_latency_get;
     Connector c(o);
-    Status s;
-    for (const auto deadline = Clock::now() + 30s;;) {
-      s = c.Connect();
-      if (s.ok()) s = c.Subscribe();
-      if (s.ok() || Clock::now() > deadline) break;
-      std::this_thread::sleep_for(100ms);
-    }
+    Status s = ConnectAndSubscribe(c, 30s);
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (!s.ok()) return f;
     const std::string sql = WriteSql(first);
@@ -146,9 +136,6 @@ class LowLatencyGet : public ::testing::Test {
     c.Disconnect();
     return f;
   }
-
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
 };
 
 TEST_F(LowLatencyGet, EachRowArrivesAtOnceWithTheOptionOrTheServerKeyAndAfterTheTimeoutWithout) {

@@ -14,29 +14,17 @@
 #include "support/canal_install.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/server_suite.h"
 
 namespace canal::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kSandboxPort = 14381;
 constexpr uint16_t kServerPort = 14382;
 
-class ServerMessages : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
-  void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram()))
-        << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
-  }
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
-};
+class ServerMessages : public ServerSuite<14381> {};
 
 TEST_F(ServerMessages, ErrorsNameTheConnectedAddressAndARestartSaysSoAndWhy) {
   CanalInstall install("server-messages", kSandboxPort);
@@ -62,12 +50,7 @@ TEST_F(ServerMessages, ErrorsNameTheConnectedAddressAndARestartSaysSoAndWhy) {
 
   o.destination = "example";
   client::Connector c(o);
-  for (const auto deadline = Clock::now() + 20s;;) {
-    s = c.Connect();
-    if (s.ok()) s = c.Subscribe();
-    if (s.ok() || Clock::now() > deadline) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  s = ConnectAndSubscribe(c, 20s);
   ASSERT_TRUE(s.ok()) << s.ToString();
   client::Message m;
   ASSERT_TRUE((s = c.GetWithoutAck(100, &m)).ok()) << s.ToString();
@@ -98,13 +81,8 @@ TEST_F(ServerMessages, ErrorsNameTheConnectedAddressAndARestartSaysSoAndWhy) {
   EXPECT_EQ(std::string(s.message()).find("ZooKeeper"), std::string::npos) << s.ToString();
 
   // Subscribing again is served by the new instance.
-  for (const auto deadline = Clock::now() + 20s;;) {
-    s = c.Connect();
-    if (s.ok()) s = c.Subscribe();
-    if (s.ok()) s = c.GetWithoutAck(100, &m);
-    if (s.ok() || Clock::now() > deadline) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  s = ConnectAndSubscribe(c, 20s);
+  if (s.ok()) s = c.GetWithoutAck(100, &m);
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
