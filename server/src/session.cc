@@ -482,8 +482,8 @@ bool Session::StillServed(std::string_view request, int32_t code) {
   } else if (found != nullptr && found != subscription_->destination) {
     message += " was restarted on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")") +
                "; subscribe again";
-  } else if (found != nullptr) {
-    message += " is not running on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")");
+  } else if (found != nullptr) {  // stopping in place (the registry's reasons are about other instances)
+    message += " is not running on canal server " + local_address_;
   } else if (context_->registry->Arbitrated()) {
     message += " is not active on canal server " + local_address_ + " any more (" +
                (why.empty() ? std::string("another server is active for it, or this one lost ZooKeeper") : why) +
