@@ -294,7 +294,17 @@ awaitable<bool> Session::WriteReply() {
   if (acks_pending_) {
     // The durability rule: acks before this reply are on disk before the
     // client can see it.
-    if (Status s = FlushAcks(); !s.ok()) Fail(kErrorGeneral, s.ToString());
+    if (Status s = FlushAcks(); !s.ok()) {
+      // Refused because another server serves the destination now (HA
+      // fence): that server resumes from the durable cursor, so the acked
+      // batch comes again: 409. Otherwise (a disk error) nobody knows: 400.
+      if (subscription_ && !ServedHere()) {
+        Fail(kErrorAckNotApplied, s.ToString() + "; this server no longer serves the destination, so the batch "
+                                                 "will be delivered again: reconnect to the active server");
+      } else {
+        Fail(kErrorGeneral, s.ToString());
+      }
+    }
   }
   error_code ec;
   co_await asio::async_write(socket_, asio::buffer(out_), asio::redirect_error(use_awaitable, ec));
@@ -469,10 +479,15 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
   return subscription_ && subscription_->identity.SameClient(identity);
 }
 
+bool Session::ServedHere() const {
+  const std::shared_ptr<Destination> found = context_->registry->Find(subscription_->identity.destination);
+  return evicted_.empty() && found != nullptr && found == subscription_->destination && found->running();
+}
+
 bool Session::StillServed(std::string_view request, int32_t code) {
+  if (ServedHere()) return true;
   const std::string& destination = subscription_->identity.destination;
   const std::shared_ptr<Destination> found = context_->registry->Find(destination);
-  if (evicted_.empty() && found != nullptr && found == subscription_->destination && found->running()) return true;
   // Say what happened: HA moved it, or (no ZooKeeper) it was restarted or stopped here.
   const std::string why = evicted_.empty() ? context_->registry->WhyNotServed(destination) : evicted_;
   std::string message = std::string(request) + ": destination " + destination;

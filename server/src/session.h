@@ -128,6 +128,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // instance (HA: active here; not restarted); otherwise sends error `code`
   // saying what happened (Fail) and returns false.
   bool StillServed(std::string_view request, int32_t code = 400);
+  // Whether the registry still serves the subscribed instance here and HA
+  // has not ended the subscription.
+  bool ServedHere() const;
   // Waits for a full batch of `batch_size` (0: any entry) until `deadline`,
   // a disconnect or Close.
   boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);

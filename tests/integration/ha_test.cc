@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,23 @@ double SecondsBetween(Clock::time_point from, Clock::time_point to) {
 }
 
 std::string Address(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+// Whether every thread of `pid` is in the stopped state (SIGSTOP has taken
+// effect), from /proc/<pid>/task/*/stat.
+bool AllThreadsStopped(int pid) {
+  std::error_code ec;
+  int threads = 0;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::ifstream in(it->path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') return false;
+    ++threads;
+  }
+  return !ec && threads > 0;
+}
 
 // ---- A ClusterConnector consumer on its own thread ---------------------------
 
@@ -607,6 +625,8 @@ TEST_F(Ha, AnAckAFrozenServerReadsAfterResumingIs409AndTheClusterConnectorGetsTh
 
   const auto frozen_at = Clock::now();
   ASSERT_TRUE(install(0).Freeze());
+  // Every thread stopped before the ack leaves: it must wait in the socket.
+  ASSERT_TRUE(WaitFor([&] { return AllThreadsStopped(install(0).Pid()); }, 5s));
   s = c.Ack(first.batch_id());  // sent (no answer is expected): it waits in the frozen server's socket
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(WaitFor([&] { return RunningAddress() == standby; }, 20s)) << RunningAddress();

@@ -210,6 +210,41 @@ TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAg
   EXPECT_EQ(r.messages.messages_size(), 3);
 }
 
+// The ack was applied just before the destination moved (HA), but the fenced
+// meta manager refuses to make it durable: the new active server resumes from
+// the durable cursor, so the batch comes again: 409, as for a refused ack.
+// A flush failing while the destination is still served here stays 400.
+TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationMovedIs409) {
+  registry_.arbitrated = true;
+  Start();
+  auto c = Subscribed();
+  ASSERT_TRUE(dest_->PutRange(0, 2).ok());
+  TestClient::GetReply r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  c->Ack(kDest, kClient, r.messages.batch_id());
+  ASSERT_TRUE(c->QuietFor(100ms));  // applied: no answer
+  registry_.Remove(kDest, "");
+  dest_->counting_meta()->set_fail_flush(true);
+  r = c->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  EXPECT_EQ(r.ack.error_code(), 409) << r.ack.error_message();
+  EXPECT_NE(r.ack.error_message().find("durable"), std::string::npos) << r.ack.error_message();
+  EXPECT_NE(r.ack.error_message().find("will be delivered again"), std::string::npos) << r.ack.error_message();
+
+  registry_.Put(dest_);
+  dest_->counting_meta()->set_fail_flush(false);
+  auto d = Subscribed();
+  ASSERT_TRUE(dest_->PutRange(2, 1).ok());
+  r = d->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.is_messages);
+  ASSERT_NE(r.messages.batch_id(), -1);
+  d->Ack(kDest, kClient, r.messages.batch_id());
+  dest_->counting_meta()->set_fail_flush(true);
+  r = d->Get(kDest, kClient, 10);
+  ASSERT_TRUE(r.received);
+  EXPECT_EQ(r.ack.error_code(), 400) << r.ack.error_message();
+}
+
 // HA closes the sessions of a destination this server stopped serving
 // (fenced): the client is told why, 409 when it holds unacked batches (its
 // acks cannot be applied any more), 400 otherwise; a waiting GET gets the
