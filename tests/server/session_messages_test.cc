@@ -99,6 +99,15 @@ class SessionMessagesTest : public ::testing::Test {
     EXPECT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
     return c;
   }
+  // A subscribed client holding one batch of `entries` new entries (*reply).
+  std::unique_ptr<TestClient> HoldingABatch(int entries, TestClient::GetReply* reply) {
+    auto c = Subscribed();
+    EXPECT_TRUE(dest_->PutRange(next_offset_, entries).ok());
+    next_offset_ += static_cast<uint64_t>(entries);
+    *reply = c->Get(kDest, kClient, 10);
+    EXPECT_TRUE(reply->is_messages && reply->messages.batch_id() != -1);
+    return c;
+  }
   std::string Here() const { return "127.0.0.1:" + std::to_string(server_->port()); }
 
   TestRegistry registry_;
@@ -106,6 +115,7 @@ class SessionMessagesTest : public ::testing::Test {
   std::shared_ptr<CaptureSink> sink_;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<SessionServer> server_;
+  uint64_t next_offset_ = 0;
 };
 
 TEST_F(SessionMessagesTest, ErrorsNameTheAddressTheClientConnectedToNotTheWildcard) {
@@ -184,10 +194,8 @@ TEST_F(SessionMessagesTest, ACleanUnsubscribeLogsNoWarning) {
 TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAgain) {
   registry_.arbitrated = true;
   Start();
-  auto c = Subscribed();
-  ASSERT_TRUE(dest_->PutRange(0, 3).ok());
-  TestClient::GetReply r = c->Get(kDest, kClient, 10);
-  ASSERT_TRUE(r.is_messages);
+  TestClient::GetReply r;
+  auto c = HoldingABatch(3, &r);
   registry_.Remove(kDest, "");  // HA: another server took over (fenced here)
   c->Ack(kDest, kClient, r.messages.batch_id());
   std::optional<protocol::Ack> ack = c->ReadAck();  // the ack's error, sent at once
@@ -217,10 +225,8 @@ TEST_F(SessionMessagesTest, AnAckTheServerNoLongerAppliesIs409AndTheBatchComesAg
 TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationMovedIs409) {
   registry_.arbitrated = true;
   Start();
-  auto c = Subscribed();
-  ASSERT_TRUE(dest_->PutRange(0, 2).ok());
-  TestClient::GetReply r = c->Get(kDest, kClient, 10);
-  ASSERT_TRUE(r.is_messages);
+  TestClient::GetReply r;
+  auto c = HoldingABatch(2, &r);
   c->Ack(kDest, kClient, r.messages.batch_id());
   ASSERT_TRUE(c->QuietFor(100ms));  // applied: no answer
   registry_.Remove(kDest, "");
@@ -233,11 +239,7 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
 
   registry_.Put(dest_);
   dest_->counting_meta()->set_fail_flush(false);
-  auto d = Subscribed();
-  ASSERT_TRUE(dest_->PutRange(2, 1).ok());
-  r = d->Get(kDest, kClient, 10);
-  ASSERT_TRUE(r.is_messages);
-  ASSERT_NE(r.messages.batch_id(), -1);
+  auto d = HoldingABatch(1, &r);
   d->Ack(kDest, kClient, r.messages.batch_id());
   dest_->counting_meta()->set_fail_flush(true);
   r = d->Get(kDest, kClient, 10);
@@ -251,10 +253,8 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
 // error, never data.
 TEST_F(SessionMessagesTest, ClosingADestinationsSessionsTellsTheClientWhy) {
   Start();
-  auto c = Subscribed();
-  ASSERT_TRUE(dest_->PutRange(0, 2).ok());
-  TestClient::GetReply r = c->Get(kDest, kClient, 10);
-  ASSERT_TRUE(r.is_messages);
+  TestClient::GetReply r;
+  auto c = HoldingABatch(2, &r);
   server_->CloseDestination(kDest, "fenced (test)");
   std::optional<protocol::Ack> ack = c->ReadAck();
   ASSERT_TRUE(ack);
