@@ -42,16 +42,19 @@ bool Contains(std::string_view haystack, std::string_view needle) {
 bool NotServedHere(const Status& s) {
   if (s.code() != Status::Code::kAborted) return false;
   const std::string_view m = s.message();
-  for (std::string_view marker : {"not active", "does not exist", "is not running", "should start first",
-                                  "should subscribe first", "already subscribed by client"}) {
+  for (std::string_view marker : {"not active", "does not exist", "is not running", "was restarted", "was stopped",
+                                  "should start first", "should subscribe first", "already subscribed by client"}) {
     if (Contains(m, marker)) return true;
   }
   return false;
 }
 
 // Failures that another connection (to this or another server) may not have.
+// An ack the server did not apply (409) ends that connection too: the batch
+// comes again after the reconnect's rollback.
 bool WorthFailover(const Status& s) {
-  return s.code() == Status::Code::kIOError || s.code() == Status::Code::kCorruption || NotServedHere(s);
+  return s.code() == Status::Code::kIOError || s.code() == Status::Code::kCorruption || NotServedHere(s) ||
+         IsAckNotApplied(s);
 }
 
 // Failures of a connection attempt worth another attempt. Refused
@@ -449,6 +452,7 @@ Status ClusterConnector::ConnectTo(const std::string& address) {
   co.idle_timeout = options_.idle_timeout;
   co.read_timeout = options_.read_timeout;
   co.connect_timeout = options_.connect_timeout;
+  co.low_latency_get = options_.low_latency_get;
   auto c = std::make_unique<Connector>(co);
   CANAL_RETURN_IF_ERROR(c->Connect());
   if (subscribed_) {
@@ -535,6 +539,7 @@ Status ClusterConnector::WithFailover(std::string_view doing, Clock::time_point 
     CANAL_RETURN_IF_ERROR(EnsureConnection(doing, deadline));
     Status s = op();
     if (s.ok() || !WorthFailover(s)) return s;  // a refusal: returned; a closed connection is remade next call
+    if (IsAckNotApplied(s)) ++acks_not_applied_;
     if (attempt >= options_.retry.max_attempts || Clock::now() >= deadline) {
       return s.WithContext(Where() + ": giving up after " + std::to_string(attempt) + " tries of the " +
                            std::string(doing));
@@ -732,5 +737,7 @@ std::string ClusterConnector::current_address() const {
 bool ClusterConnector::is_active_client() const { return active_; }
 
 int64_t ClusterConnector::reconnects() const { return reconnects_; }
+
+int64_t ClusterConnector::acks_not_applied() const { return acks_not_applied_; }
 
 }  // namespace canal::client

@@ -499,6 +499,7 @@ Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeou
   get.set_timeout(has_timeout ? timeout : -1);
   get.set_unit(static_cast<int32_t>(unit));
   get.set_auto_ack(false);
+  if (options_.low_latency_get) get.set_low_latency(true);
   CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + doing));
 
   // The server may wait `timeout` before answering; timeout 0 waits for a full
@@ -560,6 +561,10 @@ Status Connector::Rollback(int64_t batch_id) {
   rb.set_batch_id(batch_id);
   return SendFireAndForget(proto::CLIENTROLLBACK, rb.SerializeAsString(),
                            batch_id == 0 ? "rollback of every unacked batch" : "rollback of batch " + std::to_string(batch_id));
+}
+
+bool IsAckNotApplied(const Status& status) {
+  return status.code() == Status::Code::kAborted && ServerErrorCode(status) == kErrorAckNotApplied;
 }
 
 int ServerErrorCode(const Status& status) {

@@ -3,6 +3,7 @@
 //   canal-cli (--address HOST:PORT | --zk HOST:PORT[,...]) --destination D
 //             [--user U --password P] [--client-id ID] [--no-client-ha]
 //             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
+//             [--low-latency]
 //
 // Human output looks like Canal's example client; --json prints one object per
 // row change in the shape of `canal-binlog decode` (docs/client.md lists what
@@ -245,7 +246,19 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       *lost_active = true;
       return kExitOk;
     }
-    if constexpr (std::is_same_v<C, ClusterConnector>) {
+    if constexpr (std::is_same_v<C, Connector>) {
+      // Error 409: the server did not apply our last ack and delivers that
+      // batch again; reconnect and go on (it is printed twice). A server that
+      // no longer serves the destination then refuses the subscription.
+      if (canal::client::IsAckNotApplied(s)) {
+        std::fprintf(stderr, "canal-cli: %s; reconnecting\n", s.ToString().c_str());
+        s = connector.Connect();
+        if (s.ok()) s = connector.Subscribe(o.filter);
+        if (!s.ok()) return Fail(s);
+        continue;
+      }
+    } else {
+      // (Error 409 never gets here: the cluster connector fails over on it.)
       // An ack the server could not make durable (e.g. ZooKeeper was away) is
       // reported on the next call; the cluster connector reconnects on the
       // call after it and the batch comes again (printed twice).
@@ -315,6 +328,7 @@ int RunCluster(const Options& o) {
   co.client_id = o.connector.client_id;
   co.filter = o.filter;
   co.client_ha = o.client_ha;
+  co.low_latency_get = o.connector.low_latency_get;
   // Short election waits, so that a standby notices Ctrl-C.
   co.election_wait = std::chrono::milliseconds(500);
   ClusterConnector connector(co);
@@ -365,6 +379,8 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "stop after this many row changes (0 = run until Ctrl-C)")
       ->default_val(0)
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--low-latency", o.connector.low_latency_get,
+               "each get returns as soon as any change is there, not when a batch is full (our server only)");
   app.add_flag("--json", o.json, "one JSON object per row change, shaped like `canal-binlog decode`");
   app.add_option("--timeout-ms", o.timeout_ms, "how long each get waits on the server for entries")
       ->default_val(1000)

@@ -221,6 +221,14 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
         e->db = Copy(q->db);
         e->sql = Copy(sql);
       }
+      // MariaDB opens a transaction with its GTID event, which names no
+      // thread: the BEGIN takes the thread id of the transaction's first
+      // QUERY event (a statement, or the COMMIT of a non-transactional
+      // change) when the server writes one.
+      if (!txn_.events.empty() && txn_.events.front().kind == TxEventKind::kBegin &&
+          txn_.events.front().thread_id == 0) {
+        txn_.events.front().thread_id = q->thread_id;
+      }
       return ends ? Deliver(true, end_offset) : Status::OK();
     }
     // The commit statement a Canal cursor may name (see the XID case below).

@@ -325,6 +325,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
   CANAL_RETURN_IF_ERROR(keys.Integer<uint16_t>("canal.port", 11111, 0, 65535, "a TCP port", &port));
   config.session.port = port;
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
   std::optional<std::string> passwd;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.passwd", &passwd, &source));
   if (passwd && !passwd->empty()) {

@@ -84,7 +84,11 @@ Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::str
   // Sized first, then written once: entries can add up to megabytes.
   uint64_t body = 1 + VarintSize(static_cast<uint64_t>(batch_id));
   for (const store::EntryView& e : batch.entries) body += 1 + VarintSize(e.bytes.size()) + e.bytes.size();
-  const uint64_t packet = 2 /*version*/ + 2 /*type*/ + 1 + VarintSize(body) + body;
+  // Canal's server writes a batch with entries by hand, without `version`;
+  // its empty batch goes through the Packet builder and carries version 1
+  // (shared/protocol/CAPTURED_FRAMES.md). Byte for byte the same here.
+  const bool with_version = batch.entries.empty();
+  const uint64_t packet = (with_version ? 2 : 0) + 2 /*type*/ + 1 + VarintSize(body) + body;
   if (packet > kMaxOutgoingFrame) {
     return Status::InvalidArgument("MESSAGES packet of batch " + std::to_string(batch_id) + " would be " +
                                    std::to_string(packet) + " bytes, more than a client can read (2^31 - 1); " +
@@ -92,8 +96,10 @@ Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::str
   }
   out->resize(kFrameHeaderBytes + packet);
   char* p = PutFrameLength(out->data(), static_cast<uint32_t>(packet));
-  *p++ = static_cast<char>(kPacketVersionTag);
-  *p++ = static_cast<char>(kPacketVersion);
+  if (with_version) {
+    *p++ = static_cast<char>(kPacketVersionTag);
+    *p++ = static_cast<char>(kPacketVersion);
+  }
   *p++ = static_cast<char>(kPacketTypeTag);
   *p++ = static_cast<char>(protocol::MESSAGES);
   *p++ = static_cast<char>(kPacketBodyTag);

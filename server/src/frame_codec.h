@@ -33,7 +33,7 @@ uint32_t DecodeFrameLength(const uint8_t (&header)[kFrameHeaderBytes]);
 // is allocated for the body.
 Status CheckFrameLength(uint32_t length, uint32_t max_frame_bytes);
 
-// Packet{version=1, type, body=serialised `body`} as a frame.
+// Packet{version=1, type, body=serialised `body`} as a frame (HANDSHAKE, ACK).
 void EncodePacketFrame(protocol::PacketType type, const google::protobuf::MessageLite& body, std::string* out);
 
 // ACK with an empty Ack body (success).
@@ -43,6 +43,8 @@ void EncodeErrorAckFrame(int32_t error_code, std::string_view message, std::stri
 
 // MESSAGES with Messages{batch_id, messages = the batch's entry bytes}, written
 // straight from the ring's views (one copy). An empty batch gives no messages.
+// As Canal's server: a batch with entries leaves Packet.version unset, an
+// empty one carries version 1.
 // InvalidArgument when the frame would exceed what a Java client can read
 // (2^31 - 1 bytes).
 Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out);

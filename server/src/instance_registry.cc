@@ -96,6 +96,7 @@ void InstanceRegistry::Retire(const std::string& name, Entry* entry, const char*
     std::lock_guard<std::mutex> lock(mu_);
     instance = std::move(entry->instance);
     entry->instance = nullptr;
+    if (instance != nullptr) retired_why_[name] = why;
   }
   if (instance == nullptr) return;
   log_->info("destination {}: {}; stopping it", name, why);
@@ -203,6 +204,17 @@ std::shared_ptr<Destination> InstanceRegistry::Find(std::string_view name) {
   if (it == entries_.end() || it->second.instance == nullptr) return nullptr;
   if (options_.arbiter != nullptr && !options_.arbiter->IsActive(name)) return nullptr;
   return it->second.instance;
+}
+
+std::string InstanceRegistry::WhyNotServed(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(name);
+  if (options_.arbiter != nullptr && it != entries_.end() && it->second.instance != nullptr &&
+      !options_.arbiter->IsActive(name)) {
+    return "another server is active for it, or this one lost ZooKeeper";
+  }
+  auto why = retired_why_.find(name);
+  return why == retired_why_.end() ? std::string() : why->second;
 }
 
 std::vector<std::string> InstanceRegistry::Running() const {

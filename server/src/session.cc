@@ -46,6 +46,10 @@ constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
 constexpr int32_t kErrorGeneral = 400;
 constexpr int32_t kErrorIdentityMissing = 401;
 constexpr int32_t kErrorBatchIdMissing = 402;
+// Ours (docs/protocol.md): the ack was not applied and the batch will be
+// delivered again (this server stopped serving the destination, e.g. fenced
+// after a freeze); the client should reconnect, roll back and get again.
+constexpr int32_t kErrorAckNotApplied = 409;
 
 std::string RandomSeed() {
   std::string seed(kSeedBytes, '\0');
@@ -112,11 +116,12 @@ struct Session::NotifyGate {
   }
 };
 
-Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::string peer)
+Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::string peer, std::string local_address)
     : context_(context),
       log_(context->logger.get()),
       socket_(std::move(socket)),
       peer_(std::move(peer)),
+      local_address_(std::move(local_address)),
       gate_(std::make_shared<NotifyGate>()),
       request_ready_(socket_.get_executor()),
       inbox_space_(socket_.get_executor()),
@@ -152,9 +157,13 @@ void Session::CloseIfSubscribedTo(std::string destination, std::string reason) {
   asio::post(socket_.get_executor(), [self = shared_from_this(), destination = std::move(destination),
                                       reason = std::move(reason)] {
     if (!self->subscription_ || self->subscription_->identity.destination != destination) return;
-    self->log_->warn("canal server {}: closing the connection of {}: {}", self->context_->server_address,
+    self->log_->warn("canal server {}: closing the connection of {}: {}", self->local_address_,
                      self->Describe(), reason);
-    self->CloseNow(reason);
+    // The processor answers what the client sent already (an ack there gets
+    // 409 from StillServed), then tells the client why instead of a bare close.
+    self->evicted_ = reason.empty() ? std::string("this server stopped serving the destination") : reason;
+    self->request_ready_.cancel();
+    self->wake_.cancel();
   });
 }
 
@@ -166,7 +175,7 @@ std::string Session::Describe() const {
 
 awaitable<void> Session::Run(std::shared_ptr<Session> self) {
   try {
-    log_->info("canal server {}: client {} connected", context_->server_address, peer_);
+    log_->info("canal server {}: client {} connected", local_address_, peer_);
     const auto on_exit = [](std::exception_ptr) {};  // both end on their own once the socket closes
     asio::co_spawn(socket_.get_executor(), ReadLoop(self), on_exit);
     asio::co_spawn(socket_.get_executor(), IdleWatch(self), on_exit);
@@ -193,15 +202,22 @@ awaitable<void> Session::Run(std::shared_ptr<Session> self) {
           break;
         }
       }
+      if (!evicted_.empty() && subscription_ && !closing_ && !input_closed_ && !draining_) {
+        FailEvicted();
+        if (co_await WriteReply()) {
+          EndSubscription();
+          co_await Linger();
+        }
+      }
     }
   } catch (const std::exception& e) {
-    log_->error("canal server {}: {} failed: {}", context_->server_address, Describe(), e.what());
+    log_->error("canal server {}: {} failed: {}", local_address_, Describe(), e.what());
   }
   CloseNow("session ended");
   const std::string who = Describe();
   EndSubscription();
   gate_->Close();
-  log_->info("canal server {}: {} disconnected: {}", context_->server_address, who, close_reason_);
+  log_->info("canal server {}: {} disconnected: {}", local_address_, who, close_reason_);
   if (context_->on_session_end) context_->on_session_end(this);
 }
 
@@ -224,7 +240,7 @@ awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session a
     const uint32_t length = DecodeFrameLength(header);
     // Checked before anything is allocated: a bogus prefix must cost nothing.
     if (Status s = CheckFrameLength(length, context_->options.max_frame_bytes); !s.ok()) {
-      log_->warn("canal server {}: closing the connection of {}: {}", context_->server_address, Describe(),
+      log_->warn("canal server {}: closing the connection of {}: {}", local_address_, Describe(),
                  s.message());
       CloseNow(s.message());
       co_return;
@@ -233,7 +249,7 @@ awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session a
     co_await asio::async_read(socket_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
     if (ec) {
       reason = "connection ended inside a frame of " + std::to_string(length) + " bytes (" + ec.message() + ")";
-      if (!closing_) log_->warn("canal server {}: {}: {}", context_->server_address, Describe(), reason);
+      if (!closing_) log_->warn("canal server {}: {}: {}", local_address_, Describe(), reason);
       break;
     }
     last_receive_ = Clock::now();
@@ -256,7 +272,7 @@ awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session 
     const Clock::time_point deadline = last_receive_ + idle_timeout_;
     if (Clock::now() >= deadline) {
       const std::string reason = "idle for " + std::to_string(idle_timeout_.count()) + " ms (net_read_timeout)";
-      log_->warn("canal server {}: closing the connection of {}: {}", context_->server_address, Describe(), reason);
+      log_->warn("canal server {}: closing the connection of {}: {}", local_address_, Describe(), reason);
       CloseNow(reason);
       break;
     }
@@ -267,7 +283,7 @@ awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session 
 
 awaitable<bool> Session::WaitForRequest() {
   error_code ec;
-  while (!closing_ && inbox_.empty() && !input_closed_) {
+  while (!closing_ && inbox_.empty() && !input_closed_ && evicted_.empty()) {
     request_ready_.expires_at(Clock::time_point::max());
     co_await request_ready_.async_wait(asio::redirect_error(use_awaitable, ec));
   }
@@ -278,14 +294,24 @@ awaitable<bool> Session::WriteReply() {
   if (acks_pending_) {
     // The durability rule: acks before this reply are on disk before the
     // client can see it.
-    if (Status s = FlushAcks(); !s.ok()) Fail(kErrorGeneral, s.ToString());
+    if (Status s = FlushAcks(); !s.ok()) {
+      // Refused because another server serves the destination now (HA
+      // fence): that server resumes from the durable cursor, so the acked
+      // batch comes again: 409. Otherwise (a disk error) nobody knows: 400.
+      if (subscription_ && !ServedHere()) {
+        Fail(kErrorAckNotApplied, s.ToString() + "; this server no longer serves the destination, so the batch "
+                                                 "will be delivered again: reconnect to the active server");
+      } else {
+        Fail(kErrorGeneral, s.ToString());
+      }
+    }
   }
   error_code ec;
   co_await asio::async_write(socket_, asio::buffer(out_), asio::redirect_error(use_awaitable, ec));
   reply_ = false;
   if (ec) {
     if (!closing_) {
-      log_->info("canal server {}: write to {} failed: {}", context_->server_address, Describe(), ec.message());
+      log_->info("canal server {}: write to {} failed: {}", local_address_, Describe(), ec.message());
       CloseNow("write failed: " + ec.message());
     }
     co_return false;
@@ -325,8 +351,23 @@ void Session::ReplyOk() {
   reply_ = true;
 }
 
+void Session::FailEvicted() {
+  const std::string& destination = subscription_->identity.destination;
+  std::string message = "destination " + destination + " is not active on canal server " + local_address_ +
+                        " any more (" + evicted_ + ")";
+  if (outstanding_.empty()) {
+    Fail(kErrorGeneral, message + "; reconnect to the active server");
+    return;
+  }
+  // Whatever the client acks from now on is not applied here: say so with
+  // 409, which also answers an ack already on its way.
+  Fail(kErrorAckNotApplied, message + "; batch " + std::to_string(outstanding_.front().batch_id) +
+                                (outstanding_.size() > 1 ? " and later ones were" : " was") +
+                                " not acked here and will be delivered again: reconnect to the active server");
+}
+
 void Session::Fail(int32_t code, std::string message) {
-  log_->warn("canal server {}: error {} for {}: {}", context_->server_address, code, Describe(), message);
+  log_->warn("canal server {}: error {} for {}: {}", local_address_, code, Describe(), message);
   EncodeErrorAckFrame(code, message, &out_);
   reply_ = true;
   end_after_reply_ = true;
@@ -408,7 +449,7 @@ void Session::HandleAuth(const protocol::ClientAuth& auth) {
   }
   authenticated_ = true;
   username_ = auth.username();
-  log_->debug("canal server {}: client {} authenticated as user \"{}\"", context_->server_address, peer_, username_);
+  log_->debug("canal server {}: client {} authenticated as user \"{}\"", local_address_, peer_, username_);
   if (auth.net_read_timeout() > 0) {
     idle_timeout_ = std::chrono::milliseconds(auth.net_read_timeout());
     idle_timer_.cancel();  // the watch re-arms with the client's timeout
@@ -438,13 +479,34 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
   return subscription_ && subscription_->identity.SameClient(identity);
 }
 
-bool Session::StillServed(std::string_view request) {
+bool Session::ServedHere() const {
+  const std::shared_ptr<Destination> found = context_->registry->Find(subscription_->identity.destination);
+  return evicted_.empty() && found != nullptr && found == subscription_->destination && found->running();
+}
+
+bool Session::StillServed(std::string_view request, int32_t code) {
+  if (ServedHere()) return true;
   const std::string& destination = subscription_->identity.destination;
-  if (context_->registry->Find(destination) != nullptr) return true;
-  Fail(kErrorGeneral, std::string(request) + ": destination " + destination + " is not active on canal server " +
-                          context_->server_address +
-                          " any more (another server is active for it, or this one lost ZooKeeper); reconnect to the "
-                          "active server");
+  const std::shared_ptr<Destination> found = context_->registry->Find(destination);
+  // Say what happened: HA moved it, or (no ZooKeeper) it was restarted or stopped here.
+  const std::string why = evicted_.empty() ? context_->registry->WhyNotServed(destination) : evicted_;
+  std::string message = std::string(request) + ": destination " + destination;
+  if (!evicted_.empty()) {
+    message += " is not active on canal server " + local_address_ + " any more (" + why +
+               "); reconnect to the active server";
+  } else if (found != nullptr && found != subscription_->destination) {
+    message += " was restarted on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")") +
+               "; subscribe again";
+  } else if (found != nullptr) {  // stopping in place (the registry's reasons are about other instances)
+    message += " is not running on canal server " + local_address_;
+  } else if (context_->registry->Arbitrated()) {
+    message += " is not active on canal server " + local_address_ + " any more (" +
+               (why.empty() ? std::string("another server is active for it, or this one lost ZooKeeper") : why) +
+               "); reconnect to the active server";
+  } else {
+    message += " was stopped on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")");
+  }
+  Fail(code, std::move(message));
   return false;
 }
 
@@ -465,7 +527,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
       return false;
     }
     if (Status s = sub.destination->meta()->Subscribe(identity); !s.ok()) {
-      Fail(kErrorGeneral, "subscription failed on canal server " + context_->server_address + ": " + s.ToString());
+      Fail(kErrorGeneral, "subscription failed on canal server " + local_address_ + ": " + s.ToString());
       return false;
     }
     sub.identity = identity;
@@ -475,11 +537,11 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   std::shared_ptr<Destination> dest = context_->registry->Find(destination);
   if (!dest) {
     Fail(kErrorGeneral, "destination " + destination + " does not exist on canal server " +
-                            context_->server_address + " (it serves the names in canal.destinations)");
+                            local_address_ + " (it serves the names in canal.destinations)");
     return false;
   }
   if (!dest->running()) {
-    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + context_->server_address);
+    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + local_address_);
     return false;
   }
   if (std::string refusal = dest->SubscriptionRefusal(); !refusal.empty()) {
@@ -489,7 +551,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   DestinationHolders::Holder current;
   if (!context_->holders.Acquire(destination, {this, client_id, peer_}, &current)) {
     Fail(kErrorGeneral, "destination " + destination + " is already subscribed by client " + current.client_id +
-                            " from " + current.peer + " on canal server " + context_->server_address +
+                            " from " + current.peer + " on canal server " + local_address_ +
                             "; a destination serves one client at a time");
     return false;
   }
@@ -502,18 +564,18 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   meta::MetaManager* meta = dest->meta();
   if (Status s = meta->Subscribe(identity); !s.ok()) {
     context_->holders.Release(destination, this);
-    Fail(kErrorGeneral, "subscription failed on canal server " + context_->server_address + ": " + s.ToString());
+    Fail(kErrorGeneral, "subscription failed on canal server " + local_address_ + ": " + s.ToString());
     return false;
   }
   // A new consumer starts at the acked position, whatever the last one left.
   if (Status s = meta->ClearAllBatches(identity); !s.ok()) {
-    log_->warn("canal server {}: {}: clearing stale batches: {}", context_->server_address, Describe(), s.ToString());
+    log_->warn("canal server {}: {}: clearing stale batches: {}", local_address_, Describe(), s.ToString());
   }
   dest->store()->Rollback();
   subscription_ = Subscription{std::move(dest), identity, client_id};
   client_label_ = " (client id " + client_id + ", destination " + destination + ")";
   outstanding_.clear();
-  log_->info("canal server {}: {} subscribed (filter \"{}\")", context_->server_address, Describe(), filter);
+  log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), filter);
   return true;
 }
 
@@ -532,11 +594,14 @@ void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
       return;
     }
     if (Status s = meta->Unsubscribe(identity); !s.ok()) {
-      Fail(kErrorGeneral, "unsubscription failed on canal server " + context_->server_address + ": " + s.ToString());
+      Fail(kErrorGeneral, "unsubscription failed on canal server " + local_address_ + ": " + s.ToString());
       return;
     }
-    log_->info("canal server {}: {} unsubscribed", context_->server_address, Describe());
-    EndSubscription();
+    log_->info("canal server {}: {} unsubscribed", local_address_, Describe());
+    // Rolled back and flushed above, and the client is gone from the meta
+    // manager: only the destination is left to release.
+    context_->holders.Release(identity.destination, this);
+    subscription_.reset();
     ReplyOk();
     return;
   }
@@ -545,7 +610,7 @@ void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
   std::shared_ptr<Destination> dest = context_->registry->Find(identity.destination);
   if (!dest) {
     Fail(kErrorGeneral, "destination " + identity.destination + " does not exist on canal server " +
-                            context_->server_address);
+                            local_address_);
     return;
   }
   // (Held across the meta change so that no subscriber comes in between.)
@@ -559,7 +624,7 @@ void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
   Status s = dest->meta()->Unsubscribe(identity);
   if (!held_here) context_->holders.Release(identity.destination, this);
   if (!s.ok()) {
-    Fail(kErrorGeneral, "unsubscription failed on canal server " + context_->server_address + ": " + s.ToString());
+    Fail(kErrorGeneral, "unsubscription failed on canal server " + local_address_ + ": " + s.ToString());
     return;
   }
   ReplyOk();
@@ -570,24 +635,27 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   if (!ParseIdentity(get.destination(), get.client_id(), "get", &identity)) co_return;
   if (!Holds(identity)) {
     Fail(kErrorGeneral, identity.ToString() + " should subscribe first (get on canal server " +
-                            context_->server_address + ")");
+                            local_address_ + ")");
     co_return;
   }
   if (!StillServed("get")) co_return;
   const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
   store::RingStore* store = dest->store();
   const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
-  if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get); timeout && !store->BatchReady(fetch)) {
+  // Low latency: any entry ends the wait (Canal's rule waits for a full batch).
+  const bool any = get.low_latency() || context_->options.low_latency_get;
+  if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get);
+      timeout && !(any ? store->AnyReady() : store->BatchReady(fetch))) {
     const Clock::time_point deadline =
         timeout->count() == 0 ? Clock::time_point::max()
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
-    co_await WaitForBatch(store, fetch, deadline);
+    co_await WaitForBatch(store, any ? 0 : fetch, deadline);
     if (closing_ || input_closed_) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
   if (Status s = store->TryGet(fetch, &batch_); !s.ok()) {
     Fail(kErrorGeneral, "get from destination " + identity.destination + " on canal server " +
-                            context_->server_address + " failed: " + s.ToString());
+                            local_address_ + " failed: " + s.ToString());
     co_return;
   }
   if (batch_.empty()) {
@@ -602,7 +670,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   int64_t batch_id = 0;
   if (Status s = dest->meta()->AddBatch(subscription_->identity, range, &batch_id); !s.ok()) {
     // The entries go back to the ring when the session ends.
-    Fail(kErrorGeneral, "get on canal server " + context_->server_address + " failed: " + s.ToString());
+    Fail(kErrorGeneral, "get on canal server " + local_address_ + " failed: " + s.ToString());
     co_return;
   }
   outstanding_.push_back({batch_id, batch_.end_sequence, batch_.safe_position});
@@ -620,12 +688,14 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
 awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline) {
   const uint64_t generation = ++wait_generation_;
   std::weak_ptr<Session> weak = weak_from_this();
-  const bool armed = store->NotifyWhenReady(batch_size, [gate = gate_, weak, generation] {
+  auto on_ready = [gate = gate_, weak, generation] {
     // On the producer's thread: just hand over to the strand.
     gate->Post([weak, generation] {
       if (auto self = weak.lock()) self->OnBatchReady(generation);
     });
-  });
+  };
+  const bool armed =
+      batch_size == 0 ? store->NotifyWhenAny(std::move(on_ready)) : store->NotifyWhenReady(batch_size, std::move(on_ready));
   if (!armed) co_return;  // ready already, or the store stopped: TryGet tells
   waiting_ = true;
   wake_.expires_at(deadline);
@@ -643,7 +713,7 @@ void Session::OnBatchReady(uint64_t generation) {
 Status Session::AckBatch(int64_t batch_id) {
   Subscription& sub = *subscription_;
   meta::MetaManager* meta = sub.destination->meta();
-  const std::string where = " (" + sub.identity.ToString() + " on canal server " + context_->server_address + ")";
+  const std::string where = " (" + sub.identity.ToString() + " on canal server " + local_address_ + ")";
   meta::PositionRange removed;
   if (Status s = meta->RemoveBatch(sub.identity, batch_id, &removed); !s.ok()) {
     if (s.IsNotFound()) {
@@ -680,10 +750,10 @@ void Session::HandleClientAck(const protocol::ClientAck& ack) {
   if (ack.batch_id() == -1) return;  // the client acks an empty get: nothing was handed out
   if (!Holds(identity)) {
     Fail(kErrorGeneral, identity.ToString() + " should subscribe first (ack of batch " +
-                            std::to_string(ack.batch_id()) + " on canal server " + context_->server_address + ")");
+                            std::to_string(ack.batch_id()) + " on canal server " + local_address_ + ")");
     return;
   }
-  if (!StillServed("ack")) return;
+  if (!StillServed("ack", kErrorAckNotApplied)) return;
   if (Status s = AckBatch(ack.batch_id()); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
 }
 
@@ -695,7 +765,7 @@ void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
   const int64_t batch_id = rollback.batch_id();
   if (batch_id == -1) return;  // the id of an empty get
   if (batch_id != 0) {
-    const std::string where = " (" + identity.ToString() + " on canal server " + context_->server_address + ")";
+    const std::string where = " (" + identity.ToString() + " on canal server " + local_address_ + ")";
     bool known = false;
     for (const Outstanding& o : outstanding_) known = known || o.batch_id == batch_id;
     if (!known) {
@@ -717,7 +787,7 @@ void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
 void Session::RollbackAll() {
   Subscription& sub = *subscription_;
   if (Status s = sub.destination->meta()->ClearAllBatches(sub.identity); !s.ok()) {
-    log_->warn("canal server {}: {}: clearing batches: {}", context_->server_address, Describe(), s.ToString());
+    log_->warn("canal server {}: {}: clearing batches: {}", local_address_, Describe(), s.ToString());
   }
   sub.destination->store()->Rollback();
   outstanding_.clear();
@@ -728,7 +798,7 @@ Status Session::FlushAcks() {
   const std::string& destination = subscription_->identity.destination;
   Status s = subscription_->destination->meta()->Flush(destination);
   if (!s.ok()) {
-    return Status::IOError("canal server " + context_->server_address + " could not make the acks of " +
+    return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
                            subscription_->identity.ToString() + " durable: " + s.ToString());
   }
   acks_pending_ = false;

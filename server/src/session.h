@@ -53,7 +53,7 @@ struct SessionContext {
   SessionServerOptions options;
   DestinationRegistry* registry = nullptr;
   std::shared_ptr<spdlog::logger> logger;
-  std::string server_address;  // "ip:port", for messages
+  std::string server_address;  // "ip:port" listened on, for the server's own log lines
   DestinationHolders holders;
   // Called on the session's strand when its processor has finished.
   std::function<void(Session*)> on_session_end;
@@ -62,7 +62,8 @@ struct SessionContext {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `socket` must be bound to a strand of its own.
-  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer);
+  // `local_address`: the address the client connected to, for messages.
+  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer, std::string local_address);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -72,7 +73,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Ends the session from any thread (Stop); acks already processed are
   // flushed and outstanding batches rolled back, as for a disconnect.
   void Close();
-  // Ends the session from any thread when it is subscribed to `destination`.
+  // Ends the session from any thread when it is subscribed to `destination`:
+  // the requests already received are answered (GET and ack with an error),
+  // then the client is told why (an error Ack) and the connection closes.
   void CloseIfSubscribedTo(std::string destination, std::string reason);
 
   const std::string& peer() const { return peer_; }
@@ -121,11 +124,15 @@ class Session : public std::enable_shared_from_this<Session> {
                      meta::ClientIdentity* identity);
   // Whether this session's subscription is `identity`'s.
   bool Holds(const meta::ClientIdentity& identity) const;
-  // Whether the registry still serves the subscribed destination (HA: it is
-  // active here); otherwise sends the error (Fail) and returns false.
-  bool StillServed(std::string_view request);
-  // Waits for a full batch of `batch_size` until `deadline`, a disconnect
-  // or Close.
+  // Whether the registry still serves the subscribed destination, the same
+  // instance (HA: active here; not restarted); otherwise sends error `code`
+  // saying what happened (Fail) and returns false.
+  bool StillServed(std::string_view request, int32_t code = 400);
+  // Whether the registry still serves the subscribed instance here and HA
+  // has not ended the subscription.
+  bool ServedHere() const;
+  // Waits for a full batch of `batch_size` (0: any entry) until `deadline`,
+  // a disconnect or Close.
   boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);
   void OnBatchReady(uint64_t generation);
   // Acks the oldest outstanding batch, which must be `batch_id`; the error
@@ -141,6 +148,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Sends Ack{code, message} and ends the session after it (Canal closes the
   // connection after an error, which also keeps replies and requests paired).
   void Fail(int32_t code, std::string message);
+  // Fail() for a session whose destination stopped being active here
+  // (CloseIfSubscribedTo): 409 when the client holds unacked batches, else 400.
+  void FailEvicted();
   // Closes the socket and cancels every wait; the coroutines then end.
   void CloseNow(std::string_view reason);
   std::string Describe() const;  // "client 1.2.3.4:5 (client id 1001, destination example)"
@@ -149,6 +159,7 @@ class Session : public std::enable_shared_from_this<Session> {
   spdlog::logger* const log_;
   boost::asio::ip::tcp::socket socket_;
   const std::string peer_;
+  const std::string local_address_;  // "ip:port" the client connected to
   std::shared_ptr<NotifyGate> gate_;
 
   boost::asio::steady_timer request_ready_;  // processor waits here for the inbox
@@ -163,6 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closing_ = false;       // CloseNow ran
   bool draining_ = false;      // lingering after an error: input is discarded
   std::string close_reason_;
+  std::string evicted_;        // why CloseIfSubscribedTo ended the subscription ("" = it did not)
   Clock::time_point last_receive_;
   std::chrono::milliseconds idle_timeout_;
 

@@ -176,7 +176,10 @@ class SessionServerImpl final : public SessionServer {
       socket.set_option(asio::socket_base::keep_alive(true), ec);
       const tcp::endpoint remote = socket.remote_endpoint(ec);
       if (ec) continue;  // gone already
-      auto session = std::make_shared<Session>(&context_, std::move(socket), EndpointText(remote));
+      // Messages name the address the client used, not the wildcard listened on.
+      const tcp::endpoint local = socket.local_endpoint(ec);
+      if (ec) continue;
+      auto session = std::make_shared<Session>(&context_, std::move(socket), EndpointText(remote), EndpointText(local));
       {
         std::lock_guard lock(mu_);
         if (stopping_) co_return;

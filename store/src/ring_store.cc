@@ -254,10 +254,27 @@ bool RingStore::RingFullForBlockedProducer(uint64_t put) const {
   return held != 0 && held + blocked_size_.load(kRelaxed) > options_.ByteBound();
 }
 
+bool RingStore::AnyReady() const {
+  return stopped_.load(kSeqCst) || put_.load(kSeqCst) > get_.load(kRelaxed);
+}
+
+uint64_t RingStore::NotifyTarget(size_t batch_size) const {
+  // Any entry: one more byte (every entry has some) or one more entry.
+  if (batch_size == 0) return MemSize() ? get_bytes_.load(kRelaxed) + 1 : get_.load(kRelaxed) + 1;
+  return MemSize() ? SaturatingAdd(get_bytes_.load(kRelaxed), BatchByteLimit(batch_size))
+                   : SaturatingAdd(get_.load(kRelaxed), batch_size);
+}
+
 bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
-  if (batch_size == 0 || !callback || stopped_.load(kSeqCst)) return false;
-  const uint64_t target = MemSize() ? SaturatingAdd(get_bytes_.load(kRelaxed), BatchByteLimit(batch_size))
-                                    : SaturatingAdd(get_.load(kRelaxed), batch_size);
+  if (batch_size == 0) return false;
+  return Arm(batch_size, std::move(callback));
+}
+
+bool RingStore::NotifyWhenAny(DataCallback callback) { return Arm(0, std::move(callback)); }
+
+bool RingStore::Arm(size_t batch_size, DataCallback callback) {
+  if (!callback || stopped_.load(kSeqCst)) return false;
+  const uint64_t target = NotifyTarget(batch_size);
   {
     std::lock_guard<std::mutex> lock(notify_mu_);
     notify_callback_ = std::move(callback);
@@ -267,7 +284,7 @@ bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
   // Armed first, checked second: a put that we do not see here sees the
   // target and fires.
   HeavyFence();
-  if (!BatchReady(batch_size)) return true;
+  if (!(batch_size == 0 ? AnyReady() : BatchReady(batch_size))) return true;
   return !CancelNotify();
 }
 
@@ -399,12 +416,10 @@ void RingStore::Rollback() {
     std::lock_guard<std::mutex> lock(notify_mu_);
     if (!notify_callback_) return;
     batch_size = notify_batch_size_;
-    notify_target_.store(MemSize() ? SaturatingAdd(get_bytes_.load(kRelaxed), BatchByteLimit(batch_size))
-                                   : SaturatingAdd(get_.load(kRelaxed), batch_size),
-                         kSeqCst);
+    notify_target_.store(NotifyTarget(batch_size), kSeqCst);
   }
   HeavyFence();
-  if (BatchReady(batch_size)) FireNotify(/*force=*/true, 0, false);
+  if (batch_size == 0 ? AnyReady() : BatchReady(batch_size)) FireNotify(/*force=*/true, 0, false);
 }
 
 // ---- any thread -------------------------------------------------------------

@@ -69,6 +69,7 @@ TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch)
   EXPECT_EQ(sub.filter(), "shop\\..*");
   EXPECT_EQ(get.fetch_size(), 50);
   EXPECT_EQ(get.timeout(), 200);
+  EXPECT_FALSE(get.low_latency()) << "without --low-latency the Get is Canal's";
   EXPECT_EQ(ack1.batch_id(), 1);
   EXPECT_EQ(ack2.batch_id(), 2);
 }
@@ -146,6 +147,40 @@ TEST_F(CanalCli, MalformedEntryExitsFourAndRollsTheBatchBack) {
   ProgramRun r = RunAgainst(server, {"--json"});
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_EQ(rb.batch_id(), 3);
+}
+
+// Error 409 (our server: the ack was not applied, the batch comes again):
+// canal-cli says so, reconnects and prints the batch again; --low-latency
+// asks every get for the low-latency rule.
+TEST_F(CanalCli, AnAckNotAppliedReconnectsAndPrintsTheBatchAgain) {
+  pb::Get first_get, second_get;
+  pb::ClientAck refused, applied;
+  const std::string row = RowEntry("f.000001", 10, "d", "t", ce::INSERT, {Row({}, {Col("id", "1", true)})});
+  FakeCanalServer server(std::vector<FakeCanalServer::Script>{
+      [&](FakeSession& s) {
+        s.AcceptLoginAndSubscribe();
+        s.AnswerGet(1, {row}, &first_get);
+        s.Expect(pb::CLIENTACK, &refused);
+        pb::Get get;
+        s.Expect(pb::GET, &get);  // the ack's failure answers the next request
+        s.SendAck(409, "ack: destination example is not active on canal server 127.0.0.1:1 any more (test)");
+        s.WaitForClose();
+      },
+      [&](FakeSession& s) {
+        s.AcceptLoginAndSubscribe();
+        s.AnswerGet(1, {row}, &second_get);
+        s.Expect(pb::CLIENTACK, &applied);
+        s.WaitForClose();
+      }});
+  ProgramRun r = RunAgainst(server, {"--count", "2", "--json", "--low-latency"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;  // the same row, printed again
+  EXPECT_TRUE(Contains(r.err, "server error 409")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "reconnecting")) << r.err;
+  EXPECT_TRUE(first_get.low_latency());
+  EXPECT_TRUE(second_get.low_latency());
+  EXPECT_EQ(refused.batch_id(), 1);
+  EXPECT_EQ(applied.batch_id(), 1);
 }
 
 TEST_F(CanalCli, BadCommandLineExitsOne) {

@@ -279,6 +279,52 @@ TEST(ClusterConnectorFixedListTest, BatchesOfTheReplacedConnectionAreNeitherAcke
   EXPECT_EQ(ack_b.batch_id(), 5);
 }
 
+// Error 409 (an ack the server did not apply) answers the get after the ack:
+// by its code alone (no "not active" in the text) the connector fails over,
+// rolls back and gets the batch again; the caller sees no error.
+TEST(ClusterConnectorFixedListTest, AnAckNotAppliedFailsOverAndTheBatchComesAgainWithoutAnError) {
+  pb::ClientAck refused;
+  FakeCanalServer a([&](FakeSession& s) {
+    pb::Get get;
+    if (s.AcceptLoginAndSubscribe() && s.AnswerGet(1, {AnInsert(10)}) && s.Expect(pb::CLIENTACK, &refused) &&
+        s.Expect(pb::GET, &get) && s.SendAck(409, "the ack was not applied (test)")) {
+      s.WaitForClose();
+    }
+  });
+  pb::ClientAck applied;
+  FakeCanalServer b([&](FakeSession& s) {
+    if (AcceptResubscription(s, nullptr) && s.AnswerGet(7, {AnInsert(10)}) && s.Expect(pb::CLIENTACK, &applied)) {
+      s.WaitForClose();
+    }
+  });
+  ClusterConnectorOptions o = QuickOptions();
+  o.addresses = {a.address(), b.address()};
+  ClusterConnector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+  Message m;
+  ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
+  ASSERT_TRUE(c.Ack(m.batch_id()).ok());  // sent; refused later
+  Status s = c.GetWithoutAck(10, &m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(m.batch_id(), 7);
+  EXPECT_EQ(c.current_address(), b.address());
+  EXPECT_EQ(c.acks_not_applied(), 1);
+  EXPECT_TRUE(c.Ack(7).ok());
+  c.Disconnect();
+  a.Join();
+  b.Join();
+  EXPECT_EQ(refused.batch_id(), 1);
+  EXPECT_EQ(applied.batch_id(), 7);
+}
+
+TEST(ClientErrorsTest, IsAckNotAppliedIsTheServersCode409Only) {
+  EXPECT_TRUE(IsAckNotApplied(Status::Aborted("x: the earlier ack of batch 1 failed: server error 409: gone")));
+  EXPECT_FALSE(IsAckNotApplied(Status::Aborted("x: get refused: server error 400: destination is not active")));
+  EXPECT_FALSE(IsAckNotApplied(Status::IOError("x: server error 409: but not from the server")));
+  EXPECT_FALSE(IsAckNotApplied(Status::OK()));
+}
+
 TEST(ClusterConnectorFixedListTest, ServerErrorNotAboutServingIsReturnedWithoutFailingOver) {
   FakeCanalServer a([](FakeSession& s) {
     pb::Get get;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,7 @@ constexpr uint16_t kPartitionPorts[2] = {13533, 13534};
 constexpr uint16_t kZkRestartPorts[2] = {13535, 13536};
 constexpr uint16_t kClientFailoverPorts[2] = {13537, 13538};
 constexpr uint16_t kLayoutPorts[2] = {13539, 13532};  // 13532: test 1's servers are long gone
+constexpr uint16_t kAckNotAppliedPorts[2] = {14371, 14372};
 
 constexpr int kSessionTimeoutMs = 6000;
 // The stated takeover bound for a crashed or frozen active server: its
@@ -77,6 +79,23 @@ double SecondsBetween(Clock::time_point from, Clock::time_point to) {
 }
 
 std::string Address(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+// Whether every thread of `pid` is in the stopped state (SIGSTOP has taken
+// effect), from /proc/<pid>/task/*/stat.
+bool AllThreadsStopped(int pid) {
+  std::error_code ec;
+  int threads = 0;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::ifstream in(it->path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') return false;
+    ++threads;
+  }
+  return !ec && threads > 0;
+}
 
 // ---- A ClusterConnector consumer on its own thread ---------------------------
 
@@ -564,6 +583,73 @@ TEST_F(Ha, AFrozenActiveServerIsReplacedAndAfterResumingNeverDeliversData) {
   ASSERT_TRUE(first_batch) << "no batch from " << standby << " after the freeze";
   EXPECT_LT(SecondsBetween(frozen_at, *first_batch), kTakeoverBoundS);
   EXPECT_EQ(ledger.Faults(), "");
+}
+
+// 2b. The ack a frozen active server received just before the freeze: once
+// resumed (fenced: the standby is active), it refuses the ack with error 409
+// ("not applied, the batch comes again"), and the ClusterConnector, whose get
+// reads that answer, fails over, rolls back and gets the same batch from the
+// new active server, with no error returned to the caller.
+TEST_F(Ha, AnAckAFrozenServerReadsAfterResumingIs409AndTheClusterConnectorGetsTheBatchAgain) {
+  const std::string table = "ha_db.ack409";
+  ASSERT_TRUE(CreateLoadTable(table));
+  ASSERT_TRUE(StartPair("ack409", kAckNotAppliedPorts, table));
+  const std::string frozen = Address(kAckNotAppliedPorts[0]), standby = Address(kAckNotAppliedPorts[1]);
+  // The fixed address list: through ZooKeeper the connector would see the
+  // running node move and leave the frozen server before reading its answer.
+  ClusterConnectorOptions o = ConsumerOptions("");
+  o.zk_servers.clear();
+  o.addresses = {frozen, standby};
+  o.read_timeout = 60s;  // still waiting on the frozen server when it resumes
+  ClusterConnector c(o);
+  Status s = c.Connect();
+  if (s.ok()) s = c.Subscribe();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(Sql("INSERT INTO " + table + " (txn, seq, pad) VALUES (1, 0, 'a'), (1, 1, 'b')"));
+  auto rows_of = [](Message& m) {
+    std::vector<std::string> rows;
+    EXPECT_TRUE(ForEachRow(m, [&](const entry::Header&, entry::EventType, const entry::RowData& row) {
+                  rows.push_back(ColumnText(row, "pad"));
+                }).ok());
+    return rows;
+  };
+  Message first;
+  for (const auto deadline = Clock::now() + 20s; first.batch_id() == -1 && Clock::now() < deadline;) {
+    s = c.GetWithoutAck(256, 200, TimeUnit::kMilliseconds, &first);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_NE(first.batch_id(), -1) << "no batch from " << frozen;
+  ASSERT_EQ(c.current_address(), frozen);
+  const std::vector<std::string> rows = rows_of(first);
+  ASSERT_EQ(rows, (std::vector<std::string>{"a", "b"}));
+
+  const auto frozen_at = Clock::now();
+  ASSERT_TRUE(install(0).Freeze());
+  // Every thread stopped before the ack leaves: it must wait in the socket.
+  ASSERT_TRUE(WaitFor([&] { return AllThreadsStopped(install(0).Pid()); }, 5s));
+  s = c.Ack(first.batch_id());  // sent (no answer is expected): it waits in the frozen server's socket
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(WaitFor([&] { return RunningAddress() == standby; }, 20s)) << RunningAddress();
+  std::this_thread::sleep_until(frozen_at + std::chrono::milliseconds(kSessionTimeoutMs) + 3s);
+  ASSERT_TRUE(install(0).Thaw());
+
+  Message again;
+  s = c.GetWithoutAck(256, 500, TimeUnit::kMilliseconds, &again);
+  for (const auto deadline = Clock::now() + 20s; s.ok() && again.batch_id() == -1 && Clock::now() < deadline;) {
+    s = c.GetWithoutAck(256, 500, TimeUnit::kMilliseconds, &again);
+  }
+  const std::string log = ReadAll(install(0).server_log());
+  std::printf("[ ha ] ack not applied: frozen %.1f s; the get after resuming: %s, batch %lld from %s; acks the "
+              "connector saw refused with 409: %lld, reconnects %lld\n",
+              SecondsBetween(frozen_at, Clock::now()), s.ToString().c_str(), static_cast<long long>(again.batch_id()),
+              c.current_address().c_str(), static_cast<long long>(c.acks_not_applied()),
+              static_cast<long long>(c.reconnects()));
+  ASSERT_TRUE(s.ok()) << "the connector returned the failure instead of getting again: " << s.ToString();
+  EXPECT_EQ(c.current_address(), standby);
+  EXPECT_EQ(rows_of(again), rows) << "the batch whose ack was not applied comes again";
+  EXPECT_EQ(c.acks_not_applied(), 1) << "the resumed server did not answer the ack with 409:\n" << log;
+  EXPECT_NE(log.find("error 409"), std::string::npos) << log;
+  EXPECT_TRUE(c.Ack(again.batch_id()).ok());
 }
 
 // 3. ZooKeeper stopped under a running pair, once for ~2 s (within the session

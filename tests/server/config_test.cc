@@ -90,6 +90,7 @@ TEST_F(ConfigTest, AnEmptyCanalPropertiesTakesCanalsDefaults) {
   EXPECT_EQ(c.session.port, 11111);
   EXPECT_EQ(c.session.user, "");
   EXPECT_EQ(c.session.password_stored, "");
+  EXPECT_FALSE(c.session.low_latency_get);  // Canal's rule
   EXPECT_TRUE(c.destinations.empty());
   EXPECT_EQ(c.conf_dir, Conf());  // the folder holding canal.properties
   EXPECT_TRUE(c.auto_scan);
@@ -105,6 +106,7 @@ TEST_F(ConfigTest, ReadsEveryServerKey) {
                         "canal.port = 12000\n"
                         "canal.user = canal\n"
                         "canal.passwd = E3619321C1A937C46A0D8BD1DAC39F93B27D4458\n"
+                        "canal.get.low.latency = true\n"
                         "canal.destinations = example, orders ,\n"
                         "canal.conf.dir = ../conf\n"
                         "canal.auto.scan = false\n"
@@ -117,6 +119,7 @@ TEST_F(ConfigTest, ReadsEveryServerKey) {
   EXPECT_EQ(c.session.port, 12000);
   EXPECT_EQ(c.session.user, "canal");
   EXPECT_EQ(c.session.password_stored, "E3619321C1A937C46A0D8BD1DAC39F93B27D4458");
+  EXPECT_TRUE(c.session.low_latency_get);
   EXPECT_EQ(c.destinations, (std::vector<std::string>{"example", "orders"}));
   EXPECT_EQ(c.conf_dir, Conf());  // Canal's ../conf, relative to the conf folder itself
   EXPECT_FALSE(c.auto_scan);
@@ -168,6 +171,7 @@ TEST_F(ConfigTest, RefusesBadServerValuesNamingFileLineKeyAndValue) {
       {"canal.destinations", "a,..,b"},
       {"canal.destinations", "a,a"},
       {"canal.auto.scan", "yes"},
+      {"canal.get.low.latency", "fast"},
       {"canal.auto.scan.interval", "0"},
       {"canal.auto.scan.interval", "5s"},
       {"canal.file.flush.period", "-1"},

@@ -206,6 +206,11 @@ TEST_F(RegistryTest, AScanStartsNewStopsRemovedAndRestartsOnlyTheEditedInstance)
   EXPECT_EQ(registry_->Find("keep"), keep_before);
   EXPECT_TRUE(keep_before->running());
   EXPECT_EQ(live_.load(), 3);
+  // What a client subscribed to them is told (no ZooKeeper here).
+  EXPECT_FALSE(registry_->Arbitrated());
+  EXPECT_EQ(registry_->WhyNotServed("edit"), "instance.properties changed");
+  EXPECT_EQ(registry_->WhyNotServed("gone"), "its instance.properties is gone");
+  EXPECT_EQ(registry_->WhyNotServed("keep"), "");
 
   // A scan with nothing changed does nothing.
   registry_->ScanNow();

@@ -539,6 +539,7 @@ class GatedRegistry final : public DestinationRegistry {
   std::shared_ptr<Destination> Find(std::string_view name) override {
     return active_ ? inner_.Find(name) : nullptr;
   }
+  bool Arbitrated() const override { return true; }  // as InstanceRegistry with a RunningMonitor
 
  private:
   server::testing::MemoryRegistry inner_;

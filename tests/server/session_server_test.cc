@@ -21,6 +21,7 @@
 #include "canal/entry.pb.h"
 #include "canal/store/ring_store.h"
 #include "frame_codec.h"
+#include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
 
@@ -28,6 +29,7 @@ namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::CaptureSink;
 using testing::CountingMetaManager;
 using testing::MemoryDestination;
 using testing::MemoryRegistry;
@@ -38,35 +40,6 @@ constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
 constexpr int32_t kUnitMicros = 1;
 constexpr int32_t kUnitMillis = 2;
-
-// Keeps every log line, for the tests that check what was logged.
-class CaptureSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  std::vector<std::string> Lines() {
-    std::lock_guard lock(mutex_);
-    return lines_;
-  }
-  bool Contains(spdlog::level::level_enum level, const std::string& a, const std::string& b = "") {
-    std::lock_guard lock(mutex_);
-    for (size_t i = 0; i < lines_.size(); ++i) {
-      if (levels_[i] == level && lines_[i].find(a) != std::string::npos && lines_[i].find(b) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    lines_.emplace_back(msg.payload.data(), msg.payload.size());
-    levels_.push_back(msg.level);
-  }
-  void flush_() override {}
-
- private:
-  std::vector<std::string> lines_;
-  std::vector<spdlog::level::level_enum> levels_;
-};
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5s) {
   const Clock::time_point deadline = Clock::now() + timeout;
@@ -185,7 +158,8 @@ TEST(FrameCodecTest, MessagesFrameParsesAsPacketWithRawEntries) {
   protocol::Packet p;
   ASSERT_TRUE(p.ParseFromArray(frame.data() + 4, static_cast<int>(frame.size() - 4)));
   EXPECT_EQ(p.type(), protocol::MESSAGES);
-  EXPECT_EQ(p.version(), 1);
+  EXPECT_EQ(p.version_present_case(), protocol::Packet::VERSION_PRESENT_NOT_SET) << "Canal's server leaves version unset on a MESSAGES frame with entries";
+  EXPECT_EQ(frame.substr(4, 2), std::string("\x18\x07", 2));
   protocol::Messages msgs;
   ASSERT_TRUE(msgs.ParseFromString(p.body()));
   EXPECT_EQ(msgs.batch_id(), 123456789012LL);
@@ -199,6 +173,8 @@ TEST(FrameCodecTest, MessagesFrameParsesAsPacketWithRawEntries) {
   ASSERT_TRUE(msgs.ParseFromString(p.body()));
   EXPECT_EQ(msgs.batch_id(), -1);
   EXPECT_EQ(msgs.messages_size(), 0);
+  EXPECT_EQ(p.version(), 1) << "an empty MESSAGES frame carries version 1, as Canal's";
+  EXPECT_EQ(frame, std::string("\x00\x00\x00\x11\x10\x01\x18\x07\x2a\x0b\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 21));
 }
 
 TEST(FrameCodecTest, LengthCheckRejectsZeroAndOversizedWithoutAllocating) {

@@ -717,6 +717,54 @@ TEST(RingStoreTest, NotifyWithBatchSizeZeroOrNoCallbackIsDeclined) {
   EXPECT_FALSE(store->NotifyWhenReady(1, nullptr));
 }
 
+// ---- low latency: any entry ------------------------------------------------------
+
+TEST(RingStoreTest, NotifyWhenAnyFiresOnTheFirstEntryEvenInMemSize) {
+  // A MEMSIZE batch of 1000 units would need ~1 MB; one small entry must do.
+  auto store = MakeStore(16, BatchMode::kMemSize, /*memunit=*/1024);
+  EXPECT_FALSE(store->AnyReady());
+  EXPECT_FALSE(store->BatchReady(1000));
+  int calls = 0;
+  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  ASSERT_TRUE(store->Put("x", Meta(1)).ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(store->AnyReady());
+  EXPECT_FALSE(store->BatchReady(1000));
+  ASSERT_TRUE(store->Put("y", Meta(2)).ok());
+  EXPECT_EQ(calls, 1);  // once
+}
+
+TEST(RingStoreTest, NotifyWhenAnyCountsFromTheCurrentGetAndDeclinesWhenSomethingWaits) {
+  auto store = MakeStore(16, BatchMode::kItemSize);
+  PutN(store.get(), 0, 2);
+  int calls = 0;
+  EXPECT_FALSE(store->NotifyWhenAny([&] { ++calls; }));  // two wait already: get now
+  Batch b;
+  ASSERT_TRUE(store->TryGet(2, &b).ok());
+  EXPECT_FALSE(store->AnyReady());
+  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  PutN(store.get(), 2, 1);
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(store->NotifyWhenAny(nullptr));
+}
+
+TEST(RingStoreTest, RollbackFiresAnAnyNotifyAndStopEndsIt) {
+  auto store = MakeStore(16, BatchMode::kMemSize, /*memunit=*/1024);
+  PutN(store.get(), 0, 1);
+  Batch b;
+  ASSERT_TRUE(store->TryGet(1000, &b).ok());
+  int calls = 0;
+  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  store->Rollback();  // the rewound entry is there again
+  EXPECT_EQ(calls, 1);
+  ASSERT_TRUE(store->TryGet(1000, &b).ok());
+  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  store->Stop();
+  EXPECT_EQ(calls, 2);
+  EXPECT_TRUE(store->AnyReady());
+  EXPECT_FALSE(store->NotifyWhenAny([&] { ++calls; }));
+}
+
 // ---- stop ------------------------------------------------------------------------
 
 TEST(RingStoreTest, StopWakesABlockedPutWithAborted) {

@@ -32,7 +32,11 @@
 //     not done and carry on getting. Ack of a batch received before a failover
 //     (even one that succeeded) returns the same NotFound without sending.
 // An ack sent successfully may still be lost if the server dies before it
-// applies it: as in Canal, the batch is then delivered once more. Consumers
+// applies it: as in Canal, the batch is then delivered once more. A server
+// that refuses an ack it can no longer apply says so with error 409
+// (IsAckNotApplied; e.g. a fenced server resumed after a freeze): the call
+// that reads it fails over, rolls back and goes on (a get gets again), so the
+// caller sees no error, only the batch once more (acks_not_applied() counts). Consumers
 // must tolerate a batch seen twice (at-least-once).
 // Other errors (authentication refused, a bad filter, NotSupported,
 // InvalidArgument) are returned at once. When the budget runs out the call
@@ -115,6 +119,7 @@ struct ClusterConnectorOptions {
   std::chrono::milliseconds connect_timeout{10'000};  // also bounds reaching ZooKeeper
   std::chrono::milliseconds read_timeout{60'000};
   std::chrono::milliseconds idle_timeout{3'600'000};
+  bool low_latency_get = false;  // ConnectorOptions::low_latency_get
 };
 
 class ClusterConnector {
@@ -158,6 +163,9 @@ class ClusterConnector {
   bool is_active_client() const;
   // Reconnections after a failure or a moved running node, since construction.
   int64_t reconnects() const;
+  // Acks the server reported as not applied (error 409) since construction;
+  // each was handled by a failover, so the batch came again (see Ack).
+  int64_t acks_not_applied() const;
   const ClusterConnectorOptions& options() const { return options_; }
 
  private:
@@ -225,6 +233,7 @@ class ClusterConnector {
   std::string lost_reason_;
   bool running_watch_armed_ = false;
   std::atomic<int64_t> reconnects_{0};
+  std::atomic<int64_t> acks_not_applied_{0};
   // Batch ids handed out by the current connection, and by earlier ones
   // (which the next server delivers again): see Ack.
   std::set<int64_t> held_batches_;

@@ -20,7 +20,8 @@
 //   Aborted          the server answered with an error Ack. The message holds
 //                    "server error <code>: <server's text>"; ServerErrorCode()
 //                    extracts the code (400 general, 401 destination or client id
-//                    missing, 402 batch id missing).
+//                    missing, 402 batch id missing, 409 an ack that was not
+//                    applied: IsAckNotApplied()).
 //   Corruption       the server sent bytes that are not Canal's protocol (bad
 //                    frame length, unparsable packet, unexpected packet type).
 //   NotSupported     handshake version other than 1, or a compressed packet.
@@ -73,6 +74,11 @@ struct ConnectorOptions {
   // A frame from the server declaring more bytes than this is refused before
   // anything is allocated, and the connection is closed.
   uint32_t max_frame_bytes = 64u << 20;
+  // Low-latency GET: a get that waits (timeout >= 0) returns as soon as any
+  // entry is there instead of waiting for a full batch (a MEMSIZE batch of a
+  // trickle of changes otherwise waits out the whole timeout). Our server
+  // only; Canal's ignores it (docs/client.md).
+  bool low_latency_get = false;
 };
 
 // The unit of a get's timeout, numbered as on the wire (java.util.concurrent.TimeUnit).
@@ -171,5 +177,12 @@ class Connector {
 // The server's error code carried by a Status from this SDK ("server error
 // <code>: ..."), or 0 when the error did not come from the server.
 int ServerErrorCode(const Status& status);
+
+// Error 409 (ours, docs/protocol.md): the server did not apply an ack (it
+// stopped serving the destination, e.g. fenced after a freeze) and the batch
+// will be delivered again. Reconnect (to the active server), subscribe, and
+// get: treat the batch as not done.
+inline constexpr int kErrorAckNotApplied = 409;
+bool IsAckNotApplied(const Status& status);
 
 }  // namespace canal::client

@@ -45,6 +45,11 @@ class DestinationRegistry {
   virtual ~DestinationRegistry() = default;
   // nullptr when no such destination runs here.
   virtual std::shared_ptr<Destination> Find(std::string_view name) = 0;
+  // Why `name` was last stopped or restarted here ("" when not known), for
+  // the message a subscribed client gets.
+  virtual std::string WhyNotServed(std::string_view /*name*/) { return ""; }
+  // Whether another party (HA: ZooKeeper) decides which destinations run here.
+  virtual bool Arbitrated() const { return false; }
 };
 
 }  // namespace canal::server

@@ -100,6 +100,8 @@ class InstanceRegistry final : public DestinationRegistry {
 
   // Null also while an arbiter says the destination is not active here.
   std::shared_ptr<Destination> Find(std::string_view name) override;
+  std::string WhyNotServed(std::string_view name) override;
+  bool Arbitrated() const override { return options_.arbiter != nullptr; }
   // Names of the running destinations (with an arbiter: active here), sorted.
   std::vector<std::string> Running() const;
 
@@ -128,6 +130,7 @@ class InstanceRegistry final : public DestinationRegistry {
 
   mutable std::mutex mu_;  // guards entries_ (Find)
   std::map<std::string, Entry, std::less<>> entries_;
+  std::map<std::string, std::string, std::less<>> retired_why_;  // name -> why it last stopped
 
   std::thread scan_thread_;
   std::mutex scan_mu_;

@@ -41,6 +41,10 @@ struct SessionServerOptions {
   int io_threads = 2;
   // Used when a client sends no net_read_timeout; its own value otherwise.
   int default_idle_timeout_ms = 3'600'000;
+  // canal.get.low.latency (ours): every waiting GET returns as soon as any
+  // entry is there, as if each client asked with Get.low_latency; off keeps
+  // Canal's rule (wait for a full batch or the timeout).
+  bool low_latency_get = false;
 };
 
 class SessionServer {

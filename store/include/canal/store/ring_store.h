@@ -160,6 +160,12 @@ class RingStore {
   // Arming again replaces an earlier callback that has not run.
   bool NotifyWhenReady(size_t batch_size, DataCallback callback);
 
+  // The low-latency forms: whether any entry is waiting after `get` (or the
+  // store is stopped), and a callback armed, as NotifyWhenReady's, to run
+  // once when one is.
+  bool AnyReady() const;
+  bool NotifyWhenAny(DataCallback callback);
+
   // Withdraws the armed callback. True when withdrawn before running; false
   // when none was armed or it has run or is about to run.
   bool CancelNotify();
@@ -202,6 +208,10 @@ class RingStore {
   explicit RingStore(const RingStoreOptions& options);
 
   bool MemSize() const { return options_.batch_mode == BatchMode::kMemSize; }
+  // The put (MEMSIZE: put_bytes) an armed callback waits for: a full batch
+  // of `batch_size`, or any entry when it is 0.
+  uint64_t NotifyTarget(size_t batch_size) const;
+  bool Arm(size_t batch_size, DataCallback callback);
   uint64_t BatchByteLimit(size_t batch_size) const;
   bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const;
   bool RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size);
@@ -255,7 +265,7 @@ class RingStore {
   std::atomic<uint32_t> fence_word_{0};  // the handshake's fence when membarrier is not used
   std::mutex notify_mu_;
   DataCallback notify_callback_;  // guarded by notify_mu_
-  size_t notify_batch_size_ = 0;  // guarded by notify_mu_
+  size_t notify_batch_size_ = 0;  // guarded by notify_mu_; 0: any entry (NotifyWhenAny)
 };
 
 }  // namespace canal::store

@@ -1,0 +1,54 @@
+// ServerSuite: the base of integration suites that run the built canal-server
+// against one MariaDB sandbox of their own, and ConnectAndSubscribe, which
+// opens a client while the server or destination starts.
+//
+//   class MySuite : public ServerSuite<14351> {};   // the suite's sandbox port
+//   TEST_F(MySuite, ...) { ... sandbox_->Sql(...) ... }
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "canal/client/connector.h"
+#include "support/canal_install.h"
+#include "support/mariadb_sandbox.h"
+
+namespace canal::testing {
+
+template <uint16_t SandboxPort>
+class ServerSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(SandboxPort, &setup_error_); }
+  static void TearDownTestSuite() { sandbox_.reset(); }
+  void SetUp() override {
+    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    ASSERT_TRUE(std::filesystem::exists(CanalInstall::ServerProgram()))
+        << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
+  }
+  static constexpr uint16_t kSandboxPort = SandboxPort;
+  static inline std::unique_ptr<MariadbSandbox> sandbox_;
+  static inline std::string setup_error_;
+};
+
+// Connect() and Subscribe(filter), again every 100 ms until both succeed or
+// `limit` passes (the server starting, its destination starting, or the
+// server not yet noticing the previous connection of this client id end).
+inline Status ConnectAndSubscribe(client::Connector& c, std::chrono::milliseconds limit,
+                                  std::string_view filter = "") {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    Status s = c.Connect();
+    if (s.ok()) s = c.Subscribe(filter);
+    if (s.ok() || std::chrono::steady_clock::now() > deadline) return s;
+    c.Disconnect();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace canal::testing
