@@ -196,6 +196,7 @@ InstanceStatus Instance::status() const {
     st.store_byte_bound = store_->options().ByteBound();
   }
   st.client_filter = client_filter_;
+  st.primary = config_.parser.master.Address();
   return st;
 }
 

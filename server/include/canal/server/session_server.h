@@ -32,6 +32,8 @@ class logger;
 
 namespace canal::server {
 
+class ClientStatsBook;
+
 struct SessionServerOptions {
   std::string ip = "0.0.0.0";             // canal.ip ("" = all interfaces)
   uint16_t port = 11111;                  // canal.port; 0 = any free port (tests)
@@ -41,6 +43,9 @@ struct SessionServerOptions {
   int io_threads = 2;
   // Used when a client sends no net_read_timeout; its own value otherwise.
   int default_idle_timeout_ms = 3'600'000;
+  // Where sessions count requests, rows and latencies per destination
+  // (metrics, /status); null counts nothing.
+  std::shared_ptr<ClientStatsBook> client_stats;
 };
 
 class SessionServer {
