@@ -21,6 +21,8 @@ PACKAGES=(
   # servers for integration tests, the benchmark and the quick start
   mariadb-server mariadb-client
   zookeeper
+  # the metrics integration test scrapes canal-server with a real Prometheus
+  prometheus
   # tools used by tests and fixture helpers
   zstd xxd procps
 )

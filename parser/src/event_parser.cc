@@ -396,7 +396,10 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       if (!buffer_.in_transaction()) sink_->OnIdle(p);
       continue;
     }
-    if (timestamp != 0 && (flags & kArtificialEventFlag) == 0) {
+    // The lag counts from changes in the stream: not from the FORMAT_DESCRIPTION
+    // a dump opens with (it carries the file's creation time, which would make
+    // a fresh start look hours behind until the first heartbeat).
+    if (timestamp != 0 && positioned && type != static_cast<uint8_t>(binlog::EventType::kFormatDescription)) {
       last_event_time_.store(timestamp, std::memory_order_relaxed);
       caught_up_ = false;
     }

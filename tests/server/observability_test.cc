@@ -25,6 +25,7 @@
 #include "canal/server/session_server.h"
 #include "canal/server/status_report.h"
 #include "memory_destination.h"
+#include "support/loopback_http.h"
 #include "session_test_client.h"
 
 namespace canal::server {
@@ -354,18 +355,7 @@ class HttpTest : public StatusReportTest {
     if (endpoint_) endpoint_->Stop();
   }
 
-  int Connect() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(endpoint_->port());
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd);
-      return -1;
-    }
-    return fd;
-  }
+  int Connect() { return canal::testing::ConnectLoopback(endpoint_->port()); }
   static void Send(int fd, std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -373,20 +363,7 @@ class HttpTest : public StatusReportTest {
       bytes.remove_prefix(static_cast<size_t>(n));
     }
   }
-  // Everything until the server closes (or 10 s pass).
-  static std::string ReadAll(int fd) {
-    std::string out;
-    char buf[8192];
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 200) <= 0) continue;
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
+  static std::string ReadAll(int fd) { return canal::testing::ReadUntilClosed(fd); }
   std::string Exchange(std::string_view request) {
     const int fd = Connect();
     if (fd < 0) return "";
