@@ -594,7 +594,15 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   }
   if (batch_.empty()) {
     meter_.SetEmptyGet();
-    (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+    if (std::string warning = dest->Warning(); !warning.empty()) {
+      // An idle primary and a failing one both give empty batches: say which.
+      protocol::Messages messages;
+      messages.set_batch_id(-1);
+      messages.set_server_warning(std::move(warning));
+      EncodePacketFrame(protocol::MESSAGES, messages, &out_);
+    } else {
+      (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+    }
     reply_ = true;
     co_return;
   }

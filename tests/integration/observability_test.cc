@@ -379,6 +379,8 @@ TEST_F(Observability, StatusAndHealthFollowThePrimaryGoingAwayAndBack) {
   EXPECT_NE(health.body.find("example: "), std::string::npos) << health.body;
   EXPECT_TRUE(get.ok()) << "a GET still answers while the primary is away: " << get.ToString();
   EXPECT_EQ(m.batch_id(), -1);
+  EXPECT_NE(m.server_warning().find("destination example is not streaming from its primary"), std::string::npos)
+      << "the reason reaches the client: \"" << m.server_warning() << "\"";
   const std::string html = HttpGet(kFailMetricsPort, "/status.html").body;
   EXPECT_NE(html.find("<h2 class=\"bad\">example:"), std::string::npos) << html;
 

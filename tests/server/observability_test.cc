@@ -544,6 +544,62 @@ TEST(SessionCountersTest, RequestsRowsAndErrorsAreCounted) {
   server->Stop();
 }
 
+// A destination that is not streaming says so with every empty batch, in a
+// field Canal's clients skip; a batch with entries carries nothing.
+class FailingDestination final : public MemoryDestination {
+ public:
+  using MemoryDestination::MemoryDestination;
+  std::string Warning() const override {
+    std::lock_guard lock(mu);
+    return warning;
+  }
+  void Set(std::string w) {
+    std::lock_guard lock(mu);
+    warning = std::move(w);
+  }
+  mutable std::mutex mu;
+  std::string warning;  // guarded by mu
+};
+
+TEST(SessionWarningTest, EmptyBatchesCarryTheDestinationsWarning) {
+  MemoryRegistry registry;
+  auto dest = std::make_shared<FailingDestination>("example");
+  const std::string warning = "destination example is not streaming from its primary 127.0.0.1:3306: reconnecting";
+  dest->Set(warning);
+  registry.Add(dest);
+  SessionServerOptions o;
+  o.ip = "127.0.0.1";
+  o.port = 0;
+  auto log = std::make_shared<spdlog::logger>("warning-test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  std::unique_ptr<SessionServer> server;
+  ASSERT_TRUE(SessionServer::Create(o, &registry, log, &server).ok());
+  server->Start();
+  TestClient c(server->port());
+  ASSERT_TRUE(c.Login("", ""));
+  ASSERT_TRUE(c.Subscribe("example", "1001").has_value());
+  c.SendGet("example", "1001", 10);
+  TestClient::GetReply reply = c.ReadGetReply();
+  ASSERT_TRUE(reply.is_messages);
+  EXPECT_EQ(reply.messages.batch_id(), -1);
+  EXPECT_EQ(reply.messages.messages_size(), 0);
+  EXPECT_EQ(reply.messages.server_warning(), warning);
+  // Entries: no warning (the client has data to work on).
+  ASSERT_TRUE(dest->PutEntry(4).ok());
+  c.SendGet("example", "1001", 10);
+  reply = c.ReadGetReply();
+  ASSERT_TRUE(reply.is_messages);
+  EXPECT_EQ(reply.messages.messages_size(), 1);
+  EXPECT_EQ(reply.messages.server_warning(), "");
+  // Streaming again: empty batches are plain again.
+  dest->Set("");
+  c.SendGet("example", "1001", 10);
+  reply = c.ReadGetReply();
+  ASSERT_TRUE(reply.is_messages);
+  EXPECT_EQ(reply.messages.messages_size(), 0);
+  EXPECT_EQ(reply.messages.server_warning(), "");
+  server->Stop();
+}
+
 // ---- configuration -----------------------------------------------------------------
 
 class MetricsConfigTest : public ::testing::Test {

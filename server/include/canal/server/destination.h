@@ -35,6 +35,10 @@ class Destination {
   // A subscription's filter replaces the instance's canal.instance.filter.regex
   // ("" restores it). InvalidArgument quoting a bad pattern.
   virtual Status SetClientFilter(std::string_view regex) = 0;
+  // Why the destination is not streaming from its primary now ("" while it
+  // is): sent with empty batches (Messages.server_warning) so that a client
+  // can tell an idle primary from a failing one.
+  virtual std::string Warning() const { return {}; }
 };
 
 class DestinationRegistry {

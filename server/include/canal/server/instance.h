@@ -105,6 +105,7 @@ class Instance final : public ManagedDestination {
   Status SetClientFilter(std::string_view regex) override;
 
   InstanceStatus status() const;
+  std::string Warning() const override;
   bool Report(InstanceStatus* out) const override {
     *out = status();
     return true;
