@@ -14,6 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -211,6 +213,31 @@ TEST_F(StatusReportTest, StreamingDestination) {
     if (line.starts_with("# HELP ")) continue;
     EXPECT_TRUE(line.starts_with("canal_")) << line;
     EXPECT_NE(line.rfind(' '), std::string::npos) << line;
+  }
+}
+
+// The shipped dashboard and alert rules use only series the server exports.
+TEST_F(StatusReportTest, DashboardAndAlertsUseExportedSeries) {
+  const std::string page = Metrics();
+  for (const char* file : {"conf/metrics/canal-dashboard.json", "conf/metrics/canal-alerts.yml"}) {
+    std::ifstream in(std::string(CANAL_SOURCE_DIR) + "/" + file);
+    ASSERT_TRUE(in.good()) << file;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::set<std::string> names;
+    for (size_t at = text.find("canal_"); at != std::string::npos; at = text.find("canal_", at + 1)) {
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+      size_t end = at;
+      while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+      std::string name = text.substr(at, end - at);
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+        if (name.ends_with(suffix) && !Has(page, "# TYPE " + name + " ")) name.resize(name.size() - strlen(suffix));
+      }
+      names.insert(name);
+    }
+    EXPECT_GT(names.size(), 5u) << file;
+    for (const std::string& name : names) {
+      EXPECT_TRUE(Has(page, "# TYPE " + name + " ")) << file << " uses " << name << ", which is not exported";
+    }
   }
 }
 
