@@ -27,6 +27,7 @@
 #include "support/loopback_http.h"
 #include "support/mariadb_sandbox.h"
 #include "support/wait.h"
+#include "support/zk_sandbox.h"
 
 namespace canal::testing {
 namespace {
@@ -45,6 +46,10 @@ constexpr uint16_t kPromClientPort = 14111, kPromMetricsPort = 14121;
 constexpr uint16_t kLagClientPort = 14112, kLagMetricsPort = 14122;
 constexpr uint16_t kFailClientPort = 14113, kFailMetricsPort = 14123;
 constexpr uint16_t kPrometheusPort = 14131;
+// The HA suite: its own MariaDB and ZooKeeper, two servers.
+constexpr uint16_t kHaSandboxPort = 14103, kHaZkPort = 14141;
+constexpr uint16_t kHaClientPorts[2] = {14115, 14116}, kHaMetricsPorts[2] = {14125, 14126};
+constexpr int kHaSessionTimeoutMs = 6000;
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
 
 std::string UrlEncode(const std::string& s) {
@@ -390,6 +395,93 @@ TEST_F(Observability, StatusAndHealthFollowThePrimaryGoingAwayAndBack) {
       ServerMetric(kFailMetricsPort, "canal_instance_upstream_reconnects{destination=\"example\"}");
   EXPECT_TRUE(reconnects && *reconnects >= 1) << reconnects.value_or(-1);
   c.Disconnect();
+}
+
+// ---- HA: roles and fencing on /metrics and /status ---------------------------
+
+class ObservabilityHa : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    sandbox_ = StartSuiteSandbox(kHaSandboxPort, &setup_error_);
+    zk_ = StartSuiteZk(kHaZkPort, &zk_error_);
+  }
+  static void TearDownTestSuite() {
+    zk_.reset();
+    sandbox_.reset();
+  }
+  void SetUp() override {
+    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    CANAL_REQUIRE_ZK(zk_, zk_error_);
+    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram())) << CanalInstall::ServerProgram() << " is missing";
+  }
+  void TearDown() override {
+    for (auto& install : installs_) {
+      if (install) install->Thaw();
+      install.reset();
+    }
+  }
+
+  static std::string Role(uint16_t metrics_port) {
+    const HttpReply r = HttpGet(metrics_port, "/status");
+    const json j = json::parse(r.body, nullptr, false);
+    if (j.is_discarded() || !j.contains("destinations") || j["destinations"].empty()) return "";
+    return j["destinations"][0].value("role", "");
+  }
+
+  static inline std::unique_ptr<MariadbSandbox> sandbox_;
+  static inline std::unique_ptr<ZkSandbox> zk_;
+  static inline std::string setup_error_, zk_error_;
+  std::unique_ptr<CanalInstall> installs_[2];
+};
+
+// Two servers share the destination: the first is active and streaming, the
+// second stands by (healthy: it is not supposed to serve). The active one is
+// frozen past its ZooKeeper session: the standby takes over, and the old one,
+// resumed, reports the destination fenced and counts the fence.
+TEST_F(ObservabilityHa, ActiveStandbyAndFencedRolesAreReported) {
+  const std::string start = StartAtPrimaryEnd(*sandbox_);
+  for (int i = 0; i < 2; ++i) {
+    installs_[i] = std::make_unique<CanalInstall>("observability-ha-" + std::string(1, "ab"[i]), kHaSandboxPort);
+    installs_[i]->WriteServerProperties(CanalInstall::ServerProperties(
+        kHaClientPorts[i], "canal.zkServers = " + zk_->servers() + "\ncanal.zookeeper.session.timeout = " +
+                               std::to_string(kHaSessionTimeoutMs) + "\ncanal.metrics.pull.port = " +
+                               std::to_string(kHaMetricsPorts[i]) + "\n"));
+    installs_[i]->WriteInstance("example", start);
+  }
+  std::string out;
+  ASSERT_EQ(installs_[0]->Startup(&out), 0) << out;
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(kHaMetricsPorts[0], "/health").status == 200 &&
+                                   Role(kHaMetricsPorts[0]) == "active"; },
+                      30s))
+      << HttpGet(kHaMetricsPorts[0], "/status").body << ReadAll(installs_[0]->server_log());
+  ASSERT_EQ(installs_[1]->Startup(&out), 0) << out;
+  ASSERT_TRUE(WaitFor([&] { return Role(kHaMetricsPorts[1]) == "standby"; }, 30s))
+      << HttpGet(kHaMetricsPorts[1], "/status").body;
+  EXPECT_EQ(HttpGet(kHaMetricsPorts[1], "/health").status, 200) << "standing by is healthy";
+  EXPECT_EQ(ServerMetric(kHaMetricsPorts[1], "canal_instance_ha_role{destination=\"example\",role=\"standby\"}"), 1);
+  EXPECT_EQ(ServerMetric(kHaMetricsPorts[0], "canal_instance_ha_role{destination=\"example\",role=\"active\"}"), 1);
+  EXPECT_EQ(ServerMetric(kHaMetricsPorts[1], "canal_instance_transactions{destination=\"example\"}"), std::nullopt)
+      << "a standby exports no instance series";
+
+  const auto frozen_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(installs_[0]->Freeze());
+  EXPECT_TRUE(WaitFor([&] { return Role(kHaMetricsPorts[1]) == "active"; }, 30s))
+      << HttpGet(kHaMetricsPorts[1], "/status").body;
+  std::this_thread::sleep_until(frozen_at + std::chrono::milliseconds(kHaSessionTimeoutMs) + 3s);
+  ASSERT_TRUE(installs_[0]->Thaw());
+  std::string role;
+  EXPECT_TRUE(WaitFor([&] { return (role = Role(kHaMetricsPorts[0])) == "fenced"; }, 30s))
+      << role << "\n" << HttpGet(kHaMetricsPorts[0], "/status").body;
+  const std::optional<double> fences =
+      ServerMetric(kHaMetricsPorts[0], "canal_instance_ha_fencing_events{destination=\"example\"}");
+  EXPECT_TRUE(fences && *fences >= 1) << fences.value_or(-1);
+  const json j = json::parse(HttpGet(kHaMetricsPorts[0], "/status").body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const std::string reason = j["destinations"][0]["ha"]["last_deactivation"].value("reason", "");
+  EXPECT_TRUE(reason.starts_with("fenced: ")) << reason;
+  std::printf("[ observability ] HA: standby took over; the resumed server reports \"%s\"\n", reason.c_str());
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(kHaMetricsPorts[1], "/health").status == 200; }, 30s))
+      << HttpGet(kHaMetricsPorts[1], "/status").body;
 }
 
 }  // namespace
