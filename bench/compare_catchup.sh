@@ -9,7 +9,8 @@
 #
 # BUILD_DIR and DIR hold bin/canal-server and bin/e2e_client (DIR defaults to
 # build/). Ports: sandbox 14102, canal-server 14114, metrics 14124. Prints each
-# round and the medians, and the change of this build against the baseline.
+# round (rows/s, and the server's CPU seconds for the million rows) and the
+# medians, with the change of this build against the baseline.
 # No pass/fail: a shared 2-core machine is too noisy for a 2% gate.
 set -euo pipefail
 
@@ -48,7 +49,9 @@ echo "compare_catchup: generating 1,000,000 rows on a sandbox (port $mysql_port)
 bash "$repo/bench/gen_bench_binlog.sh" "$work/data-1m" --port "$mysql_port" --keep-server >/dev/null
 first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 
-# run_round BUILD LABEL: one catch-up from the binlog's start; prints rows/s.
+# run_round BUILD LABEL: one catch-up from the binlog's start; sets rate (rows/s)
+# and cpu (the server's CPU seconds). Runs in this shell, so that cleanup sees
+# the server it started.
 run_round() {
   local bin=$1/bin label=$2 root="$work/$2"
   rm -rf "$root"
@@ -70,23 +73,32 @@ run_round() {
     scraper_pid=$!
   fi
   local out
-  out=$("$bin/e2e_client" catchup --address "127.0.0.1:$canal_port" --destination bench --rows 1000000 --t0-ms "$t0_ms")
+  out=$(timeout 300 "$bin/e2e_client" catchup --address "127.0.0.1:$canal_port" --destination bench --rows 1000000 --t0-ms "$t0_ms")
   if [ -n "$scraper_pid" ]; then kill "$scraper_pid" 2>/dev/null || true; wait "$scraper_pid" 2>/dev/null || true; fi
   scraper_pid=""
+  # The server's CPU time for the catch-up (user + system): less sensitive to
+  # other load on the machine than the wall-clock rate.
+  cpu=$(python3 -c 'import os,sys; f=open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")",1)[1].split(); print("%.2f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$server_pid")
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   server_pid=""
-  python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$out"
+  rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$out")
 }
 
-base_rates=() new_rates=()
+base_runs=() new_runs=()
 for ((i = 1; i <= rounds; i++)); do
-  r=$(run_round "$baseline" base); base_rates+=("$r"); echo "compare_catchup: round $i baseline $r rows/s"
-  r=$(run_round "$build" new); new_rates+=("$r"); echo "compare_catchup: round $i this build $r rows/s (metrics scraped every 1 s)"
+  run_round "$baseline" base; base_runs+=("$rate:$cpu")
+  echo "compare_catchup: round $i baseline $rate rows/s, server CPU $cpu s"
+  run_round "$build" new; new_runs+=("$rate:$cpu")
+  echo "compare_catchup: round $i this build $rate rows/s, server CPU $cpu s (metrics scraped every 1 s)"
 done
-python3 - "${base_rates[*]}" "${new_rates[*]}" <<'PY'
+python3 - "${base_runs[*]}" "${new_runs[*]}" <<'PY'
 import statistics, sys
-base = [int(x) for x in sys.argv[1].split()]
-new = [int(x) for x in sys.argv[2].split()]
-b, n = statistics.median(base), statistics.median(new)
-print(f"compare_catchup: median baseline {b:,.0f} rows/s, this build {n:,.0f} rows/s: {100 * (n - b) / b:+.1f}%")
+def split(arg):
+    runs = [x.split(":") for x in arg.split()]
+    return [int(r) for r, _ in runs], [float(c) for _, c in runs]
+(br, bc), (nr, nc) = split(sys.argv[1]), split(sys.argv[2])
+b, n = statistics.median(br), statistics.median(nr)
+print(f"compare_catchup: median rate: baseline {b:,.0f} rows/s, this build {n:,.0f} rows/s: {100 * (n - b) / b:+.1f}%")
+b, n = statistics.median(bc), statistics.median(nc)
+print(f"compare_catchup: median server CPU: baseline {b:.2f} s, this build {n:.2f} s: {100 * (n - b) / b:+.1f}%")
 PY
