@@ -1,10 +1,7 @@
 // The metrics and status side of the server: the report of a destination
 // that is streaming, failing, standing by and fenced (as JSON, HTML, metrics
-// and /health), the HTTP endpoint's answers to good and bad requests and its
-// connection limit, the sessions' counters, and the metrics config keys.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
+// and /health), the shipped dashboard's series, and the HTTP endpoint's
+// answers to good and bad requests and its connection limit.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,22 +10,19 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
-#include <iterator>
-#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
 #include "canal/server/client_stats.h"
-#include "canal/server/config.h"
 #include "canal/server/http_endpoint.h"
-#include "canal/server/session_server.h"
 #include "canal/server/status_report.h"
 #include "memory_destination.h"
 #include "support/loopback_http.h"
-#include "session_test_client.h"
 
 namespace canal::server {
 namespace {
@@ -36,8 +30,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::MemoryDestination;
-using testing::MemoryRegistry;
-using testing::TestClient;
 
 constexpr int64_t kNow = 1'700'000'000'000;
 
@@ -502,167 +494,6 @@ TEST_F(HttpTest, PortTakenIsAnErrorNamingTheKey) {
   o.port = 0;
   o.max_connections = 0;
   EXPECT_FALSE(HttpEndpoint::Create(o, collector_.get(), nullptr, &other).ok());
-}
-
-// ---- session counters ------------------------------------------------------------
-
-TEST(SessionCountersTest, RequestsRowsAndErrorsAreCounted) {
-  MemoryRegistry registry;
-  auto dest = std::make_shared<MemoryDestination>("example");
-  registry.Add(dest);
-  auto book = std::make_shared<ClientStatsBook>();
-  SessionServerOptions o;
-  o.ip = "127.0.0.1";
-  o.port = 0;
-  o.client_stats = book;
-  auto log = std::make_shared<spdlog::logger>("counters-test", std::make_shared<spdlog::sinks::null_sink_mt>());
-  std::unique_ptr<SessionServer> server;
-  ASSERT_TRUE(SessionServer::Create(o, &registry, log, &server).ok());
-  server->Start();
-
-  // Three entries of 2 rows each.
-  for (uint64_t off = 4; off < 7; ++off) {
-    store::EntryMeta m;
-    m.kind = store::EntryKind::kTransactionEnd;
-    m.safe_resume_point = true;
-    m.rows = 2;
-    m.position = MemoryDestination::Position(off);
-    ASSERT_TRUE(dest->store()->Put(MemoryDestination::EntryBytes(off), m).ok());
-  }
-  TestClient c(server->port());
-  ASSERT_TRUE(c.Login("", ""));
-  ASSERT_TRUE(c.Subscribe("example", "1001").has_value());
-  c.SendGet("example", "1001", 10);
-  TestClient::GetReply reply = c.ReadGetReply();
-  ASSERT_TRUE(reply.is_messages);
-  const int64_t batch = reply.messages.batch_id();
-  protocol::ClientAck ack;
-  ack.set_destination("example");
-  ack.set_client_id("1001");
-  ack.set_batch_id(batch);
-  c.SendPacket(protocol::CLIENTACK, ack);
-  c.SendGet("example", "1001", 10);  // nothing left: an empty batch
-  ASSERT_TRUE(c.ReadGetReply().is_messages);
-  ack.set_batch_id(batch + 100);  // unknown batch: error 400, the session ends
-  c.SendPacket(protocol::CLIENTACK, ack);
-  std::optional<protocol::Ack> err = c.ReadAck();
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->error_code(), 400);
-
-  std::shared_ptr<const ClientStats> stats = book->Find("example");
-  ASSERT_NE(stats, nullptr);
-  // The error answer is recorded once it is written.
-  for (int i = 0; i < 100 && stats->errors(0) == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(stats->packets(protocol::SUBSCRIPTION), 1u);
-  EXPECT_EQ(stats->packets(protocol::GET), 1u);
-  EXPECT_EQ(stats->empty_batches(), 1u);
-  EXPECT_EQ(stats->packets(protocol::CLIENTACK), 2u);
-  EXPECT_EQ(stats->errors(0), 1u);  // 400
-  EXPECT_EQ(stats->get_rows(), 6u);
-  EXPECT_EQ(stats->ack_rows(), 6u);
-  EXPECT_EQ(stats->ack_exec_ms(), MemoryDestination::Position(6).timestamp_ms);
-  EXPECT_GT(stats->bytes(), 0u);
-  EXPECT_EQ(stats->latency().count, 5u);
-  EXPECT_GE(stats->flush_latency().count, 1u) << "the ack was made durable before the next answer";
-  EXPECT_EQ(stats->connection().client_id, "1001");
-  c.Close();
-  for (int i = 0; i < 100 && stats->connection().connected; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_FALSE(stats->connection().connected);
-  server->Stop();
-}
-
-// A destination that is not streaming says so with every empty batch, in a
-// field Canal's clients skip; a batch with entries carries nothing.
-class FailingDestination final : public MemoryDestination {
- public:
-  using MemoryDestination::MemoryDestination;
-  std::string Warning() const override {
-    std::lock_guard lock(mu);
-    return warning;
-  }
-  void Set(std::string w) {
-    std::lock_guard lock(mu);
-    warning = std::move(w);
-  }
-  mutable std::mutex mu;
-  std::string warning;  // guarded by mu
-};
-
-TEST(SessionWarningTest, EmptyBatchesCarryTheDestinationsWarning) {
-  MemoryRegistry registry;
-  auto dest = std::make_shared<FailingDestination>("example");
-  const std::string warning = "destination example is not streaming from its primary 127.0.0.1:3306: reconnecting";
-  dest->Set(warning);
-  registry.Add(dest);
-  SessionServerOptions o;
-  o.ip = "127.0.0.1";
-  o.port = 0;
-  auto log = std::make_shared<spdlog::logger>("warning-test", std::make_shared<spdlog::sinks::null_sink_mt>());
-  std::unique_ptr<SessionServer> server;
-  ASSERT_TRUE(SessionServer::Create(o, &registry, log, &server).ok());
-  server->Start();
-  TestClient c(server->port());
-  ASSERT_TRUE(c.Login("", ""));
-  ASSERT_TRUE(c.Subscribe("example", "1001").has_value());
-  c.SendGet("example", "1001", 10);
-  TestClient::GetReply reply = c.ReadGetReply();
-  ASSERT_TRUE(reply.is_messages);
-  EXPECT_EQ(reply.messages.batch_id(), -1);
-  EXPECT_EQ(reply.messages.messages_size(), 0);
-  EXPECT_EQ(reply.messages.server_warning(), warning);
-  // Entries: no warning (the client has data to work on).
-  ASSERT_TRUE(dest->PutEntry(4).ok());
-  c.SendGet("example", "1001", 10);
-  reply = c.ReadGetReply();
-  ASSERT_TRUE(reply.is_messages);
-  EXPECT_EQ(reply.messages.messages_size(), 1);
-  EXPECT_EQ(reply.messages.server_warning(), "");
-  // Streaming again: empty batches are plain again.
-  dest->Set("");
-  c.SendGet("example", "1001", 10);
-  reply = c.ReadGetReply();
-  ASSERT_TRUE(reply.is_messages);
-  EXPECT_EQ(reply.messages.messages_size(), 0);
-  EXPECT_EQ(reply.messages.server_warning(), "");
-  server->Stop();
-}
-
-// ---- configuration -----------------------------------------------------------------
-
-class MetricsConfigTest : public ::testing::Test {
- protected:
-  Status Load(const std::string& text, CanalConfig* config) {
-    const auto dir = std::filesystem::path(::testing::TempDir()) / ("canal_metrics_config_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string file = (dir / "canal.properties").string();
-    std::ofstream(file, std::ios::trunc) << text;
-    return LoadCanalConfig(file, {}, config, [](const std::string&) { return std::optional<std::string>(); });
-  }
-};
-
-TEST_F(MetricsConfigTest, DefaultsAndValues) {
-  CanalConfig c;
-  ASSERT_TRUE(Load("canal.ip = 127.0.0.1\n", &c).ok());
-  EXPECT_EQ(c.metrics_port, 11112);
-  EXPECT_EQ(c.metrics_ip, "127.0.0.1") << "defaults to canal.ip";
-  EXPECT_EQ(c.metrics_max_connections, 16);
-  ASSERT_TRUE(Load("canal.metrics.pull.port = 0\ncanal.metrics.pull.ip = ::1\ncanal.metrics.pull.max.connections = 3\n",
-                   &c).ok());
-  EXPECT_EQ(c.metrics_port, 0);
-  EXPECT_EQ(c.metrics_ip, "::1");
-  EXPECT_EQ(c.metrics_max_connections, 3);
-}
-
-TEST_F(MetricsConfigTest, BadValuesNameTheKey) {
-  CanalConfig c;
-  for (const char* text : {"canal.metrics.pull.port = 70000\n", "canal.metrics.pull.port = http\n",
-                           "canal.metrics.pull.port = -1\n", "canal.metrics.pull.ip = example.com\n",
-                           "canal.metrics.pull.max.connections = 0\n"}) {
-    Status s = Load(text, &c);
-    ASSERT_FALSE(s.ok()) << text;
-    const std::string key(text, std::string_view(text).find(' '));
-    EXPECT_TRUE(Has(s.ToString(), key)) << s.ToString();
-  }
 }
 
 }  // namespace
