@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -79,11 +78,11 @@ class HttpEndpointImpl final : public HttpEndpoint {
   Status Listen() {
     const std::string wanted = (options_.ip.empty() ? "0.0.0.0" : options_.ip) + ":" + std::to_string(options_.port);
     error_code ec;
-    const asio::ip::address address = options_.ip.empty() ? asio::ip::address(asio::ip::address_v4::any())
-                                                          : asio::ip::make_address(options_.ip, ec);
+    const asio::ip::address address =
+        options_.ip.empty() ? asio::ip::address(asio::ip::address_v4::any()) : asio::ip::make_address(options_.ip, ec);
     if (ec) {
-      return Status::InvalidArgument("metrics endpoint: \"" + options_.ip + "\" is not an IP address (" +
-                                     ec.message() + "); set canal.metrics.pull.ip (or canal.ip) to an address");
+      return Status::InvalidArgument("metrics endpoint: \"" + options_.ip + "\" is not an IP address (" + ec.message() +
+                                     "); set canal.metrics.pull.ip (or canal.ip) to an address");
     }
     const tcp::endpoint endpoint(address, options_.port);
     const auto fail = [&](const char* step) {
@@ -189,7 +188,8 @@ class HttpEndpointImpl final : public HttpEndpoint {
     beast::tcp_stream stream(std::move(socket));
     error_code ec;
     if (over_limit) {
-      co_await Send(stream, Text(503, "too many connections to the metrics endpoint (canal.metrics.pull.max.connections)\n"),
+      co_await Send(stream,
+                    Text(503, "too many connections to the metrics endpoint (canal.metrics.pull.max.connections)\n"),
                     false, false, 11);
       stream.socket().shutdown(tcp::socket::shutdown_both, ec);
       co_return;

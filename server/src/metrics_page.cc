@@ -18,9 +18,11 @@ using metrics::TextWriter;
 
 // Canal's PacketType names, by number.
 constexpr std::array<const char*, ClientStats::kPacketTypes> kPacketNames = {
-    "UNKNOWN",        "HANDSHAKE", "CLIENTAUTHENTICATION", "ACK",       "SUBSCRIPTION",
-    "UNSUBSCRIPTION", "GET",       "MESSAGES",             "CLIENTACK", "SHUTDOWN",
-    "DUMP",           "HEARTBEAT", "CLIENTROLLBACK"};
+    "UNKNOWN",       "HANDSHAKE",    "CLIENTAUTHENTICATION",
+    "ACK",           "SUBSCRIPTION", "UNSUBSCRIPTION",
+    "GET",           "MESSAGES",     "CLIENTACK",
+    "SHUTDOWN",      "DUMP",         "HEARTBEAT",
+    "CLIENTROLLBACK"};
 // The request types a client sends: always exported, so a dashboard sees 0.
 constexpr std::array<int, 5> kClientRequestTypes = {4, 5, 6, 8, 12};
 
@@ -67,8 +69,9 @@ void CanalSeries(Page& p, const ServerReport& r) {
   });
   p.Family("canal_instance_subscriptions", "Canal instance subscriptions", MetricType::kGauge,
            [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.subscriptions; }); });
-  p.Family("canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.sink.transactions; }); });
+  p.Family(
+      "canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter,
+      [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.sink.transactions; }); });
   p.Family("canal_instance_traffic_delay", "Traffic delay of canal instance in milliseconds", MetricType::kGauge,
            [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.delay_ms; }); });
   p.Family("canal_instance_received_binlog_bytes", "Received binlog bytes", MetricType::kCounter,
@@ -90,9 +93,13 @@ void CanalSeries(Page& p, const ServerReport& r) {
              PerInstance(w, r, [](const DestinationReport& d) { return Ms(d.status.store.put_blocked_ns); });
            });
   p.Family("canal_instance_store_produce_seq", "Produced events counter of canal instance", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.put_sequence; }); });
+           [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.put_sequence; });
+           });
   p.Family("canal_instance_store_consume_seq", "Consumed events counter of canal instance", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.ack_sequence; }); });
+           [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.ack_sequence; });
+           });
   p.Family("canal_instance_store", "Canal instance info", MetricType::kGauge, [&](TextWriter& w) {
     for (const DestinationReport& d : r.destinations) {
       if (!d.has_status) continue;
@@ -101,10 +108,12 @@ void CanalSeries(Page& p, const ServerReport& r) {
       w.Sample({{"destination", d.name}, {"batchMode", mode}, {"size", size}}, 1).PermitUncheckedError();
     }
   });
-  p.Family("canal_instance_store_produce_mem", "Produced mem bytes of canal instance", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.put_bytes; }); });
-  p.Family("canal_instance_store_consume_mem", "Consumed mem bytes of canal instance", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.ack_bytes; }); });
+  p.Family(
+      "canal_instance_store_produce_mem", "Produced mem bytes of canal instance", MetricType::kCounter,
+      [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.put_bytes; }); });
+  p.Family(
+      "canal_instance_store_consume_mem", "Consumed mem bytes of canal instance", MetricType::kCounter,
+      [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.ack_bytes; }); });
   p.Family("canal_instance_put_delay", "Traffic delay of canal instance put", MetricType::kGauge,
            [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.delay_ms; }); });
   p.Family("canal_instance_get_delay", "Traffic delay of canal instance get", MetricType::kGauge,
@@ -123,8 +132,8 @@ void CanalSeries(Page& p, const ServerReport& r) {
       if (!d.has_status || !d.client) continue;
       for (int type = 0; type < ClientStats::kPacketTypes; ++type) {
         const uint64_t n = d.client->packets(type);
-        const bool usual = std::find(kClientRequestTypes.begin(), kClientRequestTypes.end(), type) !=
-                           kClientRequestTypes.end();
+        const bool usual =
+            std::find(kClientRequestTypes.begin(), kClientRequestTypes.end(), type) != kClientRequestTypes.end();
         if (n == 0 && !usual) continue;
         w.Sample({{"destination", d.name}, {"packetType", kPacketNames[type]}}, static_cast<double>(n))
             .PermitUncheckedError();
@@ -170,12 +179,12 @@ void OwnSeries(Page& p, const ServerReport& r) {
                }
              }
            });
-  p.Family("canal_instance_upstream_connected", "1 while the destination streams from its primary",
-           MetricType::kGauge, [&](TextWriter& w) {
+  p.Family("canal_instance_upstream_connected", "1 while the destination streams from its primary", MetricType::kGauge,
+           [&](TextWriter& w) {
              PerInstance(w, r, [](const DestinationReport& d) { return d.state == "streaming" ? 1 : 0; });
            });
-  p.Family("canal_instance_upstream_errors", "Upstream sessions that ended in an error, by kind",
-           MetricType::kCounter, [&](TextWriter& w) {
+  p.Family("canal_instance_upstream_errors", "Upstream sessions that ended in an error, by kind", MetricType::kCounter,
+           [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                if (!d.has_status) continue;
                for (const auto& [kind, n] : d.status.parser.errors) {
@@ -183,8 +192,9 @@ void OwnSeries(Page& p, const ServerReport& r) {
                }
              }
            });
-  p.Family("canal_instance_upstream_reconnects", "Reconnections to the primary", MetricType::kCounter,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.reconnects; }); });
+  p.Family(
+      "canal_instance_upstream_reconnects", "Reconnections to the primary", MetricType::kCounter,
+      [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.reconnects; }); });
   p.Family("canal_instance_binlog_read_file_index", "Number of the binlog file last read", MetricType::kGauge,
            [&](TextWriter& w) {
              PerInstance(w, r, [](const DestinationReport& d) {
@@ -218,19 +228,22 @@ void OwnSeries(Page& p, const ServerReport& r) {
              });
            });
   p.Family("canal_instance_store_capacity", "Entries the ring holds at most (canal.instance.memory.buffer.size)",
-           MetricType::kGauge,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store_capacity; }); });
-  p.Family("canal_instance_store_bytes", "Bytes held in the ring", MetricType::kGauge,
-           [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.held_bytes; }); });
+           MetricType::kGauge, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.store_capacity; });
+           });
+  p.Family("canal_instance_store_bytes", "Bytes held in the ring", MetricType::kGauge, [&](TextWriter& w) {
+    PerInstance(w, r, [](const DestinationReport& d) { return d.status.store.held_bytes; });
+  });
   p.Family("canal_instance_store_fill_ratio", "Ring fill, 0..1, by entries or (MEMSIZE) bytes, whichever is fuller",
            MetricType::kGauge, [&](TextWriter& w) {
              PerInstance(w, r, [](const DestinationReport& d) {
                const auto& s = d.status;
-               double fill = s.store_capacity == 0 ? 0
-                                                   : static_cast<double>(s.store.put_sequence - s.store.ack_sequence) /
-                                                         s.store_capacity;
+               double fill = s.store_capacity == 0
+                                 ? 0
+                                 : static_cast<double>(s.store.put_sequence - s.store.ack_sequence) / s.store_capacity;
                if (s.store_byte_bound != 0) {
-                 fill = std::max(fill, static_cast<double>(s.store.held_bytes) / static_cast<double>(s.store_byte_bound));
+                 fill =
+                     std::max(fill, static_cast<double>(s.store.held_bytes) / static_cast<double>(s.store_byte_bound));
                }
                return fill;
              });

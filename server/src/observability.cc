@@ -5,8 +5,7 @@
 namespace canal::server {
 
 Observability::Observability(const CanalConfig& config, std::shared_ptr<spdlog::logger> logger)
-    : log_(logger ? std::move(logger) : spdlog::default_logger()),
-      client_stats_(std::make_shared<ClientStatsBook>()) {
+    : log_(logger ? std::move(logger) : spdlog::default_logger()), client_stats_(std::make_shared<ClientStatsBook>()) {
   enabled_ = config.metrics_port != 0;
   options_.ip = config.metrics_ip;
   options_.port = config.metrics_port;

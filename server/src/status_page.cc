@@ -66,20 +66,31 @@ json DestinationJson(const DestinationReport& d, int64_t now_ms) {
     j["client"] = nullptr;
   }
   j["ha"] = {{"fencing_events", d.ha.fencing_events},
-             {"last_deactivation", d.ha.last_ms == 0 ? json(nullptr)
-                                                      : json{{"reason", d.ha.last_reason}, {"time_ms", d.ha.last_ms}}}};
+             {"last_deactivation",
+              d.ha.last_ms == 0 ? json(nullptr) : json{{"reason", d.ha.last_reason}, {"time_ms", d.ha.last_ms}}}};
   return j;
 }
 
 void Html(std::string_view text, std::string* out) {
   for (char c : text) {
     switch (c) {
-      case '&': *out += "&amp;"; break;
-      case '<': *out += "&lt;"; break;
-      case '>': *out += "&gt;"; break;
-      case '"': *out += "&quot;"; break;
-      case '\'': *out += "&#39;"; break;
-      default: *out += c;
+      case '&':
+        *out += "&amp;";
+        break;
+      case '<':
+        *out += "&lt;";
+        break;
+      case '>':
+        *out += "&gt;";
+        break;
+      case '"':
+        *out += "&quot;";
+        break;
+      case '\'':
+        *out += "&#39;";
+        break;
+      default:
+        *out += c;
     }
   }
 }
@@ -114,9 +125,9 @@ std::string RenderStatusJson(const ServerReport& report) {
             {"destinations", std::move(destinations)}};
   if (report.has_process) {
     const metrics::ProcessStats& p = report.process;
-    j["server"]["process"] = {{"cpu_seconds", p.cpu_seconds},   {"resident_bytes", p.resident_bytes},
-                              {"open_fds", p.open_fds},         {"max_fds", p.max_fds},
-                              {"threads", p.threads},           {"start_time_seconds", p.start_time_seconds}};
+    j["server"]["process"] = {{"cpu_seconds", p.cpu_seconds}, {"resident_bytes", p.resident_bytes},
+                              {"open_fds", p.open_fds},       {"max_fds", p.max_fds},
+                              {"threads", p.threads},         {"start_time_seconds", p.start_time_seconds}};
   }
   // Names, errors and addresses come from files and the network: never let
   // a bad byte make the page unreadable.
@@ -151,10 +162,10 @@ std::string RenderStatusHtml(const ServerReport& report) {
       Row("position read", PositionText(j["position_read"]), &out);
       Row("lag", std::to_string(d.delay_ms) + " ms", &out);
       const json& ring = j["ring"];
-      Row("ring", std::to_string(ring["entries"].get<uint64_t>()) + " / " +
-                      std::to_string(ring["capacity"].get<uint64_t>()) + " entries, " +
-                      std::to_string(ring["bytes"].get<uint64_t>()) + " bytes, " +
-                      std::to_string(ring["not_fetched"].get<uint64_t>()) + " not yet fetched",
+      Row("ring",
+          std::to_string(ring["entries"].get<uint64_t>()) + " / " + std::to_string(ring["capacity"].get<uint64_t>()) +
+              " entries, " + std::to_string(ring["bytes"].get<uint64_t>()) + " bytes, " +
+              std::to_string(ring["not_fetched"].get<uint64_t>()) + " not yet fetched",
           &out);
       Row("transactions", std::to_string(d.status.sink.transactions), &out);
       Row("reconnects", std::to_string(d.status.parser.reconnects), &out);
@@ -176,8 +187,9 @@ std::string RenderStatusHtml(const ServerReport& report) {
     }
     out += "</table>\n";
   }
-  out += "<p><a href=\"/metrics\">metrics</a> &middot; <a href=\"/status\">JSON</a> &middot; "
-         "<a href=\"/health\">health</a></p>\n</body></html>\n";
+  out +=
+      "<p><a href=\"/metrics\">metrics</a> &middot; <a href=\"/status\">JSON</a> &middot; "
+      "<a href=\"/health\">health</a></p>\n</body></html>\n";
   return out;
 }
 

@@ -172,7 +172,8 @@ class Observability : public ::testing::Test {
 
   // canal-server on `client_port` with metrics on `metrics_port`, starting
   // at the primary's end; `instance` lines are added to instance.properties.
-  ::testing::AssertionResult StartServer(uint16_t client_port, uint16_t metrics_port, const std::string& instance = "") {
+  ::testing::AssertionResult StartServer(uint16_t client_port, uint16_t metrics_port,
+                                         const std::string& instance = "") {
     install_->WriteServerProperties(CanalInstall::ServerProperties(
         client_port, "canal.metrics.pull.port = " + std::to_string(metrics_port) + "\n"));
     install_->WriteInstance("example", StartAtPrimaryEnd(*sandbox_) + instance);
@@ -180,11 +181,13 @@ class Observability : public ::testing::Test {
     const int rc = install_->Startup(&out);
     if (rc != 0) {
       return ::testing::AssertionFailure() << "startup.sh exit " << rc << ":\n"
-                                           << out << "\n" << ReadAll(install_->server_log());
+                                           << out << "\n"
+                                           << ReadAll(install_->server_log());
     }
     if (!WaitFor([&] { return HttpGet(metrics_port, "/health").status == 200; }, 30s)) {
-      return ::testing::AssertionFailure() << "the destination never streamed: " << HttpGet(metrics_port, "/status").body
-                                           << "\n" << ReadAll(install_->server_log());
+      return ::testing::AssertionFailure()
+             << "the destination never streamed: " << HttpGet(metrics_port, "/status").body << "\n"
+             << ReadAll(install_->server_log());
     }
     return ::testing::AssertionSuccess();
   }
@@ -239,8 +242,9 @@ TEST_F(Observability, PrometheusSeesTheTransactionsAndRowsWrittenAndAcked) {
     GTEST_SKIP() << kPrometheus << " is missing: install Debian's prometheus package (scripts/install-deps.sh)";
   }
   constexpr int kTxns = 40, kRowsPerTxn = 3;
-  ASSERT_TRUE(Sql("DROP DATABASE IF EXISTS obs_db; CREATE DATABASE obs_db; "
-                  "CREATE TABLE obs_db.t (id INT PRIMARY KEY, v INT)"));
+  ASSERT_TRUE(
+      Sql("DROP DATABASE IF EXISTS obs_db; CREATE DATABASE obs_db; "
+          "CREATE TABLE obs_db.t (id INT PRIMARY KEY, v INT)"));
   ASSERT_TRUE(StartServer(kPromClientPort, kPromMetricsPort));
   PrometheusProcess prometheus(kPrometheusPort, kPromMetricsPort);
   ASSERT_TRUE(prometheus.Start()) << prometheus.Log();
@@ -265,7 +269,8 @@ TEST_F(Observability, PrometheusSeesTheTransactionsAndRowsWrittenAndAcked) {
     std::optional<double> last;
     const bool ok = WaitFor([&] { return (last = prometheus.Query(q)) && *last == want; }, 60s);
     EXPECT_TRUE(ok) << q << " = " << (last ? std::to_string(*last) : std::string("(no single series)")) << ", want "
-                    << want << "\n" << prometheus.Log();
+                    << want << "\n"
+                    << prometheus.Log();
     return ok;
   };
   prom_equals("up{job=\"canal\"}", 1);
@@ -276,14 +281,14 @@ TEST_F(Observability, PrometheusSeesTheTransactionsAndRowsWrittenAndAcked) {
   // Caught up: the delay Prometheus holds is under a second (the primary's
   // heartbeat says so within a heartbeat period).
   std::optional<double> delay;
-  EXPECT_TRUE(WaitFor([&] { return (delay = prometheus.Query("canal_instance_traffic_delay" + dest)) && *delay < 1000; },
-                      60s))
+  EXPECT_TRUE(
+      WaitFor([&] { return (delay = prometheus.Query("canal_instance_traffic_delay" + dest)) && *delay < 1000; }, 60s))
       << "canal_instance_traffic_delay = " << (delay ? std::to_string(*delay) : std::string("(none)"));
   // The histogram and the labelled families parse as such.
   std::optional<double> gets;
-  EXPECT_TRUE(WaitFor([&] { return (gets = prometheus.Query("canal_instance_client_request_latency_count" + dest)) &&
-                                   *gets > 0; },
-                      30s));
+  EXPECT_TRUE(WaitFor(
+      [&] { return (gets = prometheus.Query("canal_instance_client_request_latency_count" + dest)) && *gets > 0; },
+      30s));
   prom_equals("canal_instance_client_packets{destination=\"example\",packetType=\"SUBSCRIPTION\"}", 1);
   prom_equals("canal_instance_ha_role{destination=\"example\",role=\"active\"}", 1);
   std::optional<double> rss = prometheus.Query("canal_process_resident_memory_bytes");
@@ -297,8 +302,9 @@ TEST_F(Observability, PrometheusSeesTheTransactionsAndRowsWrittenAndAcked) {
 // the delay rises; once a client takes and acks everything it falls under a
 // second.
 TEST_F(Observability, LagRisesWithoutAcksAndFallsOnceTheClientCatchesUp) {
-  ASSERT_TRUE(Sql("DROP DATABASE IF EXISTS lag_db; CREATE DATABASE lag_db; "
-                  "CREATE TABLE lag_db.t (id INT PRIMARY KEY, v INT)"));
+  ASSERT_TRUE(
+      Sql("DROP DATABASE IF EXISTS lag_db; CREATE DATABASE lag_db; "
+          "CREATE TABLE lag_db.t (id INT PRIMARY KEY, v INT)"));
   ASSERT_TRUE(StartServer(kLagClientPort, kLagMetricsPort,
                           "canal.instance.memory.buffer.size = 64\ncanal.instance.detecting.interval.time = 1\n"));
   const std::string delay_series = "canal_instance_traffic_delay{destination=\"example\"}";
@@ -324,11 +330,13 @@ TEST_F(Observability, LagRisesWithoutAcksAndFallsOnceTheClientCatchesUp) {
       60s);
   stop.store(true);
   writer.join();
-  ASSERT_TRUE(rose) << "traffic delay " << delay.value_or(-1) << ", ack delay " << ack_delay.value_or(-1)
-                    << " after " << written.load() << " rows\n" << HttpGet(kLagMetricsPort, "/status").body;
+  ASSERT_TRUE(rose) << "traffic delay " << delay.value_or(-1) << ", ack delay " << ack_delay.value_or(-1) << " after "
+                    << written.load() << " rows\n"
+                    << HttpGet(kLagMetricsPort, "/status").body;
   std::printf("[ observability ] no acks: delay %.0f ms, ack delay %.0f ms after %d rows\n", *delay, *ack_delay,
               written.load());
-  const std::optional<double> fill = ServerMetric(kLagMetricsPort, "canal_instance_store_fill_ratio{destination=\"example\"}");
+  const std::optional<double> fill =
+      ServerMetric(kLagMetricsPort, "canal_instance_store_fill_ratio{destination=\"example\"}");
   EXPECT_TRUE(fill && *fill > 0.9) << "the ring is full: " << fill.value_or(-1);
 
   Connector c(ClientOptions(kLagClientPort));
@@ -443,16 +451,16 @@ TEST_F(ObservabilityHa, ActiveStandbyAndFencedRolesAreReported) {
   for (int i = 0; i < 2; ++i) {
     installs_[i] = std::make_unique<CanalInstall>("observability-ha-" + std::string(1, "ab"[i]), kHaSandboxPort);
     installs_[i]->WriteServerProperties(CanalInstall::ServerProperties(
-        kHaClientPorts[i], "canal.zkServers = " + zk_->servers() + "\ncanal.zookeeper.session.timeout = " +
-                               std::to_string(kHaSessionTimeoutMs) + "\ncanal.metrics.pull.port = " +
-                               std::to_string(kHaMetricsPorts[i]) + "\n"));
+        kHaClientPorts[i], "canal.zkServers = " + zk_->servers() +
+                               "\ncanal.zookeeper.session.timeout = " + std::to_string(kHaSessionTimeoutMs) +
+                               "\ncanal.metrics.pull.port = " + std::to_string(kHaMetricsPorts[i]) + "\n"));
     installs_[i]->WriteInstance("example", start);
   }
   std::string out;
   ASSERT_EQ(installs_[0]->Startup(&out), 0) << out;
-  ASSERT_TRUE(WaitFor([&] { return HttpGet(kHaMetricsPorts[0], "/health").status == 200 &&
-                                   Role(kHaMetricsPorts[0]) == "active"; },
-                      30s))
+  ASSERT_TRUE(WaitFor(
+      [&] { return HttpGet(kHaMetricsPorts[0], "/health").status == 200 && Role(kHaMetricsPorts[0]) == "active"; },
+      30s))
       << HttpGet(kHaMetricsPorts[0], "/status").body << ReadAll(installs_[0]->server_log());
   ASSERT_EQ(installs_[1]->Startup(&out), 0) << out;
   ASSERT_TRUE(WaitFor([&] { return Role(kHaMetricsPorts[1]) == "standby"; }, 30s))
@@ -471,7 +479,8 @@ TEST_F(ObservabilityHa, ActiveStandbyAndFencedRolesAreReported) {
   ASSERT_TRUE(installs_[0]->Thaw());
   std::string role;
   EXPECT_TRUE(WaitFor([&] { return (role = Role(kHaMetricsPorts[0])) == "fenced"; }, 30s))
-      << role << "\n" << HttpGet(kHaMetricsPorts[0], "/status").body;
+      << role << "\n"
+      << HttpGet(kHaMetricsPorts[0], "/status").body;
   const std::optional<double> fences =
       ServerMetric(kHaMetricsPorts[0], "canal_instance_ha_fencing_events{destination=\"example\"}");
   EXPECT_TRUE(fences && *fences >= 1) << fences.value_or(-1);

@@ -15,7 +15,8 @@ namespace {
 
 TEST(Exposition, CounterAndGaugeFamilies) {
   TextWriter w;
-  ASSERT_TRUE(w.Family("canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter).ok());
+  ASSERT_TRUE(
+      w.Family("canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter).ok());
   ASSERT_TRUE(w.Sample({{"destination", "example"}}, 42).ok());
   ASSERT_TRUE(w.Sample({{"destination", "other"}}, 0).ok());
   ASSERT_TRUE(w.Family("canal_instance_traffic_delay", "Traffic delay in milliseconds", MetricType::kGauge).ok());
@@ -73,7 +74,8 @@ TEST(Exposition, HistogramBucketsSumCount) {
   h.Observe(12);
   h.Observe(1000);
   TextWriter w;
-  ASSERT_TRUE(w.Family("canal_instance_client_request_latency", "Client request latency.", MetricType::kHistogram).ok());
+  ASSERT_TRUE(
+      w.Family("canal_instance_client_request_latency", "Client request latency.", MetricType::kHistogram).ok());
   ASSERT_TRUE(w.HistogramSample({{"destination", "example"}}, h.Snapshot()).ok());
   EXPECT_EQ(w.text(),
             "# HELP canal_instance_client_request_latency Client request latency.\n"

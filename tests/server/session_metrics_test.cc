@@ -164,7 +164,8 @@ TEST_F(SessionMetricsTest, EmptyBatchesCarryTheDestinationsWarning) {
 class MetricsConfigTest : public ::testing::Test {
  protected:
   Status Load(const std::string& text, CanalConfig* config) {
-    const auto dir = std::filesystem::path(::testing::TempDir()) / ("canal_metrics_config_" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::path(::testing::TempDir()) / ("canal_metrics_config_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string file = (dir / "canal.properties").string();
     std::ofstream(file, std::ios::trunc) << text;
@@ -178,8 +179,9 @@ TEST_F(MetricsConfigTest, DefaultsAndValues) {
   EXPECT_EQ(c.metrics_port, 11112);
   EXPECT_EQ(c.metrics_ip, "127.0.0.1") << "defaults to canal.ip";
   EXPECT_EQ(c.metrics_max_connections, 16);
-  ASSERT_TRUE(Load("canal.metrics.pull.port = 0\ncanal.metrics.pull.ip = ::1\ncanal.metrics.pull.max.connections = 3\n",
-                   &c).ok());
+  ASSERT_TRUE(
+      Load("canal.metrics.pull.port = 0\ncanal.metrics.pull.ip = ::1\ncanal.metrics.pull.max.connections = 3\n", &c)
+          .ok());
   EXPECT_EQ(c.metrics_port, 0);
   EXPECT_EQ(c.metrics_ip, "::1");
   EXPECT_EQ(c.metrics_max_connections, 3);
@@ -187,9 +189,9 @@ TEST_F(MetricsConfigTest, DefaultsAndValues) {
 
 TEST_F(MetricsConfigTest, BadValuesNameTheKey) {
   CanalConfig c;
-  for (const char* text : {"canal.metrics.pull.port = 70000\n", "canal.metrics.pull.port = http\n",
-                           "canal.metrics.pull.port = -1\n", "canal.metrics.pull.ip = example.com\n",
-                           "canal.metrics.pull.max.connections = 0\n"}) {
+  for (const char* text :
+       {"canal.metrics.pull.port = 70000\n", "canal.metrics.pull.port = http\n", "canal.metrics.pull.port = -1\n",
+        "canal.metrics.pull.ip = example.com\n", "canal.metrics.pull.max.connections = 0\n"}) {
     Status s = Load(text, &c);
     ASSERT_FALSE(s.ok()) << text;
     const std::string key(text, std::string_view(text).find(' '));

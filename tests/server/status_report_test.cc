@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <chrono>
@@ -155,8 +155,10 @@ TEST_F(StatusReportTest, StreamingDestination) {
 
   const std::string m = Metrics();
   EXPECT_TRUE(Has(m, "canal_instance{destination=\"example\",mode=\"spring\"} 1\n")) << m;
-  EXPECT_TRUE(Has(m, "# TYPE canal_instance_transactions counter\ncanal_instance_transactions{destination=\"example\"} 42\n"));
-  EXPECT_TRUE(Has(m, "# TYPE canal_instance_traffic_delay gauge\ncanal_instance_traffic_delay{destination=\"example\"} 20\n"));
+  EXPECT_TRUE(
+      Has(m, "# TYPE canal_instance_transactions counter\ncanal_instance_transactions{destination=\"example\"} 42\n"));
+  EXPECT_TRUE(
+      Has(m, "# TYPE canal_instance_traffic_delay gauge\ncanal_instance_traffic_delay{destination=\"example\"} 20\n"));
   EXPECT_TRUE(Has(m, "canal_instance_received_binlog_bytes{destination=\"example\"} 123456\n"));
   EXPECT_TRUE(Has(m, "canal_instance_parser_mode{destination=\"example\",parallel=\"false\"} 1\n"));
   EXPECT_TRUE(Has(m, "canal_instance_publish_blocking_time{destination=\"example\"} 5\n"));
@@ -452,9 +454,11 @@ TEST_F(HttpTest, ServesGoodRequestsAndRefusesBadOnes) {
     ::close(fd);
   }
   // Keep-alive: two requests on one connection; and the endpoint still serves.
-  const std::string two = Exchange("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string two =
+      Exchange("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   size_t count = 0;
-  for (size_t at = two.find("HTTP/1.1 200 OK"); at != std::string::npos; at = two.find("HTTP/1.1 200 OK", at + 1)) ++count;
+  for (size_t at = two.find("HTTP/1.1 200 OK"); at != std::string::npos; at = two.find("HTTP/1.1 200 OK", at + 1))
+    ++count;
   EXPECT_EQ(count, 2u) << two;
 }
 

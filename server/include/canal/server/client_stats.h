@@ -29,9 +29,9 @@ namespace canal::server {
 
 struct ClientConnection {
   bool connected = false;
-  std::string address;    // client ip:port
+  std::string address;  // client ip:port
   std::string client_id;
-  int64_t since_ms = 0;   // subscribed at (ms since the epoch)
+  int64_t since_ms = 0;  // subscribed at (ms since the epoch)
 };
 
 class ClientStats {

@@ -32,9 +32,9 @@ namespace canal::server {
 class StatusCollector;
 
 struct HttpEndpointOptions {
-  std::string ip = "0.0.0.0";  // canal.metrics.pull.ip (default: canal.ip)
-  uint16_t port = 11112;       // canal.metrics.pull.port; 0 = any free port (tests)
-  size_t max_connections = 16; // canal.metrics.pull.max.connections
+  std::string ip = "0.0.0.0";   // canal.metrics.pull.ip (default: canal.ip)
+  uint16_t port = 11112;        // canal.metrics.pull.port; 0 = any free port (tests)
+  size_t max_connections = 16;  // canal.metrics.pull.max.connections
   std::chrono::milliseconds idle_timeout{30'000};
 };
 
@@ -47,8 +47,7 @@ struct HttpAnswer {
 };
 
 // The answer to `method target` with the given Accept header.
-HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept,
-                 StatusCollector* collector);
+HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept, StatusCollector* collector);
 
 class HttpEndpoint {
  public:

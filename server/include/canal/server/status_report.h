@@ -57,11 +57,11 @@ struct DestinationReport {
   // it; this one waits), "fenced" (HA: was active here, lost its lease).
   std::string role;
   bool has_status = false;
-  InstanceStatus status;    // when has_status
+  InstanceStatus status;  // when has_status
   // The parser's state (connecting, streaming, reconnecting, stopped,
   // failed); "standby"/"fenced" while not active here; "not configured".
   std::string state;
-  int64_t delay_ms = 0;     // Canal's traffic delay (see CollectReport)
+  int64_t delay_ms = 0;  // Canal's traffic delay (see StatusCollector::Collect)
   int64_t get_delay_ms = 0, ack_delay_ms = 0;
   std::optional<LogPosition> acked;  // the slowest subscribed client's cursor
   size_t subscriptions = 0;
