@@ -23,6 +23,8 @@ PACKAGES=(
   mariadb-server mariadb-client
   zookeeper
   rabbitmq-server
+  # the metrics integration test scrapes canal-server with a real Prometheus
+  prometheus
   # tools used by tests and fixture helpers
   zstd xxd procps
   # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/parser/java_float_text_test.cc)

@@ -91,6 +91,7 @@ client can subscribe to destination 'example' the same way.
 Still running:
   canal-server  logs in logs/canal/canal.log and logs/example/example.log
                 stop it with:  bash bin/stop.sh
+                its state:     http://127.0.0.1:11112/status (and /metrics for Prometheus)
   MariaDB       127.0.0.1:$port (root via --socket=$sbdir/mariadbd.sock)
                 stop it with:  bash scripts/mariadb-sandbox.sh stop --port $port --dir $sbdir --wipe
 Try:  build/bin/canal-cli --address 127.0.0.1:$canal_port --destination example --json

@@ -534,6 +534,7 @@ Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeou
   // An empty batch is id -1 whatever the server wrote: it must never be acked.
   const int64_t batch_id = raw.empty() ? -1 : msgs.batch_id();
   *out = Message(batch_id, std::move(raw));
+  out->set_server_warning(std::move(*msgs.mutable_server_warning()));
   return Status::OK();
 }
 

@@ -238,6 +238,7 @@ template <typename C>
 int Consume(C& connector, const Options& o, const std::string& where, Printer& printer, bool* lost_active) {
   *lost_active = false;
   std::string out;
+  std::string warning;  // the server's last warning about the destination
   while (!g_stop && !printer.LimitReached()) {
     Message m;
     Status s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
@@ -268,6 +269,15 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       }
     }
     if (!s.ok()) return Fail(s);
+    if (m.server_warning() != warning) {
+      // Once per change: the server repeats it with every empty batch.
+      if (!m.server_warning().empty()) {
+        std::fprintf(stderr, "canal-cli: warning: %s\n", m.server_warning().c_str());
+      } else if (m.batch_id() != -1 || !warning.empty()) {
+        std::fprintf(stderr, "canal-cli: the server reports the destination streaming again\n");
+      }
+      warning = m.server_warning();
+    }
     if (m.batch_id() == -1) continue;
     s = m.ParseEntries();
     if (!s.ok()) {

@@ -109,6 +109,30 @@ EventParser::EventParser(EventParserOptions options, TransactionSink* sink, Resu
 
 EventParser::~EventParser() { Stop(); }
 
+std::string_view ParserErrorKind(const Status& error) {
+  const std::string_view m = error.message();
+  if (m.find("Access denied") != std::string_view::npos || m.find("logging in as") != std::string_view::npos ||
+      m.find("lacks a privilege") != std::string_view::npos) {
+    return "authentication";
+  }
+  // 1236: the primary cannot read from the position asked (purged, invalid).
+  if (error.IsNotFound() || m.find("1236") != std::string_view::npos) return "position";
+  switch (error.code()) {
+    case Status::Code::kCorruption:
+    case Status::Code::kTruncated:
+      return "decode";
+    case Status::Code::kNotSupported:
+      return "unsupported";
+    case Status::Code::kInvalidArgument:
+      return "configuration";
+    case Status::Code::kIOError:
+    case Status::Code::kAborted:
+      return "connection";
+    default:
+      return "other";
+  }
+}
+
 void EventParser::SetState(std::string_view state) {
   std::lock_guard<std::mutex> lock(mu_);
   status_.state.assign(state);
@@ -118,7 +142,13 @@ void EventParser::Fail(const Status& s) {
   std::lock_guard<std::mutex> lock(mu_);
   fatal_ = s;
   status_.state = "failed";
+  NoteErrorLocked(s);
+}
+
+void EventParser::NoteErrorLocked(const Status& s) {
   status_.last_error = s.ToString();
+  status_.last_error_ms = NowMs();
+  ++status_.errors[std::string(ParserErrorKind(s))];
 }
 
 Status EventParser::fatal_error() const {
@@ -179,7 +209,7 @@ Status EventParser::Run() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++status_.reconnects;
-      status_.last_error = error.ToString();
+      NoteErrorLocked(error);
     }
     if (events_.load() != events_before) backoff_ms = options_.reconnect_initial_ms;  // it had been working
     if (outcome == Outcome::kRestartNow) continue;
@@ -366,7 +396,10 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       if (!buffer_.in_transaction()) sink_->OnIdle(p);
       continue;
     }
-    if (timestamp != 0 && (flags & kArtificialEventFlag) == 0) {
+    // The lag counts from changes in the stream: not from the FORMAT_DESCRIPTION
+    // a dump opens with (it carries the file's creation time, which would make
+    // a fresh start look hours behind until the first heartbeat).
+    if (timestamp != 0 && positioned && type != static_cast<uint8_t>(binlog::EventType::kFormatDescription)) {
       last_event_time_.store(timestamp, std::memory_order_relaxed);
       caught_up_ = false;
     }

@@ -324,6 +324,20 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
   uint16_t port = 11111;
   CANAL_RETURN_IF_ERROR(keys.Integer<uint16_t>("canal.port", 11111, 0, 65535, "a TCP port", &port));
   config.session.port = port;
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint16_t>("canal.metrics.pull.port", 11112, 0, 65535,
+                                               "a TCP port (0 turns the metrics endpoint off)", &config.metrics_port));
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.metrics.pull.ip", &ip, &source));
+  if (ip && !ip->empty()) {
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, ip->c_str(), buf) != 1 && inet_pton(AF_INET6, ip->c_str(), buf) != 1) {
+      return keys.Bad("canal.metrics.pull.ip", *ip, source, "not an IP address of this host (leave it empty for canal.ip)");
+    }
+    config.metrics_ip = *ip;
+  } else {
+    config.metrics_ip = config.session.ip;
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.metrics.pull.max.connections", 16, 1, 10'000, "a number of connections",
+                                          &config.metrics_max_connections));
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
   std::optional<std::string> passwd;

@@ -196,7 +196,18 @@ InstanceStatus Instance::status() const {
     st.store_byte_bound = store_->options().ByteBound();
   }
   st.client_filter = client_filter_;
+  st.primary = config_.parser.master.Address();
   return st;
+}
+
+std::string Instance::Warning() const {
+  const InstanceStatus st = status();
+  const std::string& state = st.parser.state;
+  if (st.running && state == "streaming") return {};
+  std::string w = "destination " + config_.destination + " is not streaming from its primary " + st.primary + ": " +
+                  (!st.running ? std::string("stopped") : state.empty() ? std::string("starting") : state);
+  if (!st.parser.last_error.empty()) w += " (last error: " + st.parser.last_error + ")";
+  return w;
 }
 
 std::string Instance::StatusLine() const {

@@ -228,4 +228,11 @@ std::vector<std::string> InstanceRegistry::Running() const {
   return names;
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> InstanceRegistry::Destinations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> out;
+  for (const auto& [name, entry] : entries_) out.emplace_back(name, entry.instance);
+  return out;
+}
+
 }  // namespace canal::server

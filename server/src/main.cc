@@ -32,6 +32,7 @@
 #include "canal/server/instance.h"
 #include "canal/server/instance_registry.h"
 #include "canal/server/mq_destination.h"
+#include "canal/server/observability.h"
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
 
@@ -153,6 +154,10 @@ int Run(int argc, char** argv) {
   }
   for (const std::string& warning : mq_settings.warnings) log->warn("{}", warning);
 
+  // Metrics and status (canal.metrics.pull.port): counters first, served below.
+  canal::server::Observability observability(config, log);
+  config.session.client_stats = observability.client_stats();
+
   // HA: the ZooKeeper session (connecting in the background; an unreachable
   // ZooKeeper is retried, never fatal) and the running monitor.
   std::unique_ptr<canal::coord::ZkClient> zk;
@@ -177,7 +182,9 @@ int Run(int argc, char** argv) {
       // Another server may have moved the cursors since we last read them.
       return zk_meta != nullptr ? zk_meta->Reload(destination) : Status::OK();
     };
-    monitor_options.on_deactivated = [&serving](const std::string& destination, const std::string& reason) {
+    monitor_options.on_deactivated = [&serving, &observability](const std::string& destination,
+                                                                const std::string& reason) {
+      observability.ha_events()->OnDeactivated(destination, reason);
       if (canal::server::SessionServer* server = serving.load()) server->CloseDestination(destination, reason);
     };
     monitor = std::make_unique<canal::server::RunningMonitor>(zk.get(), std::move(monitor_options));
@@ -247,6 +254,11 @@ int Run(int argc, char** argv) {
   }
   serving.store(server.get());
   server->Start();
+  // A metrics port that cannot be bound is logged; clients are served anyway.
+  observability
+      .Start(&registry, monitor.get(),
+             monitor ? monitor->address() : config.session.ip + ":" + std::to_string(server->port()))
+      .PermitUncheckedError();
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
   log->info("canal-server started: mode {}, listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",
@@ -264,6 +276,7 @@ int Run(int argc, char** argv) {
   while (sigwait(&stop_signals, &sig) != 0) {
   }
   log->info("canal-server stopping on {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  observability.Stop();
 
   server->Stop();
   serving.store(nullptr);

@@ -193,9 +193,12 @@ awaitable<void> Session::Run(std::shared_ptr<Session> self) {
         inbox_space_.cancel();
         reply_ = false;
         end_after_reply_ = false;
+        meter_.Begin();
         co_await Dispatch(frame);
         if (closing_) break;
+        const size_t reply_bytes = reply_ ? out_.size() : 0;
         if (reply_ && !input_closed_ && !co_await WriteReply()) break;
+        meter_.End(reply_bytes);
         if (end_after_reply_) {
           EndSubscription();  // the next subscriber need not wait for the linger
           if (!input_closed_) co_await Linger();
@@ -368,6 +371,7 @@ void Session::FailEvicted() {
 
 void Session::Fail(int32_t code, std::string message) {
   log_->warn("canal server {}: error {} for {}: {}", local_address_, code, Describe(), message);
+  meter_.SetError(code);
   EncodeErrorAckFrame(code, message, &out_);
   reply_ = true;
   end_after_reply_ = true;
@@ -380,6 +384,7 @@ awaitable<void> Session::Dispatch(const std::string& frame) {
     Fail(kErrorGeneral, "unparsable packet of " + std::to_string(frame.size()) + " bytes (not a canal Packet)");
     co_return;
   }
+  meter_.SetType(packet.type());
   const auto body_error = [&](const char* what) {
     Fail(kErrorGeneral, std::string("unparsable ") + what + " body in a " +
                             protocol::PacketType_Name(packet.type()) + " packet");
@@ -575,6 +580,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   subscription_ = Subscription{std::move(dest), identity, client_id};
   client_label_ = " (client id " + client_id + ", destination " + destination + ")";
   outstanding_.clear();
+  meter_.Attach(context_->options.client_stats.get(), destination, peer_, client_id);
   log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), filter);
   return true;
 }
@@ -659,7 +665,16 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     co_return;
   }
   if (batch_.empty()) {
-    (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+    meter_.SetEmptyGet();
+    if (std::string warning = dest->Warning(); !warning.empty()) {
+      // An idle primary and a failing one both give empty batches: say which.
+      protocol::Messages messages;
+      messages.set_batch_id(-1);
+      messages.set_server_warning(std::move(warning));
+      EncodePacketFrame(protocol::MESSAGES, messages, &out_);
+    } else {
+      (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+    }
     reply_ = true;
     co_return;
   }
@@ -673,7 +688,11 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     Fail(kErrorGeneral, "get on canal server " + local_address_ + " failed: " + s.ToString());
     co_return;
   }
-  outstanding_.push_back({batch_id, batch_.end_sequence, batch_.safe_position});
+  uint64_t rows = 0;  // (the entries' meta shares the cache line the ring's get just read)
+  for (const store::EntryView& e : batch_.entries) rows += e.meta->rows;
+  const int64_t exec_ms = batch_.last_position.timestamp_ms;
+  meter_.Got(rows, exec_ms);
+  outstanding_.push_back({batch_id, batch_.end_sequence, batch_.safe_position, rows, exec_ms});
   if (Status s = EncodeMessagesFrame(batch_id, batch_, &out_); !s.ok()) {
     Fail(kErrorGeneral, s.ToString());
     co_return;
@@ -737,6 +756,7 @@ Status Session::AckBatch(int64_t batch_id) {
     }
   }
   acks_pending_ = true;
+  meter_.Acked(batch.rows, batch.exec_ms);
   return Status::OK();
 }
 
@@ -796,7 +816,9 @@ void Session::RollbackAll() {
 Status Session::FlushAcks() {
   if (!acks_pending_ || !subscription_) return Status::OK();
   const std::string& destination = subscription_->identity.destination;
+  const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
   Status s = subscription_->destination->meta()->Flush(destination);
+  meter_.Flushed(flush_start);
   if (!s.ok()) {
     return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
                            subscription_->identity.ToString() + " durable: " + s.ToString());
@@ -815,6 +837,7 @@ void Session::EndSubscription() {
   if (Status s = FlushAcks(); !s.ok()) log_->error("{}", s.message());
   context_->holders.Release(sub.identity.destination, this);
   subscription_.reset();
+  meter_.Detach();
 }
 
 }  // namespace canal::server

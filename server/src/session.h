@@ -34,6 +34,7 @@
 #include "canal/server/session_server.h"
 #include "canal/store/ring_store.h"
 #include "session_holders.h"
+#include "session_meter.h"
 
 namespace canal::protocol {
 class ClientAuth;
@@ -85,6 +86,8 @@ class Session : public std::enable_shared_from_this<Session> {
     int64_t batch_id = 0;
     uint64_t end_sequence = 0;                  // ring Ack point
     std::optional<LogPosition> safe_position;   // where the cursor may move
+    uint64_t rows = 0;                          // table rows in the batch (metrics)
+    int64_t exec_ms = 0;                        // event time of its last entry (metrics)
   };
   struct Subscription {
     std::shared_ptr<Destination> destination;
@@ -188,6 +191,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool waiting_ = false;                 // a GET waits on wake_
   uint64_t wait_generation_ = 0;         // stale ring callbacks carry an older one
 
+  SessionMeter meter_;  // counts requests for metrics
   store::Batch batch_;  // reused by every GET
   std::string out_;     // the reply being built
   bool reply_ = false;        // out_ holds a reply to send

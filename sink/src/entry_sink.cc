@@ -254,6 +254,7 @@ EntrySinkStats EntrySink::stats() const {
   s.pieces = pieces_.load(std::memory_order_relaxed);
   s.entries = entries_.load(std::memory_order_relaxed);
   s.rows_entries = rows_entries_.load(std::memory_order_relaxed);
+  s.rows = rows_.load(std::memory_order_relaxed);
   s.filtered_events = filtered_events_.load(std::memory_order_relaxed);
   s.skipped_transactions = skipped_transactions_.load(std::memory_order_relaxed);
   s.empty_markers = empty_markers_.load(std::memory_order_relaxed);
@@ -276,6 +277,7 @@ void EntrySink::SetContext(const Transaction& txn, const TxEvent& e) {
 void EntrySink::SetMeta(store::EntryKind kind) {
   next_meta_.kind = kind;
   next_meta_.safe_resume_point = false;
+  next_meta_.rows = 0;
   LogPosition& p = next_meta_.position;
   p.journal_name.assign(ctx_.position.journal_name);
   p.position = ctx_.position.position;
@@ -377,7 +379,9 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         uint64_t rows = 0;
         CANAL_RETURN_IF_ERROR(builder_.RowsEntry(ctx_, e.rows, &next_, &rows));
         CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kOther));
+        staged_meta_.rows = static_cast<uint32_t>(rows);  // Stage moved the entry into staged_
         rows_entries_.fetch_add(1, std::memory_order_relaxed);
+        rows_.fetch_add(rows, std::memory_order_relaxed);
         break;
       }
       case TxEventKind::kQuery: {

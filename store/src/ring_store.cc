@@ -133,6 +133,7 @@ bool RingStore::RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size) 
 Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) {
   blocked_size_.store(size, kRelaxed);
   producer_waiting_.store(true, kSeqCst);
+  const auto wait_start = std::chrono::steady_clock::now();
   Status result;
   for (;;) {
     // Read the epoch before re-checking, so an Ack landing after the check
@@ -149,6 +150,10 @@ Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) 
     space_epoch_.wait(epoch, kSeqCst);
   }
   producer_waiting_.store(false, kRelaxed);
+  blocked_ns_.fetch_add(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                                  wait_start).count()),
+      kRelaxed);
   return result;
 }
 
@@ -438,7 +443,10 @@ RingStoreStats RingStore::stats() const {
   const uint64_t ack_bytes = ack_bytes_.load(kAcquire);
   s.get_sequence = get_.load(kRelaxed);
   s.put_sequence = put_.load(kSeqCst);
-  s.held_bytes = put_bytes_.load(kAcquire) - ack_bytes;
+  s.put_bytes = put_bytes_.load(kAcquire);
+  s.held_bytes = s.put_bytes - ack_bytes;
+  s.ack_bytes = ack_bytes;
+  s.put_blocked_ns = blocked_ns_.load(kRelaxed);
   return s;
 }
 

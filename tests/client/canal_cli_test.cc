@@ -112,6 +112,35 @@ TEST_F(CanalCli, HumanFormLooksLikeCanalsExampleClient) {
             "qty : 3    update=true\n");
 }
 
+// The server's warning on empty batches (Messages.server_warning, ours):
+// printed once when it appears, and a line when it clears; the rows still come.
+TEST_F(CanalCli, WarnsOnceWhenTheServerReportsTheDestinationFailing) {
+  const std::string warning =
+      "destination example is not streaming from its primary 127.0.0.1:3306: reconnecting (last error: IOError: "
+      "connect: Connection refused)";
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    pb::Messages m;
+    m.set_batch_id(-1);
+    m.set_server_warning(warning);
+    for (int i = 0; i < 3; ++i) {
+      pb::Get get;
+      s.Expect(pb::GET, &get);
+      s.SendPacket(pb::MESSAGES, m.SerializeAsString());
+    }
+    s.AnswerGet(1, {RowEntry("mysql-bin.000002", 120, "shop", "orders", ce::INSERT, {Row({}, {Col("id", "1", true)})})});
+    pb::ClientAck ack;
+    s.Expect(pb::CLIENTACK, &ack);
+    s.WaitForClose();
+  });
+  ProgramRun r = RunAgainst(server, {"--count", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "canal-cli: warning: " + warning + "\n")) << r.err;
+  EXPECT_EQ(r.err.find("warning:"), r.err.rfind("warning:")) << "once, not per empty batch: " << r.err;
+  EXPECT_TRUE(Contains(r.err, "canal-cli: the server reports the destination streaming again\n")) << r.err;
+  EXPECT_TRUE(Contains(r.out, "shop,orders")) << r.out;
+}
+
 TEST_F(CanalCli, RefusedAuthenticationExitsThreeWithTheServersText) {
   FakeCanalServer server([](FakeSession& s) {
     s.RefuseLogin(400, "something goes wrong with channel");

@@ -696,7 +696,7 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_FALSE(p.got.empty());
   bool in_txn = false;
-  uint64_t ends = 0, ddls = 0, rows = 0;
+  uint64_t ends = 0, ddls = 0, rows = 0, table_rows = 0;
   int64_t last_offset = 0;
   for (const Got& g : p.got) {
     const auto& h = g.entry.header();
@@ -727,6 +727,9 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
           EXPECT_EQ(g.meta.kind, EntryKind::kDdl);
         } else if (g.change.sql().empty()) {
           ++rows;
+          // The ring knows each entry's rows (put/get/ack rows metrics).
+          EXPECT_EQ(g.meta.rows, static_cast<uint32_t>(g.change.rowdatas_size()));
+          table_rows += g.meta.rows;
           EXPECT_TRUE(in_txn);
           EXPECT_TRUE(g.safe());
           EXPECT_EQ(h.schemaname(), "cdc_test");
@@ -744,6 +747,8 @@ TEST(EntrySinkFixture, EveryTransactionIsBeginRowsEndOrALoneStatement) {
   EXPECT_GT(ends, 30u);
   EXPECT_GE(ddls, 10u);
   EXPECT_EQ(rows, p.sink->stats().rows_entries);
+  EXPECT_EQ(table_rows, p.sink->stats().rows);
+  EXPECT_GT(table_rows, rows) << "some events change several rows";
   EXPECT_EQ(p.sink->stats().skipped_transactions, 0u);
 
   // XIDs: the END of GTID 0-1-4 carries xid 39 (show_binlog_events: "COMMIT /* xid=39 */").

@@ -825,5 +825,31 @@ TEST(RingStoreTest, StopFiresAnArmedNotify) {
   EXPECT_EQ(calls, 1);
 }
 
+// The metrics' view: bytes ever put and acked, and the time a Put waited.
+TEST(RingStoreTest, StatsCountBytesAndBlockedTime) {
+  auto store = MakeStore(2, BatchMode::kItemSize);
+  PutN(store.get(), 1, 2);
+  RingStoreStats s = store->stats();
+  EXPECT_GT(s.put_bytes, 0u);
+  EXPECT_EQ(s.ack_bytes, 0u);
+  EXPECT_EQ(s.held_bytes, s.put_bytes);
+  EXPECT_EQ(s.put_blocked_ns, 0u);
+  const uint64_t two = s.put_bytes;
+  // The ring is full: a third Put waits until the consumer acks.
+  std::thread producer([&] { PutN(store.get(), 3, 1); });
+  // A full ring with a blocked producer is a full batch of any size.
+  while (!store->BatchReady(100)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Batch b;
+  ASSERT_TRUE(store->TryGet(2, &b).ok());
+  ASSERT_TRUE(store->Ack(b).ok());
+  producer.join();
+  s = store->stats();
+  EXPECT_EQ(s.ack_bytes, two);
+  EXPECT_GT(s.put_bytes, two);
+  EXPECT_EQ(s.held_bytes, s.put_bytes - two);
+  EXPECT_GE(s.put_blocked_ns, 20'000'000u) << "the wait of the third Put";
+}
+
 }  // namespace
 }  // namespace canal::store

@@ -77,7 +77,9 @@ fs::path CanalInstall::ServerProgram() { return fs::path(CANAL_BINARY_DIR) / "bi
 
 std::string CanalInstall::ServerProperties(uint16_t port, std::string_view extra) {
   return "canal.ip = 127.0.0.1\ncanal.port = " + std::to_string(port) +
-         "\ncanal.destinations = example\ncanal.auto.scan = true\ncanal.auto.scan.interval = 1\n" +
+         "\ncanal.destinations = example\ncanal.auto.scan = true\ncanal.auto.scan.interval = 1\n"
+         // Off unless a test asks for it: tests run in parallel, and 11112 is one port.
+         "canal.metrics.pull.port = 0\n" +
          std::string(extra);
 }
 

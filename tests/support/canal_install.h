@@ -39,7 +39,8 @@ class CanalInstall {
   static std::filesystem::path ServerProgram();
 
   // A canal.properties for tests: 127.0.0.1:`port` (0 = any free port),
-  // destination "example", auto scan every second; `extra` lines are appended
+  // destination "example", auto scan every second, the metrics endpoint off
+  // (canal.metrics.pull.port = 0); `extra` lines are appended
   // (a later line for a key wins).
   static std::string ServerProperties(uint16_t port, std::string_view extra = "");
 

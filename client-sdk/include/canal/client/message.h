@@ -62,8 +62,15 @@ class Message {
   // the entries before the bad one: call ParseEntries() when you must know.
   const std::vector<canal::entry::Entry>& entries();
 
+  // What this server says about the destination with an empty batch when it
+  // is not streaming from its primary (why, since when); "" otherwise and
+  // from Canal's own servers. An idle primary gives "", a failing one not.
+  const std::string& server_warning() const { return server_warning_; }
+  void set_server_warning(std::string warning) { server_warning_ = std::move(warning); }
+
  private:
   int64_t batch_id_ = -1;
+  std::string server_warning_;
   std::vector<std::string> raw_;
   std::vector<canal::entry::Entry> parsed_;
   bool parse_done_ = false;

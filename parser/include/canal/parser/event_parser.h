@@ -22,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -92,7 +93,16 @@ struct ParserStatus {
   // Events re-read after a reconnect inside a partly delivered transaction and skipped.
   uint64_t skipped_events = 0;
   std::string last_error;
+  int64_t last_error_ms = 0;  // when last_error happened (ms since the epoch); 0: never
+  // Sessions that ended in an error, by kind (ErrorKind), for metrics.
+  std::map<std::string, uint64_t> errors;
 };
+
+// The kind of a parser error for metrics and status: "connection" (network,
+// timeouts, the primary going away), "authentication", "position" (binlog
+// gone or invalid position), "decode" (corrupt or truncated events),
+// "configuration" (settings the primary refuses), "unsupported", "other".
+std::string_view ParserErrorKind(const Status& error);
 
 class EventParser {
  public:
@@ -127,6 +137,7 @@ class EventParser {
                          ResumePoint* point);
   void SetState(std::string_view state);
   void Fail(const Status& s);
+  void NoteErrorLocked(const Status& s);  // last_error, its time and kind; mu_ held
 
   EventParserOptions options_;
   TransactionSink* sink_;

@@ -60,6 +60,11 @@ struct CanalConfig {
   enum class MetaMode : uint8_t { kFile, kZookeeper };
   MetaMode meta_mode = MetaMode::kFile;    // canal.meta.mode: auto (zookeeper when canal.zkServers is set) | file | zookeeper
 
+  // The metrics and status endpoint (docs/operations.md). Port 0 turns it off.
+  uint16_t metrics_port = 11112;       // canal.metrics.pull.port
+  std::string metrics_ip;              // canal.metrics.pull.ip; default: canal.ip
+  int metrics_max_connections = 16;    // canal.metrics.pull.max.connections
+
   Properties properties;  // canal.properties as read (the instance defaults)
   EnvLookup env;          // the environment the values were read with
 };

@@ -38,6 +38,10 @@ class Destination {
   // Why a TCP client may not subscribe to this destination ("" = it may):
   // in MQ mode the destination's only consumer is its publisher.
   virtual std::string SubscriptionRefusal() const { return {}; }
+  // Why the destination is not streaming from its primary now ("" while it
+  // is): sent with empty batches (Messages.server_warning) so that a client
+  // can tell an idle primary from a failing one.
+  virtual std::string Warning() const { return {}; }
 };
 
 class DestinationRegistry {

@@ -57,18 +57,6 @@ class MetaManager;
 
 namespace canal::server {
 
-// What the registry runs for each destination: Instance in the daemon, a
-// fake in tests that need no database.
-class ManagedDestination : public Destination {
- public:
-  virtual Status Start() = 0;
-  virtual void Stop() = 0;
-};
-
-struct InstanceOptions {
-  std::chrono::milliseconds status_interval{10'000};
-};
-
 // A snapshot for status lines and tests.
 struct InstanceStatus {
   bool running = false;
@@ -78,6 +66,22 @@ struct InstanceStatus {
   uint32_t store_capacity = 0;
   uint64_t store_byte_bound = 0;
   std::string client_filter;
+  std::string primary;  // canal.instance.master.address (host:port)
+};
+
+// What the registry runs for each destination: Instance in the daemon, a
+// fake in tests that need no database.
+class ManagedDestination : public Destination {
+ public:
+  virtual Status Start() = 0;
+  virtual void Stop() = 0;
+  // Fills *out for /status and metrics; false when the destination has no
+  // status to report (fakes).
+  virtual bool Report(InstanceStatus* /*out*/) const { return false; }
+};
+
+struct InstanceOptions {
+  std::chrono::milliseconds status_interval{10'000};
 };
 
 class Instance final : public ManagedDestination {
@@ -101,6 +105,11 @@ class Instance final : public ManagedDestination {
   Status SetClientFilter(std::string_view regex) override;
 
   InstanceStatus status() const;
+  std::string Warning() const override;
+  bool Report(InstanceStatus* out) const override {
+    *out = status();
+    return true;
+  }
   // The line the status thread logs.
   std::string StatusLine() const;
   const InstanceConfig& config() const { return config_; }

@@ -104,6 +104,9 @@ class InstanceRegistry final : public DestinationRegistry {
   bool Arbitrated() const override { return options_.arbiter != nullptr; }
   // Names of the running destinations (with an arbiter: active here), sorted.
   std::vector<std::string> Running() const;
+  // Every destination this server knows, active here or not (HA standby),
+  // sorted by name; a null instance marks a configuration that was refused.
+  std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> Destinations() const;
 
  private:
   struct Entry {

@@ -32,6 +32,8 @@ class logger;
 
 namespace canal::server {
 
+class ClientStatsBook;
+
 struct SessionServerOptions {
   std::string ip = "0.0.0.0";             // canal.ip ("" = all interfaces)
   uint16_t port = 11111;                  // canal.port; 0 = any free port (tests)
@@ -45,6 +47,9 @@ struct SessionServerOptions {
   // entry is there, as if each client asked with Get.low_latency; off keeps
   // Canal's rule (wait for a full batch or the timeout).
   bool low_latency_get = false;
+  // Where sessions count requests, rows and latencies per destination
+  // (metrics, /status); null counts nothing.
+  std::shared_ptr<ClientStatsBook> client_stats;
 };
 
 class SessionServer {

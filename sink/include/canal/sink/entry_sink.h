@@ -102,6 +102,7 @@ struct EntrySinkStats {
   uint64_t pieces = 0;                // every OnTransaction call
   uint64_t entries = 0;               // entries put
   uint64_t rows_entries = 0;          // ROWDATA entries of rows events
+  uint64_t rows = 0;                  // table rows in those entries (Canal's put_rows)
   uint64_t filtered_events = 0;       // rows events and statements dropped by a filter
   uint64_t skipped_transactions = 0;  // transactions that put nothing
   uint64_t empty_markers = 0;         // empty BEGIN/END pairs put
@@ -171,7 +172,7 @@ class EntrySink final : public parser::TransactionSink {
   std::unique_ptr<PendingEmpty> pending_;
   int64_t last_advance_ms_ = 0;
 
-  std::atomic<uint64_t> transactions_{0}, pieces_{0}, entries_{0}, rows_entries_{0}, filtered_events_{0},
+  std::atomic<uint64_t> transactions_{0}, pieces_{0}, entries_{0}, rows_entries_{0}, rows_{0}, filtered_events_{0},
       skipped_transactions_{0}, empty_markers_{0};
 };
 

@@ -68,6 +68,9 @@ struct EntryMeta {
   // sets it on TRANSACTIONEND, on a DDL, and on the last entry of each piece
   // of a large transaction that it flushes in pieces.
   bool safe_resume_point = false;
+  // Table rows in the entry (a ROWDATA entry's row changes; 0 otherwise), for
+  // the put/get/ack rows metrics.
+  uint32_t rows = 0;
   LogPosition position;
 };
 
@@ -104,6 +107,9 @@ struct RingStoreStats {
   uint64_t get_sequence = 0;
   uint64_t ack_sequence = 0;
   uint64_t held_bytes = 0;  // bytes of the entries in [ack, put)
+  uint64_t put_bytes = 0;   // bytes ever put (Canal's store_produce_mem)
+  uint64_t ack_bytes = 0;   // bytes ever acked (Canal's store_consume_mem)
+  uint64_t put_blocked_ns = 0;  // time Put spent waiting for space (back-pressure)
 };
 
 class RingStore {
@@ -256,6 +262,7 @@ class RingStore {
   alignas(64) std::atomic<uint32_t> space_epoch_{0};
   std::atomic<bool> producer_waiting_{false};
   std::atomic<uint64_t> blocked_size_{0};  // size of the entry a waiting Put holds
+  std::atomic<uint64_t> blocked_ns_{0};    // total wait of Put for space (slow path only)
   std::atomic<bool> stopped_{false};
 
   // The armed callback fires when the producer's progress (put_ in ITEMSIZE,

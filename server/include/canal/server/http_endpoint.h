@@ -1,0 +1,65 @@
+// HttpEndpoint: the metrics and status port (canal.metrics.pull.port), HTTP/1.1
+// on Boost.Beast, one I/O thread of its own so that a scrape never waits for
+// the client sessions (and they never wait for it).
+//
+//   GET /metrics       Prometheus text format 0.0.4
+//   GET /status        JSON; HTML instead when the Accept header prefers text/html
+//   GET /status.html   HTML for a person
+//   GET /health        200 "ok" when every destination active here is streaming,
+//                      else 503 naming the others
+//   GET /              a short index
+// HEAD is answered like GET without the body. Another method is 405, another
+// path 404, a request Beast cannot parse (or with a body, or headers past
+// 8 KiB) 400; a connection idle for `idle_timeout` is closed. At most
+// `max_connections` are served at once: one more gets 503 and is closed.
+// Nothing a client sends can stop the endpoint or the server.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "canal/common/status.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace canal::server {
+
+class StatusCollector;
+
+struct HttpEndpointOptions {
+  std::string ip = "0.0.0.0";   // canal.metrics.pull.ip (default: canal.ip)
+  uint16_t port = 11112;        // canal.metrics.pull.port; 0 = any free port (tests)
+  size_t max_connections = 16;  // canal.metrics.pull.max.connections
+  std::chrono::milliseconds idle_timeout{30'000};
+};
+
+// One answer, independent of the transport (unit tests call Route directly).
+struct HttpAnswer {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  bool allow_header = false;  // 405: send "Allow: GET, HEAD"
+};
+
+// The answer to `method target` with the given Accept header.
+HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept, StatusCollector* collector);
+
+class HttpEndpoint {
+ public:
+  // Binds and listens (InvalidArgument / IOError naming the address); serves
+  // after Start(). `collector` must outlive the endpoint.
+  static Status Create(HttpEndpointOptions options, StatusCollector* collector, std::shared_ptr<spdlog::logger> logger,
+                       std::unique_ptr<HttpEndpoint>* out);
+  virtual ~HttpEndpoint() = default;
+  virtual void Start() = 0;
+  // Closes the listener and every connection and joins the thread. Idempotent.
+  virtual void Stop() = 0;
+  virtual uint16_t port() const = 0;
+};
+
+}  // namespace canal::server
