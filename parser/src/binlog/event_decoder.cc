@@ -1,7 +1,5 @@
 #include "canal/parser/binlog/event_decoder.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include "binlog/byte_reader.h"
 #include "binlog/compression.h"
+#include "binlog/crc32.h"
 #include "binlog/format_description.h"
 #include "binlog/gtid_events.h"
 #include "binlog/json_row_cache.h"
@@ -23,11 +22,6 @@ constexpr size_t kChecksumLength = 4;
 // Events larger than this are refused before any allocation: MySQL's own limit
 // (max_allowed_packet) is 1 GiB.
 constexpr uint32_t kMaxEventSize = 1u << 30;
-
-uint32_t Crc32(const uint8_t* p, size_t n, uint32_t crc = 0) {
-  // zlib's crc32 takes uInt lengths; events are < 1 GiB so this never truncates.
-  return static_cast<uint32_t>(::crc32(crc, p, static_cast<uInt>(n)));
-}
 
 std::string Hex(uint64_t v) {
   char buf[24];
