@@ -14,7 +14,8 @@
 #      step generated)
 #   7. bench/run_e2e_bench.sh: MariaDB -> canal-server -> the C++ client:
 #      catch-up, latency at 10,000 rows/s, peak RSS with a lagging client, and
-#      the side-by-side peer run against zongji (npm)
+#      the side-by-side peer run against zongji (npm); then the decode
+#      benchmark again on the peer run's single-row-transaction binlog
 #   8. bench/run_store_bench.sh (put -> get -> ack through the ring store)
 #   9. bench/run_mq_bench.sh: 1,000,000 rows published to the Kafka mock
 #      cluster and to a RabbitMQ sandbox
@@ -286,6 +287,9 @@ export BENCH_MIN_MQ_ROWS_PER_S=${BENCH_MIN_MQ_ROWS_PER_S:-3000}  # target 30k
 bench_step "catch-up benchmark" bash bench/run_catchup_bench.sh
 bench_step "decode benchmark" bash bench/run_decode_bench.sh
 bench_step "end-to-end benchmarks" bash bench/run_e2e_bench.sh
+# The e2e step leaves its single-row-transaction binlog behind: decode it too.
+bench_step "decode benchmark (single-row transactions)" bash bench/run_decode_bench.sh \
+  --data "$repo/build/bench-e2e/data-single" --runs 3 --no-gbench
 bench_step "store benchmark" bash bench/run_store_bench.sh
 bench_step "MQ benchmark" bash bench/run_mq_bench.sh
 
