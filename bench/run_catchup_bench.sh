@@ -13,7 +13,7 @@
 #
 # Fails (exit 1) when catch-up < BENCH_MIN_CATCHUP_ROWS_PER_S (default 500000)
 # rows/s, best of the 3 rounds, or when catch-up is slower than
-# BENCH_MIN_CATCHUP_FILE_RATIO (default 0.6) times the file decoder on the same
+# BENCH_MIN_CATCHUP_FILE_RATIO (default 0.3) times the file decoder on the same
 # binlog in the same run (the gate a busy machine does not move much).
 set -euo pipefail
 
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 min_rate=${BENCH_MIN_CATCHUP_ROWS_PER_S:-500000}
-min_file_ratio=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.6}
+min_file_ratio=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.3}
 data="$build/bench-data"
 bench="$build/bin/catchup_bench"
 say() { echo "run_catchup_bench: $*"; }

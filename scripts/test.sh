@@ -271,9 +271,9 @@ bench_step() {
 }
 
 # CI bounds (scripts/bench.sh uses the scripts' defaults, the targets). Same-run
-# ratios keep about half their usual value as margin; absolute figures are
+# ratios sit 2-5x below their usual value; absolute figures are
 # sanity bounds ~10x below the targets. Each can be overridden from outside.
-export BENCH_MIN_CATCHUP_FILE_RATIO=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.4}  # usual ~0.9
+export BENCH_MIN_CATCHUP_FILE_RATIO=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.1}  # 0.47 seen (the file path has the faster CRC; MariaDB feeds the other)
 export BENCH_MIN_CATCHUP_ROWS_PER_S=${BENCH_MIN_CATCHUP_ROWS_PER_S:-50000}  # target 500k
 export BENCH_MIN_RATIO=${BENCH_MIN_RATIO:-3}  # decode vs mariadb-binlog; target 6x
 export BENCH_MIN_TYPED_ROWS_PER_S=${BENCH_MIN_TYPED_ROWS_PER_S:-100000}  # target 1M
