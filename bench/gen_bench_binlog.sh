@@ -2,12 +2,13 @@
 # Makes the benchmark binlog: a ROW-format MariaDB binlog holding >= 1,000,000
 # inserted rows of a 10-column mixed-type table.
 #
-#   bench/gen_bench_binlog.sh [OUT_DIR] [--rows N] [--port P] [--keep-server]
+#   bench/gen_bench_binlog.sh [OUT_DIR] [--rows N] [--batch B] [--port P] [--keep-server]
 #
 # OUT_DIR defaults to build/bench-data. Starts its own sandbox (port 13399,
 # dir /tmp/canal-bench-mariadb-PORT, wiped before and after), inserts the rows as
-# N/1000 autocommitted INSERT ... SELECT statements of 1000 rows each (so the
-# binlog has many transactions and many rows events, as a real workload would),
+# N/B autocommitted INSERT ... SELECT statements of B rows each (default 1000;
+# so the binlog has many transactions and many rows events, as a real workload
+# would; --batch 1 makes single-row transactions),
 # flushes and copies the binlog files to OUT_DIR, and writes OUT_DIR/MANIFEST
 # (rows, bytes, files, server version). OUT_DIR/MANIFEST is written last, so
 # its presence means the data is complete.
@@ -21,19 +22,24 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out="$repo/build/bench-data"
 rows=1000000
+batch=1000
 port=13399
 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep-server) keep=1; shift ;;
     --rows) rows=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     -*) echo "gen_bench_binlog: unknown option $1" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
 done
-readonly batch=1000
+if ! [[ "$batch" =~ ^[1-9][0-9]*$ ]]; then
+  echo "gen_bench_binlog: --batch must be a positive integer" >&2
+  exit 2
+fi
 if ! [[ "$rows" =~ ^[0-9]+$ ]] || [ "$rows" -lt "$batch" ] || [ $((rows % batch)) -ne 0 ]; then
   echo "gen_bench_binlog: --rows must be a positive multiple of $batch" >&2
   exit 2
@@ -75,15 +81,7 @@ echo "gen_bench_binlog: inserting $rows rows in $((rows / batch)) transactions o
 start=$SECONDS
 # Values are functions of the row number n: varied widths and signs, some
 # NULLs, multi-byte text, so the decoder sees realistic values, not constants.
-# seq_A_to_B (SEQUENCE engine) resolves in the current database; its unsigned
-# seq is cast so that arithmetic may go negative.
-{
-echo "USE bench;"
-for ((i = 0; i < rows / batch; i++)); do
-  lo=$((i * batch + 1))
-  hi=$(((i + 1) * batch))
-  cat <<EOF
-INSERT INTO bench.orders (customer_id, quantity, amount, sku, title, created_at, note, status, score)
+insert_rows_sql="INSERT INTO bench.orders (customer_id, quantity, amount, sku, title, created_at, note, status, score)
 SELECT n * 7919 - 4000000000,
        (n * 2654435761) % 4294967296,
        ((n * 37) % 2000000) / 100 - 5000,
@@ -92,11 +90,34 @@ SELECT n * 7919 - 4000000000,
        TIMESTAMP('2024-01-01 00:00:00') + INTERVAL n SECOND + INTERVAL (n % 1000) * 1000 MICROSECOND,
        IF(n % 4 = 0, NULL, REPEAT(SUBSTRING(MD5(n), 1, 16), 1 + n % 8)),
        n % 256 - 128,
-       IF(n % 9 = 0, NULL, n / 7.0 - 1000)
-FROM (SELECT CAST(seq AS SIGNED) AS n FROM seq_${lo}_to_${hi}) AS s;
+       IF(n % 9 = 0, NULL, n / 7.0 - 1000)"
+if [ "$batch" = 1 ]; then
+  # Single-row transactions: a loop inside the server (one autocommitted
+  # INSERT per row), since 200,000 client round trips take minutes.
+  "${client[@]}" <<EOF
+DELIMITER //
+CREATE PROCEDURE bench.fill_single(IN lo BIGINT, IN hi BIGINT)
+BEGIN
+  DECLARE n BIGINT DEFAULT lo;
+  WHILE n <= hi DO
+    $insert_rows_sql FROM (SELECT n) AS s;
+    SET n = n + 1;
+  END WHILE;
+END //
+DELIMITER ;
+CALL bench.fill_single(1, $rows);
+DROP PROCEDURE bench.fill_single;
 EOF
-done
-} | "${client[@]}"
+else
+  # seq_A_to_B (SEQUENCE engine) resolves in the current database; its
+  # unsigned seq is cast so that arithmetic may go negative.
+  {
+    echo "USE bench;"
+    for ((i = 0; i < rows / batch; i++)); do
+      echo "$insert_rows_sql FROM (SELECT CAST(seq AS SIGNED) AS n FROM seq_$((i * batch + 1))_to_$(((i + 1) * batch))) AS s;"
+    done
+  } | "${client[@]}"
+fi
 "${client[@]}" -e "FLUSH BINARY LOGS"
 inserted=$("${client[@]}" -e "SELECT COUNT(*) FROM bench.orders")
 version=$("${client[@]}" -e "SELECT VERSION()")
@@ -122,6 +143,7 @@ bytes=$(cat "$out"/mariadb-bin.[0-9]* | wc -c)
   echo "files=${files[*]}"
   echo "server=$version"
   echo "table=bench.orders (10 columns)"
+  echo "batch=$batch"
 } > "$out/MANIFEST.tmp"
 mv "$out/MANIFEST.tmp" "$out/MANIFEST"
 echo "gen_bench_binlog: wrote ${files[*]} ($bytes bytes) to $out" >&2

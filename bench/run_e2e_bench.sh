@@ -2,11 +2,23 @@
 # End-to-end benchmarks: MariaDB -> canal-server -> the C++ client SDK, with
 # pass/fail targets. All on this machine, Release build, one run each.
 #
-#   bench/run_e2e_bench.sh [--build-dir DIR] [--only catchup|latency|memory]
+#   bench/run_e2e_bench.sh [--build-dir DIR] [--only catchup|latency|memory|peer]
 #
-#   catchup  1,000,000 rows already in the binlog (bench/gen_bench_binlog.sh):
-#            from canal-server's start to the client having acked the last
-#            row, in rows/s. Target: BENCH_MIN_E2E_ROWS_PER_S (300000).
+#   catchup  1,000,000 rows already in the binlog (bench/gen_bench_binlog.sh,
+#            10,000-row transactions): from canal-server's start to the
+#            client having acked the last row, in rows/s. Target:
+#            BENCH_MIN_E2E_ROWS_PER_S (300000).
+#   peer     side by side in one run, on the catch-up binlog (bulk) and on
+#            BENCH_PEER_SINGLE_ROWS (200,000) single-row transactions (sandbox
+#            port 14511): the Node binlog reader @vlasky/zongji 0.9.0 (npm,
+#            installed into DIR/zongji on first use; bench/zongji_reader.mjs)
+#            against canal-server + `canal-cli --count N` (text to /dev/null)
+#            and against canal-server + `e2e_client catchup --touch-columns`,
+#            each from its start to the last row, each reading every value.
+#            Prints rows/s, canal-server's CPU per row (/proc, at the end of
+#            the catch-up) and ours/zongji. Target: every ratio >=
+#            BENCH_MIN_PEER_RATIO (4). When npm cannot install zongji the part
+#            says so and judges no ratio.
 #   latency  on the same server, 10,000 single-row transactions per second
 #            for 10 s (4 writer connections): commit to client receipt,
 #            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (20).
@@ -15,8 +27,8 @@
 #            millions of rows behind: canal-server's peak RSS (VmHWM) with
 #            default settings. Target: under BENCH_MAX_RSS_MIB (256).
 #
-# Each part runs its own sandbox (ports 13397 and 13396) and canal-server
-# (ports 13491 and 13492) under DIR/bench-e2e, and stops them. Prints one line
+# Each part runs its own sandbox (ports 13397, 13396, 14511) and canal-server
+# (ports 13491, 13492, 14521) under DIR/bench-e2e, and stops them. Prints one line
 # per figure and a JSON summary in DIR/e2e_bench.json; exit 1 when a target
 # is missed.
 set -euo pipefail
@@ -35,13 +47,17 @@ done
 min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
 max_p99=${BENCH_MAX_P99_MS:-20}
 max_rss=${BENCH_MAX_RSS_MIB:-256}
+min_peer_ratio=${BENCH_MIN_PEER_RATIO:-4}
+single_rows=${BENCH_PEER_SINGLE_ROWS:-200000}
 work="$build/bench-e2e"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
+cli_bin="$build/bin/canal-cli"
 say() { echo "run_e2e_bench: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
 [ -x "$server_bin" ] || fail "$server_bin not built (scripts/build.sh --release)"
 [ -x "$client_bin" ] || fail "$client_bin not built (scripts/build.sh --release)"
+[ -x "$cli_bin" ] || fail "$cli_bin not built (scripts/build.sh --release)"
 
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 server_pid=""
@@ -83,16 +99,87 @@ stop_server() {
   server_pid=""
 }
 first_file() { sed -n 's/^files=\([^ ]*\).*/\1/p' "$1/MANIFEST"; }
+# CPU seconds (user + system) canal-server has used so far.
+server_cpu_s() {
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$server_pid/stat"
+}
+now_ms() { date +%s%3N; }
+
+# zongji from npm into DIR/zongji (not committed); prints its node_modules dir,
+# or nothing (and why, on stderr) when node or npm cannot provide it.
+zongji_modules() {
+  local dir="$build/zongji" version=0.9.0
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    say "peer: node/npm not installed (scripts/install-deps.sh installs them); no zongji run" >&2
+    return 0
+  fi
+  if [ ! -f "$dir/node_modules/@vlasky/zongji/index.js" ]; then
+    mkdir -p "$dir"
+    if ! (cd "$dir" && timeout 300 npm install --no-audit --no-fund --silent "@vlasky/zongji@$version") >&2; then
+      say "peer: npm could not install @vlasky/zongji@$version (no registry access?); no zongji run" >&2
+      return 0
+    fi
+  fi
+  echo "$dir/node_modules"
+}
+
+# peer_run WORKLOAD MYSQL_PORT DATA ROWS: zongji, canal-cli and e2e_client
+# --touch-columns on the same binlog, one after the other; appends one JSON
+# line to results, sets status=1 when a ratio misses the target.
+peer_run() {
+  local workload=$1 mysql_port=$2 data=$3 rows=$4 first modules z="" cli touch t1 cpu line
+  first=$(first_file "$data")
+  modules=$(zongji_modules)
+  if [ -n "$modules" ]; then
+    z=$(node "$repo/bench/zongji_reader.mjs" --module "$modules" --port "$mysql_port" --file "$first" \
+          --rows "$rows" --t0-ms "$(now_ms)") || { say "FAIL: peer $workload: zongji failed"; status=1; z=""; }
+  fi
+  start_server "peer-$workload-cli" 14521 "$mysql_port" "$first"
+  # canal-cli does not retry its first connect: wait for the port (counted in the time).
+  local i
+  for ((i = 0; i < 3000; i++)); do
+    (: < /dev/tcp/127.0.0.1/14521) 2>/dev/null && break
+    sleep 0.02
+  done
+  if ! "$cli_bin" --address 127.0.0.1:14521 --destination bench --count "$rows" --batch 4096 > /dev/null; then
+    say "FAIL: peer $workload: canal-cli failed"; status=1; stop_server; return 0
+  fi
+  t1=$(now_ms)
+  cpu=$(server_cpu_s)
+  stop_server
+  cli=$(awk -v r="$rows" -v a="$t0_ms" -v b="$t1" -v c="$cpu" 'BEGIN { s = (b - a) / 1000;
+    printf "{\"rows\":%d,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"server_cpu_us_per_row\":%.3f}", r, s, r / s, c * 1e6 / r }')
+  start_server "peer-$workload-touch" 14521 "$mysql_port" "$first"
+  if ! touch=$("$client_bin" catchup --address 127.0.0.1:14521 --destination bench --rows "$rows" \
+                 --t0-ms "$t0_ms" --touch-columns); then
+    say "FAIL: peer $workload: e2e_client failed"; status=1; stop_server; return 0
+  fi
+  cpu=$(server_cpu_s)
+  stop_server
+  touch=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["server_cpu_us_per_row"]=round(float(sys.argv[2])*1e6/d["rows"],3); print(json.dumps(d, separators=(",",":")))' "$touch" "$cpu")
+  local rc=0 report="$work/peer-$workload"
+  python3 "$repo/bench/peer_report.py" "$workload" "$z" "$cli" "$touch" "$min_peer_ratio" \
+    > "$report.json" 2> "$report.txt" || rc=$?
+  while IFS= read -r line; do say "$line"; done < "$report.txt"
+  results+=("$(cat "$report.json")")
+  [ "$rc" -eq 0 ] || status=1
+  return 0
+}
 
 results=()
 status=0
 
-if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
-  say "catch-up: generating 1,000,000 rows on a sandbox (port 13397)"
+if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ] || [ "$only" = peer ]; then
+  say "catch-up: generating 1,000,000 rows in 10,000-row transactions on a sandbox (port 13397)"
   sandboxes+=(13397)
-  bash "$repo/bench/gen_bench_binlog.sh" "$work/data-1m" --port 13397 --keep-server
+  bash "$repo/bench/gen_bench_binlog.sh" "$work/data-1m" --batch 10000 --port 13397 --keep-server
   mariadb --no-defaults --socket=/tmp/canal-bench-mariadb-13397/mariadbd.sock -uroot -e \
     "CREATE TABLE bench.latency (id BIGINT AUTO_INCREMENT PRIMARY KEY, seq BIGINT NOT NULL, sent_us BIGINT NOT NULL)"
+  if [ -z "$only" ] || [ "$only" = peer ]; then
+    peer_run bulk 13397 "$work/data-1m" 1000000
+  fi
+fi
+if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
   start_server catchup 13491 13397 "$(first_file "$work/data-1m")"
   catchup=$("$client_bin" catchup --address 127.0.0.1:13491 --destination bench --rows 1000000 --t0-ms "$t0_ms")
   say "$catchup"
@@ -112,6 +199,14 @@ if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
     fi
   fi
   stop_server
+fi
+
+if [ -z "$only" ] || [ "$only" = peer ]; then
+  say "peer: generating $single_rows single-row transactions on a sandbox (port 14511)"
+  sandboxes+=(14511)
+  bash "$repo/bench/gen_bench_binlog.sh" "$work/data-single" --rows "$single_rows" --batch 1 --port 14511 \
+    --keep-server
+  peer_run single 14511 "$work/data-single" "$single_rows"
 fi
 
 if [ -z "$only" ] || [ "$only" = memory ]; then

@@ -34,6 +34,13 @@ PACKAGES=(
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 
+# Node.js and npm: the end-to-end benchmark's peer, @vlasky/zongji, comes from
+# npm (bench/run_e2e_bench.sh installs it under build/). A machine that already
+# has node with its own npm (NodeSource's nodejs bundles it) keeps them.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -13,6 +13,7 @@
 // fails over (ClusterConnector), and by default first waits to be the one
 // active client of its client id (--no-client-ha turns that off).
 // Exit codes: see kExit* below and docs/client.md.
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -23,6 +24,7 @@
 
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
+#include "canal/client/entry_view.h"
 #include "json_lines.h"
 
 namespace {
@@ -30,7 +32,12 @@ namespace {
 using canal::Status;
 using canal::client::ClusterConnector;
 using canal::client::Connector;
+using canal::client::ColumnView;
+using canal::client::EntryView;
+using canal::client::HeaderView;
 using canal::client::Message;
+using canal::client::RowChangeView;
+using canal::client::RowDataView;
 namespace entry = canal::entry;
 
 constexpr int kExitOk = 0;             // --count reached, or stopped by SIGINT/SIGTERM
@@ -64,7 +71,23 @@ struct Options {
   int64_t timeout_ms = 1000;
 };
 
-// Formats entries into `out`, counting row changes against a limit.
+// Appends the decimal text of `v`.
+void AppendNumber(int64_t v, std::string* out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+// Canal's name of an event type, without allocating for the valid ones.
+std::string_view EventName(entry::EventType type, std::string* unknown) {
+  if (type != entry::EVENT_TYPE_PLACEHOLDER && entry::EventType_IsValid(type)) return entry::EventType_Name(type);
+  *unknown = canal::client::EventTypeName(type);
+  return *unknown;
+}
+
+// Formats entries into `out`, counting row changes against a limit. Reads the
+// entries in place through the zero-copy views (entry_view.h) and appends
+// every piece straight to `out`: nothing is allocated per row or per value.
 class Printer {
  public:
   Printer(bool json, int64_t limit) : json_(json), limit_(limit) {}
@@ -74,20 +97,17 @@ class Printer {
 
   // Appends what `e` prints, stopping at the row limit. *stopped_inside says
   // that some of the entry's row changes were left unprinted.
-  Status Append(const entry::Entry& e, std::string* out, bool* stopped_inside) {
+  Status Append(const EntryView& e, std::string* out, bool* stopped_inside) {
     *stopped_inside = false;
-    const entry::Header& h = e.header();
+    const HeaderView& h = e.header();
     const auto type = canal::client::EntryTypeOf(e);
     if (type == entry::TRANSACTIONBEGIN || type == entry::TRANSACTIONEND) {
       if (!json_) AppendTransaction(e, type, out);
       return Status::OK();
     }
     if (type != entry::ROWDATA) return Status::OK();
-    entry::RowChange change;
-    if (!change.ParseFromString(e.storevalue())) {
-      return Status::Corruption("entry at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()) +
-                                " holds no parsable RowChange");
-    }
+    RowChangeView change;
+    if (!RowChangeView::Parse(e.store_value(), &change).ok()) return Unparsable(h);
     const auto event = canal::client::EventTypeOf(change);
     const bool is_row = !canal::client::IsDdl(change) &&
                         (event == entry::INSERT || event == entry::UPDATE || event == entry::DELETE);
@@ -95,81 +115,127 @@ class Printer {
       if (!change.sql().empty()) AppendStatement(h, change, out);
       return Status::OK();
     }
-    if (!json_) AppendRowHeadline(h, event, out);
-    for (int i = 0; i < change.rowdatas_size(); ++i) {
+    const std::string_view name = EventName(event, &unknown_name_);
+    if (!json_) AppendRowHeadline(h, name, out);
+    RowDataView row;
+    Status s;
+    while (true) {
       if (LimitReached()) {
-        *stopped_inside = true;
+        // Rows left in this entry stay unprinted.
+        RowChangeView rest = change;
+        *stopped_inside = rest.NextRow(&row, &s);
         return Status::OK();
       }
-      json_ ? AppendJsonRow(h, event, change.rowdatas(i), out) : AppendTextRow(event, change.rowdatas(i), out);
+      if (!change.NextRow(&row, &s)) break;
+      const bool ok = json_ ? AppendJsonRow(h, event, name, &row, out) : AppendTextRow(event, &row, out);
+      if (!ok) return Unparsable(h);
       ++rows_;
     }
-    return Status::OK();
+    return s.ok() ? Status::OK() : Unparsable(h);
   }
 
   // Whether `e` holds something this printer would print (row changes or a statement).
-  static bool HasChanges(const entry::Entry& e) {
+  static bool HasChanges(const EntryView& e) {
     if (canal::client::EntryTypeOf(e) != entry::ROWDATA) return false;
-    entry::RowChange change;
-    return change.ParseFromString(e.storevalue()) && (change.rowdatas_size() > 0 || !change.sql().empty());
+    RowChangeView change;
+    return RowChangeView::Parse(e.store_value(), &change).ok() && (change.row_count() > 0 || !change.sql().empty());
   }
 
  private:
-  void AppendTransaction(const entry::Entry& e, entry::EntryType type, std::string* out) {
-    const entry::Header& h = e.header();
-    out->append("================> binlog[" + h.logfilename() + ":" + std::to_string(h.logfileoffset()) +
-                "] , executeTime : " + std::to_string(h.executetime()) + " , gtid : (" + h.gtid() + ")\n");
+  static Status Unparsable(const HeaderView& h) {
+    return Status::Corruption("entry at " + std::string(h.logfile_name()) + ":" + std::to_string(h.logfile_offset()) +
+                              " holds no parsable RowChange");
+  }
+
+  static void AppendBinlogPrefix(const HeaderView& h, std::string* out) {
+    out->append("================> binlog[");
+    out->append(h.logfile_name());
+    out->push_back(':');
+    AppendNumber(h.logfile_offset(), out);
+    out->push_back(']');
+  }
+
+  static void AppendTransaction(const EntryView& e, entry::EntryType type, std::string* out) {
+    const HeaderView& h = e.header();
+    AppendBinlogPrefix(h, out);
+    out->append(" , executeTime : ");
+    AppendNumber(h.execute_time(), out);
+    out->append(" , gtid : (");
+    out->append(h.gtid());
+    out->append(")\n");
     if (type == entry::TRANSACTIONBEGIN) {
-      entry::TransactionBegin begin;
-      if (begin.ParseFromString(e.storevalue())) {
-        out->append(" BEGIN ----> Thread id: " + std::to_string(begin.threadid()) + "\n");
+      canal::client::TransactionBeginView begin;
+      if (canal::client::TransactionBeginView::Parse(e.store_value(), &begin).ok()) {
+        out->append(" BEGIN ----> Thread id: ");
+        AppendNumber(begin.thread_id(), out);
+        out->push_back('\n');
       }
     } else {
-      entry::TransactionEnd end;
-      if (end.ParseFromString(e.storevalue())) out->append(" END ----> transaction id: " + end.transactionid() + "\n");
+      canal::client::TransactionEndView end;
+      if (canal::client::TransactionEndView::Parse(e.store_value(), &end).ok()) {
+        out->append(" END ----> transaction id: ");
+        out->append(end.transaction_id());
+        out->push_back('\n');
+      }
     }
   }
 
-  void AppendRowHeadline(const entry::Header& h, entry::EventType event, std::string* out) {
-    out->append("================> binlog[" + h.logfilename() + ":" + std::to_string(h.logfileoffset()) + "] , name[" +
-                h.schemaname() + "," + h.tablename() + "] , eventType : " + canal::client::EventTypeName(event) +
-                "\n");
+  static void AppendRowHeadline(const HeaderView& h, std::string_view event_name, std::string* out) {
+    AppendBinlogPrefix(h, out);
+    out->append(" , name[");
+    out->append(h.schema_name());
+    out->push_back(',');
+    out->append(h.table_name());
+    out->append("] , eventType : ");
+    out->append(event_name);
+    out->push_back('\n');
   }
 
-  static void AppendTextColumns(const google::protobuf::RepeatedPtrField<entry::Column>& columns, std::string* out) {
-    for (const auto& c : columns) {
-      out->append(c.name() + " : " + (canal::client::IsNull(c) ? std::string("NULL") : c.value()) +
-                  "    update=" + (c.updated() ? "true" : "false") + "\n");
+  // One image's columns as text; false on malformed bytes.
+  template <typename Next>
+  static bool AppendTextColumns(Next next, std::string* out) {
+    ColumnView c;
+    Status s;
+    while (next(&c, &s)) {
+      out->append(c.name());
+      out->append(" : ");
+      out->append(canal::client::IsNull(c) ? std::string_view("NULL") : c.value());
+      out->append(c.updated() ? "    update=true\n" : "    update=false\n");
     }
+    return s.ok();
   }
 
-  static void AppendTextRow(entry::EventType event, const entry::RowData& row, std::string* out) {
-    if (event == entry::DELETE) {
-      AppendTextColumns(row.beforecolumns(), out);
-    } else if (event == entry::INSERT) {
-      AppendTextColumns(row.aftercolumns(), out);
-    } else {
-      out->append("-------> before\n");
-      AppendTextColumns(row.beforecolumns(), out);
-      out->append("-------> after\n");
-      AppendTextColumns(row.aftercolumns(), out);
-    }
+  static bool AppendTextRow(entry::EventType event, RowDataView* row, std::string* out) {
+    auto before = [row](ColumnView* c, Status* s) { return row->NextBefore(c, s); };
+    auto after = [row](ColumnView* c, Status* s) { return row->NextAfter(c, s); };
+    if (event == entry::DELETE) return AppendTextColumns(before, out);
+    if (event == entry::INSERT) return AppendTextColumns(after, out);
+    out->append("-------> before\n");
+    if (!AppendTextColumns(before, out)) return false;
+    out->append("-------> after\n");
+    return AppendTextColumns(after, out);
   }
 
   // {"file":..,"pos":..,"gtid":..,"ts":.. — as canal-binlog's lines begin.
-  static void AppendJsonPosition(const entry::Header& h, std::string* out) {
+  static void AppendJsonPosition(const HeaderView& h, std::string* out) {
     out->append("{\"file\":");
-    canal::tools::AppendJsonString(h.logfilename(), out);
-    out->append(",\"pos\":" + std::to_string(h.logfileoffset()) + ",\"gtid\":");
+    canal::tools::AppendJsonString(h.logfile_name(), out);
+    out->append(",\"pos\":");
+    AppendNumber(h.logfile_offset(), out);
+    out->append(",\"gtid\":");
     canal::tools::AppendJsonString(h.gtid(), out);
     // executeTime is milliseconds; canal-binlog prints the event's seconds.
-    out->append(",\"ts\":" + std::to_string(h.executetime() / 1000));
+    out->append(",\"ts\":");
+    AppendNumber(h.execute_time() / 1000, out);
   }
 
-  static void AppendJsonImage(const google::protobuf::RepeatedPtrField<entry::Column>& columns, std::string* out) {
+  template <typename Next>
+  static bool AppendJsonImage(Next next, std::string* out) {
     out->push_back('{');
     bool first = true;
-    for (const auto& c : columns) {
+    ColumnView c;
+    Status s;
+    while (next(&c, &s)) {
       if (!first) out->push_back(',');
       first = false;
       canal::tools::AppendJsonString(c.name(), out);
@@ -181,37 +247,43 @@ class Printer {
       }
     }
     out->push_back('}');
+    return s.ok();
   }
 
-  static void AppendJsonRow(const entry::Header& h, entry::EventType event, const entry::RowData& row,
-                            std::string* out) {
+  static bool AppendJsonRow(const HeaderView& h, entry::EventType event, std::string_view event_name,
+                            RowDataView* row, std::string* out) {
     AppendJsonPosition(h, out);
     out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schemaname(), out);
+    canal::tools::AppendJsonString(h.schema_name(), out);
     out->append(",\"table\":");
-    canal::tools::AppendJsonString(h.tablename(), out);
-    out->append(",\"type\":\"" + canal::client::EventTypeName(event) + "\"");
+    canal::tools::AppendJsonString(h.table_name(), out);
+    out->append(",\"type\":\"");
+    out->append(event_name);
+    out->push_back('"');
     if (event == entry::UPDATE || event == entry::DELETE) {
       out->append(",\"before\":");
-      AppendJsonImage(row.beforecolumns(), out);
+      if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextBefore(c, s); }, out)) return false;
     }
     if (event == entry::UPDATE || event == entry::INSERT) {
       out->append(",\"after\":");
-      AppendJsonImage(row.aftercolumns(), out);
+      if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextAfter(c, s); }, out)) return false;
     }
     out->append("}\n");
+    return true;
   }
 
-  void AppendStatement(const entry::Header& h, const entry::RowChange& change, std::string* out) {
+  void AppendStatement(const HeaderView& h, const RowChangeView& change, std::string* out) {
     const bool ddl = canal::client::IsDdl(change);
     if (!json_) {
-      AppendRowHeadline(h, canal::client::EventTypeOf(change), out);
-      out->append(" sql ----> " + change.sql() + "\n");
+      AppendRowHeadline(h, EventName(canal::client::EventTypeOf(change), &unknown_name_), out);
+      out->append(" sql ----> ");
+      out->append(change.sql());
+      out->push_back('\n');
       return;
     }
     AppendJsonPosition(h, out);
     out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schemaname(), out);
+    canal::tools::AppendJsonString(h.schema_name(), out);
     out->append(ddl ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
     canal::tools::AppendJsonString(change.sql(), out);
     out->append("}\n");
@@ -220,6 +292,7 @@ class Printer {
   const bool json_;
   const int64_t limit_;
   int64_t rows_ = 0;
+  std::string unknown_name_;  // an unknown event type's name, e.g. UNKNOWN(99)
 };
 
 bool WriteOut(const std::string& text) {
@@ -279,24 +352,26 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       warning = m.server_warning();
     }
     if (m.batch_id() == -1) continue;
-    s = m.ParseEntries();
-    if (!s.ok()) {
-      connector.Rollback(m.batch_id()).PermitUncheckedError();  // exiting: give the batch back, best effort
-      return Fail(s.WithContext(where));
-    }
     out.clear();
     bool partial = false;
-    const auto& entries = m.entries();
-    for (size_t i = 0; i < entries.size() && !partial; ++i) {
+    const size_t n = m.raw_entry_count();
+    EntryView e;
+    for (size_t i = 0; i < n && !partial; ++i) {
+      s = m.View(i, &e);
+      if (!s.ok()) {
+        connector.Rollback(m.batch_id()).PermitUncheckedError();  // exiting: give the batch back, best effort
+        return Fail(s.WithContext(where));
+      }
       bool stopped_inside = false;
-      s = printer.Append(entries[i], &out, &stopped_inside);
+      s = printer.Append(e, &out, &stopped_inside);
       if (!s.ok()) {
         connector.Rollback(m.batch_id()).PermitUncheckedError();
         return Fail(s.WithContext(where + ": batch " + std::to_string(m.batch_id())));
       }
       if (stopped_inside) partial = true;
       if (printer.LimitReached()) {
-        for (size_t j = i + 1; j < entries.size() && !partial; ++j) partial = Printer::HasChanges(entries[j]);
+        // Rows after the limit in later entries stay unprinted too (a bad entry counts as some).
+        for (size_t j = i + 1; j < n && !partial; ++j) partial = !m.View(j, &e).ok() || Printer::HasChanges(e);
         break;
       }
     }

@@ -107,30 +107,14 @@ Status EntryBuilder::QueryEntry(const EntryContext& ctx, std::string_view schema
 }
 
 Status EntryBuilder::BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::string* out) {
-  Impl& m = *impl_;
-  m.entry.Clear();
-  m.FillHeader(ctx, "", "", entry::QUERY);
-  entry::TransactionBegin b;
-  b.set_executetime(ctx.position.timestamp_ms);
-  b.set_threadid(static_cast<int64_t>(thread_id));
-  m.entry.set_entrytype(entry::TRANSACTIONBEGIN);
-  b.SerializeToString(m.entry.mutable_storevalue());
-  out->clear();
-  m.entry.SerializeToString(out);
+  // Written on the wire like rows entries: two per transaction, so on
+  // single-row transactions protobuf objects here cost ~12% of the server.
+  wire::WriteTransactionEntry(ctx, entry::QUERY, entry::TRANSACTIONBEGIN, static_cast<int64_t>(thread_id), {}, out);
   return Status::OK();
 }
 
 Status EntryBuilder::EndEntry(const EntryContext& ctx, std::string_view transaction_id, std::string* out) {
-  Impl& m = *impl_;
-  m.entry.Clear();
-  m.FillHeader(ctx, "", "", entry::QUERY);
-  entry::TransactionEnd e;
-  e.set_executetime(ctx.position.timestamp_ms);
-  e.set_transactionid(std::string(transaction_id));
-  m.entry.set_entrytype(entry::TRANSACTIONEND);
-  e.SerializeToString(m.entry.mutable_storevalue());
-  out->clear();
-  m.entry.SerializeToString(out);
+  wire::WriteTransactionEntry(ctx, entry::QUERY, entry::TRANSACTIONEND, 0, transaction_id, out);
   return Status::OK();
 }
 

@@ -31,6 +31,11 @@ constexpr char kEventType = Tag(11, kVarint);
 constexpr char kProps = Tag(12, kLengthDelimited);
 constexpr char kGtid = Tag(13, kLengthDelimited);
 }  // namespace header_field
+namespace transaction_field {  // TransactionBegin and TransactionEnd
+constexpr char kExecuteTime = Tag(1, kVarint);
+constexpr char kTransactionId = Tag(2, kLengthDelimited);
+constexpr char kThreadId = Tag(4, kVarint);
+}  // namespace transaction_field
 namespace pair_field {
 constexpr char kKey = Tag(1, kLengthDelimited);
 constexpr char kValue = Tag(2, kLengthDelimited);
@@ -138,6 +143,55 @@ char* WriteOptionalVarint(char tag, uint64_t v, char* p) {
 char* WriteOptionalBytes(char tag, std::string_view s, char* p) {
   return s.empty() ? p : WriteDelimited(tag, s, p);
 }
+
+// An entry's Header: from the context, the table (empty for transaction
+// boundaries), the event type and, when `rows_count` is not empty, the
+// rowsCount prop. Size first, then the bytes, as protobuf writes them.
+struct HeaderFields {
+  const EntryContext& ctx;
+  std::string_view db, table;
+  int32_t event_type = 0;
+  std::string_view rows_count;
+
+  uint64_t offset() const { return Int64Bits(static_cast<int64_t>(ctx.position.position)); }
+  uint64_t server_id() const { return Int64Bits(ctx.position.server_id); }
+  uint64_t time() const { return Int64Bits(ctx.position.timestamp_ms); }
+  uint64_t event_length() const { return Int64Bits(static_cast<int64_t>(ctx.event_length)); }
+  size_t PairSize() const { return DelimitedSize(kRowsCountKey.size()) + OptionalBytesSize(rows_count); }
+
+  size_t Size() const {
+    return 2 + OptionalBytesSize(ctx.position.journal_name) + OptionalVarintSize(offset()) +
+           OptionalVarintSize(server_id()) + DelimitedSize(kServerEncoding.size()) + OptionalVarintSize(time()) + 2 +
+           OptionalBytesSize(db) + OptionalBytesSize(table) + OptionalVarintSize(event_length()) + 1 +
+           VarintSize(Int32Bits(event_type)) + (rows_count.empty() ? 0 : DelimitedSize(PairSize())) +
+           OptionalBytesSize(ctx.position.gtid);
+  }
+
+  // Writes the Header message's fields (not its own tag and length).
+  char* Write(char* p) const {
+    *p++ = header_field::kVersion;
+    *p++ = 1;
+    p = WriteOptionalBytes(header_field::kLogfileName, ctx.position.journal_name, p);
+    p = WriteOptionalVarint(header_field::kLogfileOffset, offset(), p);
+    p = WriteOptionalVarint(header_field::kServerId, server_id(), p);
+    p = WriteDelimited(header_field::kServerenCode, kServerEncoding, p);
+    p = WriteOptionalVarint(header_field::kExecuteTime, time(), p);
+    *p++ = header_field::kSourceType;
+    p = WriteVarint(kSourceTypeMysql, p);
+    p = WriteOptionalBytes(header_field::kSchemaName, db, p);
+    p = WriteOptionalBytes(header_field::kTableName, table, p);
+    p = WriteOptionalVarint(header_field::kEventLength, event_length(), p);
+    *p++ = header_field::kEventType;
+    p = WriteVarint(Int32Bits(event_type), p);
+    if (!rows_count.empty()) {
+      *p++ = header_field::kProps;
+      p = WriteVarint(PairSize(), p);
+      p = WriteDelimited(pair_field::kKey, kRowsCountKey, p);
+      p = WriteOptionalBytes(pair_field::kValue, rows_count, p);
+    }
+    return WriteOptionalBytes(header_field::kGtid, ctx.position.gtid, p);
+  }
+};
 
 }  // namespace
 
@@ -308,18 +362,9 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
 
   char count_buf[24];
   const char* count_end = std::to_chars(count_buf, count_buf + sizeof count_buf, n).ptr;
-  const std::string_view count_text(count_buf, static_cast<size_t>(count_end - count_buf));
-  const size_t pair_size = DelimitedSize(kRowsCountKey.size()) + OptionalBytesSize(count_text);
-
-  const auto offset = Int64Bits(static_cast<int64_t>(ctx.position.position));
-  const auto server_id = Int64Bits(ctx.position.server_id);
-  const auto time = Int64Bits(ctx.position.timestamp_ms);
-  const auto event_length = Int64Bits(static_cast<int64_t>(ctx.event_length));
-  const size_t header_size = 2 + OptionalBytesSize(ctx.position.journal_name) + OptionalVarintSize(offset) +
-                             OptionalVarintSize(server_id) + DelimitedSize(kServerEncoding.size()) +
-                             OptionalVarintSize(time) + 2 + OptionalBytesSize(t.db) + OptionalBytesSize(t.table) +
-                             OptionalVarintSize(event_length) + 1 + VarintSize(Int32Bits(type)) +
-                             DelimitedSize(pair_size) + OptionalBytesSize(ctx.position.gtid);
+  const HeaderFields header{ctx, t.db, t.table, type,
+                            std::string_view(count_buf, static_cast<size_t>(count_end - count_buf))};
+  const size_t header_size = header.Size();
   const size_t total = DelimitedSize(header_size) + 2 + DelimitedSize(change_size);
 
   out->resize(total);
@@ -327,25 +372,7 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   char* p = begin;
   *p++ = entry_field::kHeader;
   p = WriteVarint(header_size, p);
-  *p++ = header_field::kVersion;
-  *p++ = 1;
-  p = WriteOptionalBytes(header_field::kLogfileName, ctx.position.journal_name, p);
-  p = WriteOptionalVarint(header_field::kLogfileOffset, offset, p);
-  p = WriteOptionalVarint(header_field::kServerId, server_id, p);
-  p = WriteDelimited(header_field::kServerenCode, kServerEncoding, p);
-  p = WriteOptionalVarint(header_field::kExecuteTime, time, p);
-  *p++ = header_field::kSourceType;
-  p = WriteVarint(kSourceTypeMysql, p);
-  p = WriteOptionalBytes(header_field::kSchemaName, t.db, p);
-  p = WriteOptionalBytes(header_field::kTableName, t.table, p);
-  p = WriteOptionalVarint(header_field::kEventLength, event_length, p);
-  *p++ = header_field::kEventType;
-  p = WriteVarint(Int32Bits(type), p);
-  *p++ = header_field::kProps;
-  p = WriteVarint(pair_size, p);
-  p = WriteDelimited(pair_field::kKey, kRowsCountKey, p);
-  p = WriteOptionalBytes(pair_field::kValue, count_text, p);
-  p = WriteOptionalBytes(header_field::kGtid, ctx.position.gtid, p);
+  p = header.Write(p);
 
   *p++ = entry_field::kEntryType;
   p = WriteVarint(kEntryTypeRowData, p);
@@ -376,6 +403,36 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   }
   *row_count = n;
   return Status::OK();
+}
+
+void WriteTransactionEntry(const EntryContext& ctx, int32_t event_type, uint64_t entry_type, int64_t thread_id,
+                           std::string_view transaction_id, std::string* out) {
+  const HeaderFields header{ctx, {}, {}, event_type, {}};
+  const size_t header_size = header.Size();
+  // TransactionBegin / TransactionEnd: executeTime (1), transactionId (2),
+  // threadId (4, begin only).
+  const uint64_t time = Int64Bits(ctx.position.timestamp_ms);
+  const uint64_t thread = Int64Bits(thread_id);
+  const size_t value_size = OptionalVarintSize(time) + OptionalBytesSize(transaction_id) + OptionalVarintSize(thread);
+  // storeValue is left out when empty, as protobuf leaves out empty bytes.
+  const size_t total =
+      DelimitedSize(header_size) + 1 + VarintSize(entry_type) + (value_size != 0 ? DelimitedSize(value_size) : 0);
+  out->resize(total);
+  char* p = out->data();
+  *p++ = entry_field::kHeader;
+  p = WriteVarint(header_size, p);
+  p = header.Write(p);
+  *p++ = entry_field::kEntryType;
+  p = WriteVarint(entry_type, p);
+  if (value_size != 0) {
+    *p++ = entry_field::kStoreValue;
+    p = WriteVarint(value_size, p);
+    p = WriteOptionalVarint(transaction_field::kExecuteTime, time, p);
+    p = WriteOptionalBytes(transaction_field::kTransactionId, transaction_id, p);
+    p = WriteOptionalVarint(transaction_field::kThreadId, thread, p);
+  }
+  // The size pass and the write pass must agree (the rows entry checks the same way).
+  if (static_cast<size_t>(p - out->data()) != total) out->resize(static_cast<size_t>(p - out->data()));
 }
 
 }  // namespace canal::sink::wire

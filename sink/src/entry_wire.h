@@ -64,6 +64,16 @@ inline size_t DelimitedSize(size_t n) { return 1 + VarintSize(n) + n; }
 void AppendVarintField(int field, uint64_t v, std::string* out);
 void AppendBytesField(int field, std::string_view bytes, std::string* out);
 
+// ---- transaction boundaries --------------------------------------------------
+
+// Replaces *out with a TRANSACTIONBEGIN or TRANSACTIONEND entry (entry_type,
+// canal.entry.EntryType) whose header has event_type (canal.entry.EventType)
+// and no table, and whose store value is a TransactionBegin (thread_id) or a
+// TransactionEnd (transaction_id): the bytes protobuf writes for the same
+// objects, with no objects and, once *out has grown, no allocation.
+void WriteTransactionEntry(const EntryContext& ctx, int32_t event_type, uint64_t entry_type, int64_t thread_id,
+                           std::string_view transaction_id, std::string* out);
+
 // ---- the rows entry ---------------------------------------------------------
 
 // Writes the ROWDATA entry of rows events. Not thread-safe; reuses its buffers,

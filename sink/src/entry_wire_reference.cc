@@ -136,4 +136,26 @@ Status ReferenceRowsEntryBuilder::Write(const EntryContext& ctx, const binlog::R
   return Status::OK();
 }
 
+std::string ReferenceTransactionEntry(const EntryContext& ctx, bool begin, uint64_t thread_id,
+                                      const std::string& transaction_id) {
+  entry::Entry e;
+  FillHeader(ctx, "", "", entry::QUERY, e.mutable_header());
+  if (begin) {
+    entry::TransactionBegin b;
+    b.set_executetime(ctx.position.timestamp_ms);
+    b.set_threadid(static_cast<int64_t>(thread_id));
+    e.set_entrytype(entry::TRANSACTIONBEGIN);
+    b.SerializeToString(e.mutable_storevalue());
+  } else {
+    entry::TransactionEnd t;
+    t.set_executetime(ctx.position.timestamp_ms);
+    t.set_transactionid(transaction_id);
+    e.set_entrytype(entry::TRANSACTIONEND);
+    t.SerializeToString(e.mutable_storevalue());
+  }
+  std::string out;
+  e.SerializeToString(&out);
+  return out;
+}
+
 }  // namespace canal::sink::wire

@@ -30,4 +30,9 @@ class ReferenceRowsEntryBuilder {
   std::unique_ptr<State> state_;
 };
 
+// The TRANSACTIONBEGIN (begin) or TRANSACTIONEND entry as EntryBuilder wrote
+// it with protobuf objects before wire::WriteTransactionEntry.
+std::string ReferenceTransactionEntry(const EntryContext& ctx, bool begin, uint64_t thread_id,
+                                      const std::string& transaction_id);
+
 }  // namespace canal::sink::wire

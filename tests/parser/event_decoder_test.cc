@@ -268,6 +268,55 @@ TEST(EventDecoder, SchemaProviderSuppliesNamesKeysAndSignednessWhenTheBinlogLack
   EXPECT_EQ(d.lines[0], "id*=4294967295;name=h\xc3\xa9llo;at=2024-02-29 23:59:58.125;");
 }
 
+TEST(EventDecoder, RepeatedTableMapIsReusedAndAChangedOneIsDecodedAfresh) {
+  BinlogBuilder b(true);
+  b.Add(19, TableMapBody(true));
+  b.Add(30, WriteRowsBody());
+  b.Add(19, TableMapBody(true));   // the same bytes: the decoded map is kept
+  b.Add(30, WriteRowsBody());
+  b.Add(19, TableMapBody(false));  // same id, other bytes (no names): decoded again
+  b.Add(30, WriteRowsBody());
+  Decoded d = DecodeAll(b.bytes());
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  ASSERT_EQ(d.lines.size(), 6u);
+  EXPECT_EQ(d.lines[0], "id*=4294967295;name=h\xc3\xa9llo;at=2024-02-29 23:59:58.125;");
+  EXPECT_EQ(d.lines[2], d.lines[0]);
+  EXPECT_EQ(d.lines[4], "@1=-1;@2=h\xc3\xa9llo;@3=2024-02-29 23:59:58.125;");
+
+  // The kept map is the same object (rows events point at it).
+  EventDecoder dec;
+  BinlogFileReader reader(&dec);
+  ASSERT_TRUE(reader.OpenBuffer("test.000001", b.bytes()).ok());
+  std::vector<const TableMap*> maps;
+  Event ev;
+  while (true) {
+    bool eof = false;
+    ASSERT_TRUE(reader.Next(&ev, &eof).ok());
+    if (eof) break;
+    if (const auto* tm = ev.As<TableMapEventRef>()) maps.push_back(tm->table);
+  }
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[0], maps[1]);
+  EXPECT_FALSE(maps[2]->names_known);
+}
+
+TEST(EventDecoder, TableMapNamedByTheSchemaProviderIsAskedAgainEachTime) {
+  // The provider reads the schema as it is now; a kept map could be stale.
+  BinlogBuilder b(true);
+  for (int i = 0; i < 2; ++i) {
+    b.Add(19, TableMapBody(false));
+    b.Add(30, WriteRowsBody());
+  }
+  FakeSchema schema;
+  DecoderOptions o;
+  o.schema_provider = &schema;
+  Decoded d = DecodeAll(b.bytes(), o);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(schema.calls, 2);
+  ASSERT_EQ(d.lines.size(), 4u);
+  EXPECT_EQ(d.lines[2], d.lines[0]);
+}
+
 TEST(EventDecoder, SchemaColumnTypeBecomesMysqlTypeAsTheServerSaysIt) {
   FakeSchema schema;
   Decoded d = DecodeWithSchema(&schema);

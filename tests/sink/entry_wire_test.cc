@@ -581,6 +581,20 @@ TEST(EntryWire, ManyTablesEvictOldPlansAndStayCorrect) {
   EXPECT_LE(writer.cached_tables(), 64u);
 }
 
+TEST(EntryWire, TransactionEntriesAllocateNothingOnceTheBufferIsWarm) {
+  EntryBuilder b;
+  const EntryContext ctx = Context(1234);
+  std::string out;
+  ASSERT_TRUE(b.BeginEntry(ctx, 1, &out).ok());
+  ASSERT_TRUE(b.EndEntry(ctx, "1", &out).ok());
+  testing::CountAllocations count;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(b.BeginEntry(ctx, 1, &out).ok());
+    ASSERT_TRUE(b.EndEntry(ctx, "1", &out).ok());
+  }
+  EXPECT_EQ(count.allocations(), 0u);
+}
+
 TEST(EntryWire, RowsAllocateNothingOnceTheBuffersAreWarm) {
   auto t = EveryTypeTable();
   std::vector<std::pair<Image, Image>> rows;

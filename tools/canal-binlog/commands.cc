@@ -353,6 +353,10 @@ class FormatPool {
   bool stop_ = false;
 };
 
+// Rows events with fewer row bytes than this are formatted on the decoding
+// thread (see RunDecode); MariaDB and MySQL cut bulk rows events at 8 KiB.
+constexpr size_t kInlineRowsBytes = 2048;
+
 int CountOnly(const DecodeCommandOptions& o) {
   binlog::RowsReader rows_reader;
   binlog::RowChange change;
@@ -467,7 +471,11 @@ int RunDecode(const DecodeCommandOptions& o) {
       task->prefix.push_back('"');
       if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
       const bool stateful = rows_ev->json_rows != nullptr;
-      if (!pool || stateful) {
+      // A hand-off (task, queue lock, wake-up, in-order wait) costs more than
+      // formatting a few rows: small events, such as single-row transactions,
+      // are formatted here, so the threads never make decoding slower.
+      const bool small = rows_ev->rows.size() < kInlineRowsBytes;
+      if (!pool || stateful || small) {
         // Partial JSON documents come from the decoder's row cache, in order.
         if (stateful) task->event.table = rows_ev->table;
         FormatRows(task.get(), fo, &inline_reader, &inline_change, &inline_scratch);

@@ -76,6 +76,9 @@ class EventDecoder {
   std::unique_ptr<FormatDescription> fde_;
   bool have_fde_ = false;
   std::unordered_map<uint64_t, std::shared_ptr<TableMap>> tables_;
+  // The TABLE_MAP body each of tables_ was decoded from, to reuse the map when
+  // the next TABLE_MAP for the id is the same bytes.
+  std::unordered_map<uint64_t, std::string> table_map_bytes_;
   struct PayloadState;
   std::unique_ptr<PayloadState> payload_;
   std::string inflate_buf_;  // decompressed MariaDB compressed events

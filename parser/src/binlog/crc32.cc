@@ -1,0 +1,102 @@
+#include "binlog/crc32.h"
+
+#include <zlib.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace canal::binlog {
+
+uint32_t Crc32Zlib(const uint8_t* p, size_t n, uint32_t crc) {
+  // zlib takes uInt lengths: feed it at most 1 GiB at a time.
+  while (n > 0) {
+    const size_t piece = n < (size_t{1} << 30) ? n : (size_t{1} << 30);
+    crc = static_cast<uint32_t>(::crc32(crc, p, static_cast<uInt>(piece)));
+    p += piece;
+    n -= piece;
+  }
+  return crc;
+}
+
+#if defined(__x86_64__)
+
+namespace {
+
+// Folding constants for the bit-reflected polynomial 0x04C11DB7 (Intel's
+// "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ"):
+// x^(4*128+32) and x^(4*128-32) mod P for the 4-lane fold, the same for 128
+// bits, x^64 mod P, and P with its Barrett constant.
+alignas(16) constexpr uint64_t kFold4[2] = {0x0154442bd4, 0x01c6e41596};
+alignas(16) constexpr uint64_t kFold1[2] = {0x01751997d0, 0x00ccaa009e};
+alignas(16) constexpr uint64_t kFold64[2] = {0x0163cd6124, 0};
+alignas(16) constexpr uint64_t kBarrett[2] = {0x01db710641, 0x01f7011641};
+
+// One 128-bit lane times the two constants, folded onto `next`.
+__attribute__((target("pclmul,sse4.1"))) inline __m128i Fold(__m128i x, __m128i k, __m128i next) {
+  const __m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
+  const __m128i hi = _mm_clmulepi64_si128(x, k, 0x11);
+  return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
+}
+
+// The CRC state (not inverted) over n bytes, n >= 64 and a multiple of 16.
+__attribute__((target("pclmul,sse4.1"))) uint32_t FoldCrc(const uint8_t* p, size_t n, uint32_t state) {
+  auto load = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+  __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(state)));
+  __m128i x2 = load(p + 16), x3 = load(p + 32), x4 = load(p + 48);
+  p += 64;
+  n -= 64;
+  __m128i k = _mm_load_si128(reinterpret_cast<const __m128i*>(kFold4));
+  while (n >= 64) {
+    x1 = Fold(x1, k, load(p));
+    x2 = Fold(x2, k, load(p + 16));
+    x3 = Fold(x3, k, load(p + 32));
+    x4 = Fold(x4, k, load(p + 48));
+    p += 64;
+    n -= 64;
+  }
+  k = _mm_load_si128(reinterpret_cast<const __m128i*>(kFold1));
+  x1 = Fold(x1, k, x2);
+  x1 = Fold(x1, k, x3);
+  x1 = Fold(x1, k, x4);
+  while (n >= 16) {
+    x1 = Fold(x1, k, load(p));
+    p += 16;
+    n -= 16;
+  }
+  // 128 -> 64 bits.
+  const __m128i low32 = _mm_setr_epi32(~0, 0, ~0, 0);
+  x2 = _mm_clmulepi64_si128(x1, k, 0x10);
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
+  k = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kFold64));
+  x2 = _mm_srli_si128(x1, 4);
+  x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, low32), k, 0x00), x2);
+  // Barrett reduction to 32 bits.
+  k = _mm_load_si128(reinterpret_cast<const __m128i*>(kBarrett));
+  x2 = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, low32), k, 0x10), low32);
+  x2 = _mm_clmulepi64_si128(x2, k, 0x00);
+  x1 = _mm_xor_si128(x1, x2);
+  return static_cast<uint32_t>(_mm_extract_epi32(x1, 1));
+}
+
+const bool kHavePclmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+
+}  // namespace
+
+uint32_t Crc32(const uint8_t* p, size_t n, uint32_t crc) {
+  if (kHavePclmul && n >= 64) {
+    const size_t folded = n & ~size_t{15};
+    crc = ~FoldCrc(p, folded, ~crc);
+    p += folded;
+    n -= folded;
+  }
+  return n == 0 ? crc : Crc32Zlib(p, n, crc);
+}
+
+#else
+
+uint32_t Crc32(const uint8_t* p, size_t n, uint32_t crc) { return Crc32Zlib(p, n, crc); }
+
+#endif
+
+}  // namespace canal::binlog
