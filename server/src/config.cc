@@ -283,6 +283,24 @@ Status MysqlCharsetName(std::string_view name, std::string* mysql_name) {
   return Status::InvalidArgument("unknown character set (use utf8mb4, UTF-8, utf8, latin1, gbk, gb18030, big5, ...)");
 }
 
+namespace {
+
+// What a client gets before it logs in, and how many connections the
+// server holds (docs/configuration.md, "Connections").
+Status LoadConnectionLimits(const KeyReader& keys, SessionServerOptions* session) {
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.connections.preauth.max.frame.bytes", 64u << 10, 1024,
+                                               session->max_frame_bytes, "a byte count",
+                                               &session->pre_auth_max_frame_bytes));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.connections.login.timeout", 10'000, 100, 3'600'000,
+                                          "a number of milliseconds", &session->login_timeout_ms));
+  CANAL_RETURN_IF_ERROR(keys.Integer<size_t>("canal.connections.max", 1024, 0, 1'000'000,
+                                             "a number of connections (0: no limit)", &session->max_connections));
+  return keys.Integer<size_t>("canal.connections.max.per.address", 64, 0, 1'000'000,
+                              "a number of connections (0: no limit)", &session->max_connections_per_address);
+}
+
+}  // namespace
+
 Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverrides& overrides, CanalConfig* out,
                        EnvLookup env) {
   CanalConfig config;
@@ -326,6 +344,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
   config.session.port = port;
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
+  CANAL_RETURN_IF_ERROR(LoadConnectionLimits(keys, &config.session));
   std::optional<std::string> passwd;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.passwd", &passwd, &source));
   if (passwd && !passwd->empty()) {

@@ -448,5 +448,34 @@ TEST(MysqlCharsetName, MapsJavaNamesAndKeepsMysqlNames) {
   EXPECT_FALSE(MysqlCharsetName("UTF-16", &name).ok());
 }
 
+TEST_F(ConfigTest, ConnectionLimitsHaveSaneDefaultsAndRefuseBadValues) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("", &c).ok());
+  EXPECT_EQ(c.session.pre_auth_max_frame_bytes, 64u << 10);
+  EXPECT_EQ(c.session.login_timeout_ms, 10'000);
+  EXPECT_EQ(c.session.max_connections, 1024u);
+  EXPECT_EQ(c.session.max_connections_per_address, 64u);
+
+  ASSERT_TRUE(LoadCanal("canal.connections.preauth.max.frame.bytes = 4096\n"
+                        "canal.connections.login.timeout = 2500\n"
+                        "canal.connections.max = 0\n"
+                        "canal.connections.max.per.address = 8\n",
+                        &c)
+                  .ok());
+  EXPECT_EQ(c.session.pre_auth_max_frame_bytes, 4096u);
+  EXPECT_EQ(c.session.login_timeout_ms, 2500);
+  EXPECT_EQ(c.session.max_connections, 0u);  // no limit
+  EXPECT_EQ(c.session.max_connections_per_address, 8u);
+
+  CanalConfig bad;
+  ExpectRefused(LoadCanal("canal.connections.login.timeout = 0\n", &bad), {"canal.connections.login.timeout", "'0'"});
+  ExpectRefused(LoadCanal("canal.connections.max = -1\n", &bad), {"canal.connections.max", "'-1'"});
+  ExpectRefused(LoadCanal("canal.connections.max.per.address = many\n", &bad),
+                {"canal.connections.max.per.address", "'many'"});
+  // Past the frame limit after login (64 MiB): a pre-login frame cannot be bigger.
+  ExpectRefused(LoadCanal("canal.connections.preauth.max.frame.bytes = 100000000\n", &bad),
+                {"canal.connections.preauth.max.frame.bytes", "'100000000'"});
+}
+
 }  // namespace
 }  // namespace canal::server

@@ -45,6 +45,15 @@ struct SessionServerOptions {
   // entry is there, as if each client asked with Get.low_latency; off keeps
   // Canal's rule (wait for a full batch or the timeout).
   bool low_latency_get = false;
+
+  // Until a client has logged in it gets almost nothing (docs/operations.md,
+  // "Hostile clients"): frames over pre_auth_max_frame_bytes close it, and
+  // it must log in within login_timeout_ms.
+  uint32_t pre_auth_max_frame_bytes = 64u << 10;  // canal.connections.preauth.max.frame.bytes
+  int login_timeout_ms = 10'000;                  // canal.connections.login.timeout (ms)
+  // Connections past these are closed on accept, before the handshake; 0 = no limit.
+  size_t max_connections = 1024;             // canal.connections.max
+  size_t max_connections_per_address = 64;   // canal.connections.max.per.address
 };
 
 class SessionServer {
