@@ -3,6 +3,7 @@
 #include <utility>  // before the Asio coroutine headers (Boost 1.74)
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -42,6 +43,9 @@ std::string EndpointText(const tcp::endpoint& endpoint) {
 }
 
 constexpr std::chrono::milliseconds kMinAcceptPause{50};
+// File descriptors kept for everything but client connections: the replica
+// connections, meta and log files, directory scans, ZooKeeper.
+constexpr size_t kReservedDescriptors = 256;
 constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
 
 class SessionServerImpl final : public SessionServer {
@@ -263,6 +267,19 @@ Status SessionServer::Create(SessionServerOptions options, DestinationRegistry* 
   if (options.default_idle_timeout_ms <= 0) {
     return Status::InvalidArgument("canal server: default idle timeout " +
                                    std::to_string(options.default_idle_timeout_ms) + " ms; give a positive value");
+  }
+  // Client connections never take the descriptors the rest of the process
+  // needs: at most the process's limit less a reserve, whatever the keys say.
+  if (rlimit fds{}; ::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur != RLIM_INFINITY) {
+    const size_t cap = fds.rlim_cur > kReservedDescriptors * 2 ? fds.rlim_cur - kReservedDescriptors
+                                                               : fds.rlim_cur / 2;
+    if (options.max_connections == 0 || options.max_connections > cap) {
+      (logger ? logger : spdlog::default_logger())
+          ->info("canal server: at most {} client connections (canal.connections.max = {}; the file descriptor "
+                 "limit is {}, {} kept for the rest; raise it with ulimit -n)",
+                 cap, options.max_connections, static_cast<uint64_t>(fds.rlim_cur), fds.rlim_cur - cap);
+      options.max_connections = cap;
+    }
   }
   auto server = std::make_unique<SessionServerImpl>(std::move(options), registry, std::move(logger));
   CANAL_RETURN_IF_ERROR(server->Listen());

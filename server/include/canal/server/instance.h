@@ -63,6 +63,9 @@ class ManagedDestination : public Destination {
  public:
   virtual Status Start() = 0;
   virtual void Stop() = 0;
+  // Started, but its work stopped on an error (the parser failed): the
+  // registry restarts it when its instance.properties is touched.
+  virtual bool Halted() const { return false; }
 };
 
 struct InstanceOptions {
@@ -99,6 +102,7 @@ class Instance final : public ManagedDestination {
   store::RingStore* store() override;
   meta::MetaManager* meta() override { return meta_; }
   Status SetClientFilter(std::string_view regex) override;
+  bool Halted() const override;
 
   InstanceStatus status() const;
   // The line the status thread logs.
