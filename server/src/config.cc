@@ -1,6 +1,7 @@
 #include "canal/server/config.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "canal/parser/event_parser.h"
 #include "canal/sink/table_filter.h"
 
 namespace canal::server {
@@ -285,6 +287,21 @@ Status MysqlCharsetName(std::string_view name, std::string* mysql_name) {
 
 namespace {
 
+// canal.instance.mysql.slaveId = 0: an id of this server (its announced or
+// listening address, else the host name, and its port), the destination and
+// the primary, so that two servers with a destination of the same name on
+// one primary do not share an id and knock each other off (ERROR 4052).
+uint32_t DefaultSlaveId(const CanalConfig& canal, const std::string& destination, const std::string& master) {
+  std::string host = canal.register_ip;
+  if (host.empty() && canal.session.ip != "0.0.0.0" && canal.session.ip != "::") host = canal.session.ip;
+  if (host.empty()) {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0) host = name;
+  }
+  return parser::EventParser::DeriveSlaveId(destination,
+                                            host + ":" + std::to_string(canal.session.port) + "@" + master);
+}
+
 // What a client gets before it logs in, and how many connections the
 // server holds (docs/configuration.md, "Connections").
 Status LoadConnectionLimits(const KeyReader& keys, SessionServerOptions* session) {
@@ -455,6 +472,7 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.instance.mysql.slaveId", 0, 0,
                                                std::numeric_limits<uint32_t>::max(),
                                                "a server id (0 derives one)", &config.parser.slave_id));
+  if (config.parser.slave_id == 0) config.parser.slave_id = DefaultSlaveId(canal, destination, *address);
 
   // Where to start.
   CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config.parser.start.journal_name));
