@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -92,6 +93,13 @@ std::optional<std::chrono::nanoseconds> GetTimeout(const protocol::Get& get) {
   const int64_t timeout = get.timeout();
   if (timeout > kMaxGetWait.count() / per) return kMaxGetWait;
   return std::chrono::nanoseconds(timeout * per);
+}
+
+// The cursor flush as a coroutine of its own, for the blocking pool
+// (parameters by value: they live in its frame; GCC 12 mishandles a
+// capturing coroutine lambda here).
+awaitable<Status> FlushMeta(std::shared_ptr<Destination> destination, std::string name) {
+  co_return destination->meta()->Flush(name);
 }
 
 const char* PacketTypeName(int type) {
@@ -329,7 +337,7 @@ awaitable<bool> Session::WriteReply() {
   if (acks_pending_) {
     // The durability rule: acks before this reply are on disk before the
     // client can see it.
-    if (Status s = FlushAcks(); !s.ok()) {
+    if (Status s = co_await FlushAcksOffThread(); !s.ok()) {
       // Refused because another server serves the destination now (HA
       // fence): that server resumes from the durable cursor, so the acked
       // batch comes again: 409. Otherwise (a disk error) nobody knows: 400.
@@ -829,14 +837,32 @@ void Session::RollbackAll() {
   outstanding_.clear();
 }
 
+awaitable<Status> Session::FlushAcksOffThread() {
+  if (!acks_pending_ || !subscription_ || !context_->blocking) co_return FlushAcks();
+  const std::shared_ptr<Destination> dest = subscription_->destination;
+  const std::string destination = subscription_->identity.destination;
+  // Keeps the I/O threads running until this coroutine is back on its strand.
+  auto work = asio::make_work_guard(socket_.get_executor());
+  // Run on the blocking pool; the result comes back to this strand.
+  Status s = co_await asio::co_spawn(*context_->blocking, FlushMeta(dest, destination), use_awaitable);
+  work.reset();
+  if (!s.ok() || !subscription_ || subscription_->destination != dest) {
+    co_return s.ok() ? Status::OK() : AcksNotDurable(s);
+  }
+  acks_pending_ = false;
+  co_return Status::OK();
+}
+
+Status Session::AcksNotDurable(const Status& s) const {
+  return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
+                         subscription_->identity.ToString() + " durable: " + s.ToString());
+}
+
 Status Session::FlushAcks() {
   if (!acks_pending_ || !subscription_) return Status::OK();
   const std::string& destination = subscription_->identity.destination;
   Status s = subscription_->destination->meta()->Flush(destination);
-  if (!s.ok()) {
-    return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
-                           subscription_->identity.ToString() + " durable: " + s.ToString());
-  }
+  if (!s.ok()) return AcksNotDurable(s);
   acks_pending_ = false;
   return Status::OK();
 }

@@ -17,6 +17,7 @@
 
 #include <utility>  // Boost 1.74's coroutine headers use std::exchange without it
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -58,6 +59,9 @@ struct SessionContext {
   DestinationHolders holders;
   // Warnings a client can repeat at will go through this.
   LogLimiter log_limiter;
+  // Where blocking work (the cursor flush: fsync, a ZooKeeper write) runs,
+  // so that it never holds an I/O thread; none: on the session's thread.
+  std::optional<boost::asio::any_io_executor> blocking;
   // Called on the session's strand when its processor has finished.
   std::function<void(Session*)> on_session_end;
 };
@@ -150,6 +154,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Rolls back, flushes pending acks and releases the destination.
   void EndSubscription();
   Status FlushAcks();
+  // FlushAcks with the flush itself on context_->blocking, awaited: a slow
+  // disk or ZooKeeper stalls this client only, not the I/O thread.
+  boost::asio::awaitable<Status> FlushAcksOffThread();
+  Status AcksNotDurable(const Status& flush_error) const;
 
   void ReplyOk();
   // Sends Ack{code, message} and ends the session after it (Canal closes the

@@ -13,6 +13,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 #include <chrono>
@@ -57,6 +58,7 @@ class SessionServerImpl final : public SessionServer {
     context_.options = std::move(options);
     context_.registry = registry;
     context_.logger = logger ? std::move(logger) : spdlog::default_logger();
+    context_.blocking = blocking_.get_executor();
     context_.on_session_end = [this](Session* session) {
       std::lock_guard lock(mu_);
       if (live_.erase(session) > 0) limits_.Release(session->remote_host());
@@ -148,6 +150,7 @@ class SessionServerImpl final : public SessionServer {
       threads_.clear();
     }
     for (std::thread& t : threads) t.join();
+    if (!threads.empty()) blocking_.join();
     if (started && !threads.empty()) context_.logger->info("canal server {} stopped", context_.server_address);
   }
 
@@ -232,6 +235,9 @@ class SessionServerImpl final : public SessionServer {
   // destruction may release.
   SessionContext context_;
   ConnectionLimits limits_;
+  // Cursor flushes (fsync, ZooKeeper writes) run here, off the I/O threads;
+  // declared before io_ so that it outlives every session.
+  asio::thread_pool blocking_{2};
   asio::io_context io_;
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;

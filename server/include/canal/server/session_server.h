@@ -7,7 +7,8 @@
 // A waiting GET never blocks an I/O thread: it waits on the ring's
 // NotifyWhenReady and a timer. An ack moves the client's cursor in the meta
 // manager and is made durable (MetaManager::Flush) before the server answers
-// that client's next request. One subscriber per destination at a time (the
+// that client's next request; the flush runs on a small blocking pool, awaited,
+// so a slow disk or ZooKeeper never holds an I/O thread. One subscriber per destination at a time (the
 // ring has one consumer); a second is refused with 400 naming the holder.
 // Bad input from a client (zero or oversized frame length, unparsable packet,
 // unknown destination) ends that client's session with an error Ack or a closed
