@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -133,6 +134,17 @@ int main(int argc, char** argv) {
     options.password = argv[4];
   }
   if (argc == 6) filter = argv[5];
+  // The largest frame accepted (ConnectorOptions::max_frame_bytes).
+  if (const char* limit = std::getenv("CANAL_MAX_FRAME_BYTES"); limit != nullptr && *limit != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(limit, &end, 10);
+    if (*end != '\0' || v < 1024 || v > 0x7fffffffULL) {
+      std::fprintf(stderr, "simple_client: CANAL_MAX_FRAME_BYTES=%s is not a byte count from 1024 to 2147483647\n",
+                   limit);
+      return 2;
+    }
+    options.max_frame_bytes = static_cast<uint32_t>(v);
+  }
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -158,6 +170,12 @@ int main(int argc, char** argv) {
     if (!s.ok()) {
       // Lost connection, or the server refused this get or an earlier ack:
       // start over; a server that refuses the new session ends the program.
+      if (s.IsCorruption()) {
+        // Bytes we cannot take (a frame over our limit, say) come again on
+        // every retry: stop and say so rather than loop forever.
+        std::fprintf(stderr, "simple_client: %s; stopping\n", s.ToString().c_str());
+        return 1;
+      }
       std::fprintf(stderr, "simple_client: %s; reconnecting\n", s.ToString().c_str());
       connector.Disconnect();
       continue;

@@ -276,8 +276,11 @@ Status Connector::ReadPacket(std::chrono::milliseconds wait, std::string_view do
   if (len == 0) return FailConnection(Status::Corruption(context + ": frame of length 0"));
   if (len > options_.max_frame_bytes) {
     return FailConnection(Status::Corruption(context + ": frame of " + std::to_string(len) +
-                                             " bytes exceeds the limit of " + std::to_string(options_.max_frame_bytes) +
-                                             " (ConnectorOptions::max_frame_bytes); connection closed"));
+                                             " bytes exceeds this client's limit of " +
+                                             std::to_string(options_.max_frame_bytes) +
+                                             " bytes; connection closed (raise ConnectorOptions::max_frame_bytes, "
+                                             "canal-cli --max-frame-bytes, simple_client CANAL_MAX_FRAME_BYTES; "
+                                             "fetching again gets the same batch)"));
   }
   frame_buf_.resize(len);
   s = socket_->ReadExact(frame_buf_.data(), len, deadline, &got);

@@ -459,6 +459,9 @@ int main(int argc, char** argv) {
   app.add_option("--password", o.connector.password, "password (sent scrambled)");
   app.add_option("--client-id", o.connector.client_id, "client id (Canal's clients use 1001)")
       ->default_val("1001");
+  app.add_option("--max-frame-bytes", o.connector.max_frame_bytes,
+                 "largest frame accepted from the server (default 2147483647, what a server sends at most)")
+      ->check(CLI::Range(uint32_t{1024}, uint32_t{0x7fffffff}));
   app.add_option("--filter", o.filter, "table filter replacing the destination's (Canal regex list)");
   app.add_option("--batch", o.batch, "entries per get")->default_val(1000)->check(CLI::Range(1, 1 << 20));
   app.add_option("--count", o.count, "stop after this many row changes (0 = run until Ctrl-C)")

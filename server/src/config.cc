@@ -1,6 +1,7 @@
 #include "canal/server/config.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "canal/parser/event_parser.h"
 #include "canal/sink/table_filter.h"
 
 namespace canal::server {
@@ -283,6 +285,39 @@ Status MysqlCharsetName(std::string_view name, std::string* mysql_name) {
   return Status::InvalidArgument("unknown character set (use utf8mb4, UTF-8, utf8, latin1, gbk, gb18030, big5, ...)");
 }
 
+namespace {
+
+// canal.instance.mysql.slaveId = 0: an id of this server (its announced or
+// listening address, else the host name, and its port), the destination and
+// the primary, so that two servers with a destination of the same name on
+// one primary do not share an id and knock each other off (ERROR 4052).
+uint32_t DefaultSlaveId(const CanalConfig& canal, const std::string& destination, const std::string& master) {
+  std::string host = canal.register_ip;
+  if (host.empty() && canal.session.ip != "0.0.0.0" && canal.session.ip != "::") host = canal.session.ip;
+  if (host.empty()) {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0) host = name;
+  }
+  return parser::EventParser::DeriveSlaveId(destination,
+                                            host + ":" + std::to_string(canal.session.port) + "@" + master);
+}
+
+// What a client gets before it logs in, and how many connections the
+// server holds (docs/configuration.md, "Connections").
+Status LoadConnectionLimits(const KeyReader& keys, SessionServerOptions* session) {
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.connections.preauth.max.frame.bytes", 64u << 10, 1024,
+                                               session->max_frame_bytes, "a byte count",
+                                               &session->pre_auth_max_frame_bytes));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.connections.login.timeout", 10'000, 100, 3'600'000,
+                                          "a number of milliseconds", &session->login_timeout_ms));
+  CANAL_RETURN_IF_ERROR(keys.Integer<size_t>("canal.connections.max", 1024, 0, 1'000'000,
+                                             "a number of connections (0: no limit)", &session->max_connections));
+  return keys.Integer<size_t>("canal.connections.max.per.address", 64, 0, 1'000'000,
+                              "a number of connections (0: no limit)", &session->max_connections_per_address);
+}
+
+}  // namespace
+
 Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverrides& overrides, CanalConfig* out,
                        EnvLookup env) {
   CanalConfig config;
@@ -340,6 +375,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
                                           &config.metrics_max_connections));
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
+  CANAL_RETURN_IF_ERROR(LoadConnectionLimits(keys, &config.session));
   std::optional<std::string> passwd;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.passwd", &passwd, &source));
   if (passwd && !passwd->empty()) {
@@ -450,6 +486,7 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.instance.mysql.slaveId", 0, 0,
                                                std::numeric_limits<uint32_t>::max(),
                                                "a server id (0 derives one)", &config.parser.slave_id));
+  if (config.parser.slave_id == 0) config.parser.slave_id = DefaultSlaveId(canal, destination, *address);
 
   // Where to start.
   CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config.parser.start.journal_name));

@@ -167,6 +167,11 @@ store::RingStore* Instance::store() {
   return store_.get();
 }
 
+bool Instance::Halted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_.load(std::memory_order_acquire) && parser_ != nullptr && !parser_->running();
+}
+
 Status Instance::SetClientFilter(std::string_view regex) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sink_) {

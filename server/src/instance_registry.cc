@@ -30,13 +30,17 @@ InstanceRegistry::InstanceRegistry(CanalConfig canal, RegistryOptions options)
 
 InstanceRegistry::~InstanceRegistry() { Stop(); }
 
-std::map<std::string, std::optional<std::string>> InstanceRegistry::Wanted() const {
-  std::map<std::string, std::optional<std::string>> wanted;
+Status InstanceRegistry::Wanted(std::map<std::string, Seen>* wanted) const {
+  const auto see = [](const std::string& path, Seen* seen) {
+    std::error_code ec;
+    seen->contents = ReadFile(path);
+    seen->mtime = fs::last_write_time(path, ec);
+    // Present but unreadable (out of descriptors, say): not the same as gone.
+    if (!seen->contents) seen->unreadable = fs::exists(path, ec) || (ec && ec != std::errc::no_such_file_or_directory);
+  };
   if (!canal_.auto_scan) {
-    for (const std::string& name : canal_.destinations) {
-      wanted[name] = ReadFile(InstancePropertiesPath(canal_, name));
-    }
-    return wanted;
+    for (const std::string& name : canal_.destinations) see(InstancePropertiesPath(canal_, name), &(*wanted)[name]);
+    return Status::OK();
   }
   std::error_code ec;
   for (fs::directory_iterator it(canal_.conf_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -44,11 +48,15 @@ std::map<std::string, std::optional<std::string>> InstanceRegistry::Wanted() con
     if (!it->is_directory(ec2)) continue;
     const std::string name = it->path().filename().string();
     const std::string path = InstancePropertiesPath(canal_, name);
-    if (!fs::is_regular_file(path, ec2)) continue;
-    wanted[name] = ReadFile(path);
+    const bool regular = fs::is_regular_file(path, ec2);
+    if (ec2 && ec2 != std::errc::no_such_file_or_directory) {
+      (*wanted)[name].unreadable = true;
+      continue;
+    }
+    if (regular) see(path, &(*wanted)[name]);
   }
-  if (ec) log_->warn("scanning {} for destinations: {}", canal_.conf_dir, ec.message());
-  return wanted;
+  if (ec) return Status::IOError("scanning " + canal_.conf_dir + " for destinations: " + ec.message());
+  return Status::OK();
 }
 
 Status InstanceRegistry::Launch(const std::string& name, const std::optional<std::string>& contents, Entry* entry) {
@@ -105,7 +113,12 @@ void InstanceRegistry::Retire(const std::string& name, Entry* entry, const char*
 }
 
 void InstanceRegistry::Reconcile(std::vector<Status>* failures) {
-  auto wanted = Wanted();
+  std::map<std::string, Seen> wanted;
+  if (Status s = Wanted(&wanted); !s.ok()) {
+    // Out of descriptors, say: a scan that could not look proves nothing gone.
+    log_->warn("{}; every destination is left as it is until a scan succeeds", s.ToString());
+    return;
+  }
   // Gone: stop.
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (wanted.count(it->first) == 0) {
@@ -116,17 +129,34 @@ void InstanceRegistry::Reconcile(std::vector<Status>* failures) {
       ++it;
     }
   }
-  for (const auto& [name, contents] : wanted) {
+  for (const auto& [name, seen] : wanted) {
     auto it = entries_.find(name);
+    if (seen.unreadable) {
+      if (it == entries_.end() || it->second.file_present) {
+        log_->warn("destination {}: {} could not be read now; left as it is", name, InstancePropertiesPath(canal_, name));
+        continue;
+      }
+    }
+    const std::optional<std::string>& contents = seen.contents;
     if (it == entries_.end()) {
       std::lock_guard<std::mutex> lock(mu_);
       it = entries_.emplace(name, Entry{}).first;
     } else {
-      const bool same = it->second.file_present == contents.has_value() &&
-                        it->second.contents == contents.value_or("");
-      if (same) continue;  // unchanged (running, or failed with this very text)
-      Retire(name, &it->second, "instance.properties changed");
+      Entry& e = it->second;
+      const bool same = e.file_present == contents.has_value() && e.contents == contents.value_or("");
+      // A touch restarts a destination that failed to start or stopped on an
+      // error (docs/operations.md); a running one is left alone.
+      const bool touched = contents && seen.mtime != e.mtime;
+      const bool halted = e.instance == nullptr || (options_.arbiter == nullptr && (e.instance->Halted() ||
+                                                                                    !e.instance->running()));
+      if (same && !(touched && halted)) {
+        e.mtime = seen.mtime;
+        continue;  // unchanged (running, or failed with this very text)
+      }
+      Retire(name, &e, same ? "instance.properties touched" : "instance.properties changed");
+      if (same) log_->info("destination {}: instance.properties touched; starting it again", name);
     }
+    it->second.mtime = seen.mtime;
     Status s = Launch(name, contents, &it->second);
     if (!s.ok() && failures != nullptr) failures->push_back(std::move(s));
   }

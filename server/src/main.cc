@@ -35,6 +35,7 @@
 #include "canal/server/observability.h"
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
+#include "memory_trimmer.h"
 
 namespace {
 
@@ -259,6 +260,11 @@ int Run(int argc, char** argv) {
       .Start(&registry, monitor.get(),
              monitor ? monitor->address() : config.session.ip + ":" + std::to_string(server->port()))
       .PermitUncheckedError();
+
+  // Memory freed after a burst goes back to the system within seconds
+  // (docs/operations.md, "Memory").
+  canal::server::MemoryTrimmer trimmer(std::chrono::seconds(2), size_t{16} << 20, log);
+  trimmer.Start();
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
   log->info("canal-server started: mode {}, listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",

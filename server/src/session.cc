@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -20,6 +21,7 @@
 #include "canal/meta/meta_manager.h"
 #include "canal/packet.pb.h"
 #include "canal/proto/password_scramble.h"
+#include "client_text.h"
 #include "frame_codec.h"
 
 namespace canal::server {
@@ -93,6 +95,13 @@ std::optional<std::chrono::nanoseconds> GetTimeout(const protocol::Get& get) {
   return std::chrono::nanoseconds(timeout * per);
 }
 
+// The cursor flush as a coroutine of its own, for the blocking pool
+// (parameters by value: they live in its frame; GCC 12 mishandles a
+// capturing coroutine lambda here).
+awaitable<Status> FlushMeta(std::shared_ptr<Destination> destination, std::string name) {
+  co_return destination->meta()->Flush(name);
+}
+
 const char* PacketTypeName(int type) {
   const std::string& name = protocol::PacketType_Name(static_cast<protocol::PacketType>(type));
   return name.empty() ? nullptr : name.c_str();
@@ -116,11 +125,13 @@ struct Session::NotifyGate {
   }
 };
 
-Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::string peer, std::string local_address)
+Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::string peer, std::string remote_host,
+                 std::string local_address)
     : context_(context),
       log_(context->logger.get()),
       socket_(std::move(socket)),
       peer_(std::move(peer)),
+      remote_host_(std::move(remote_host)),
       local_address_(std::move(local_address)),
       gate_(std::make_shared<NotifyGate>()),
       request_ready_(socket_.get_executor()),
@@ -128,6 +139,7 @@ Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::str
       wake_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()),
       last_receive_(Clock::now()),
+      connected_at_(last_receive_),
       idle_timeout_(context->options.default_idle_timeout_ms) {
   gate_->executor = socket_.get_executor();
 }
@@ -171,11 +183,19 @@ std::string Session::Describe() const {
   return "client " + peer_ + client_label_;
 }
 
+void Session::WarnLimited(std::string_view key, const std::string& text) {
+  std::string note;
+  if (!context_->log_limiter.Allow(key, &note)) return;
+  log_->warn("canal server {}: {}{}", local_address_, ClientText(text, kLogLineMax, /*escape_quotes=*/false), note);
+}
+
 // ---- coroutines ----------------------------------------------------------
 
 awaitable<void> Session::Run(std::shared_ptr<Session> self) {
   try {
-    log_->info("canal server {}: client {} connected", local_address_, peer_);
+    // Info once logged in (HandleAuth): a flood of connections that never
+    // log in must not flood the log.
+    log_->debug("canal server {}: client {} connected", local_address_, peer_);
     const auto on_exit = [](std::exception_ptr) {};  // both end on their own once the socket closes
     asio::co_spawn(socket_.get_executor(), ReadLoop(self), on_exit);
     asio::co_spawn(socket_.get_executor(), IdleWatch(self), on_exit);
@@ -220,7 +240,13 @@ awaitable<void> Session::Run(std::shared_ptr<Session> self) {
   const std::string who = Describe();
   EndSubscription();
   gate_->Close();
-  log_->info("canal server {}: {} disconnected: {}", local_address_, who, close_reason_);
+  if (authenticated_) {
+    log_->info("canal server {}: {} disconnected: {}", local_address_, who,
+               ClientText(close_reason_, kLogLineMax, /*escape_quotes=*/false));
+  } else if (std::string note; context_->log_limiter.Allow("closed before login", &note)) {
+    log_->info("canal server {}: {} closed before logging in: {}{}", local_address_, who,
+               ClientText(close_reason_, kLogLineMax, /*escape_quotes=*/false), note);
+  }
   if (context_->on_session_end) context_->on_session_end(this);
 }
 
@@ -241,11 +267,17 @@ awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session a
     }
     last_receive_ = Clock::now();
     const uint32_t length = DecodeFrameLength(header);
-    // Checked before anything is allocated: a bogus prefix must cost nothing.
-    if (Status s = CheckFrameLength(length, context_->options.max_frame_bytes); !s.ok()) {
-      log_->warn("canal server {}: closing the connection of {}: {}", local_address_, Describe(),
-                 s.message());
-      CloseNow(s.message());
+    // Checked before anything is allocated: a bogus prefix must cost nothing,
+    // and before login a frame can only be a small CLIENTAUTHENTICATION.
+    const bool before_login = !authenticated_;
+    const uint32_t limit =
+        before_login ? context_->options.pre_auth_max_frame_bytes : context_->options.max_frame_bytes;
+    if (Status s = CheckFrameLength(length, limit); !s.ok()) {
+      const std::string why =
+          std::string(s.message()) + (before_login ? " allowed before login" : "");
+      WarnLimited(before_login ? "frame too large before login" : "frame too large",
+                  "closing the connection of " + Describe() + ": " + why);
+      CloseNow(why);
       co_return;
     }
     std::string frame(length, '\0');
@@ -271,15 +303,26 @@ awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session a
 
 awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session alive*/) {
   error_code ec;
+  const Clock::time_point login_deadline =
+      connected_at_ + std::chrono::milliseconds(context_->options.login_timeout_ms);
   while (!closing_) {
+    const Clock::time_point now = Clock::now();
+    // Whatever it sends, a client that has not logged in in time goes.
+    if (!authenticated_ && now >= login_deadline) {
+      const std::string reason = "not logged in within " + std::to_string(context_->options.login_timeout_ms) +
+                                 " ms (canal.connections.login.timeout)";
+      WarnLimited("login timeout", "closing the connection of " + Describe() + ": " + reason);
+      CloseNow(reason);
+      break;
+    }
     const Clock::time_point deadline = last_receive_ + idle_timeout_;
-    if (Clock::now() >= deadline) {
+    if (now >= deadline) {
       const std::string reason = "idle for " + std::to_string(idle_timeout_.count()) + " ms (net_read_timeout)";
       log_->warn("canal server {}: closing the connection of {}: {}", local_address_, Describe(), reason);
       CloseNow(reason);
       break;
     }
-    idle_timer_.expires_at(deadline);
+    idle_timer_.expires_at(authenticated_ ? deadline : std::min(deadline, login_deadline));
     co_await idle_timer_.async_wait(asio::redirect_error(use_awaitable, ec));
   }
 }
@@ -297,7 +340,7 @@ awaitable<bool> Session::WriteReply() {
   if (acks_pending_) {
     // The durability rule: acks before this reply are on disk before the
     // client can see it.
-    if (Status s = FlushAcks(); !s.ok()) {
+    if (Status s = co_await FlushAcksOffThread(); !s.ok()) {
       // Refused because another server serves the destination now (HA
       // fence): that server resumes from the durable cursor, so the acked
       // batch comes again: 409. Otherwise (a disk error) nobody knows: 400.
@@ -370,7 +413,9 @@ void Session::FailEvicted() {
 }
 
 void Session::Fail(int32_t code, std::string message) {
-  log_->warn("canal server {}: error {} for {}: {}", local_address_, code, Describe(), message);
+  // Keyed by the message: a client repeating its mistake costs a few lines.
+  WarnLimited(std::string_view(message).substr(0, 256),
+              "error " + std::to_string(code) + " for " + Describe() + ": " + message);
   meter_.SetError(code);
   EncodeErrorAckFrame(code, message, &out_);
   reply_ = true;
@@ -449,16 +494,15 @@ void Session::HandleAuth(const protocol::ClientAuth& auth) {
     ok = !auth.password().empty() && proto::VerifyScrambledPassword(seed_, auth.password(), o.password_stored);
   }
   if (!ok) {
-    Fail(kErrorGeneral, "auth failed for user:" + auth.username());
+    Fail(kErrorGeneral, "auth failed for user:" + ClientText(auth.username()));
     return;
   }
   authenticated_ = true;
   username_ = auth.username();
-  log_->debug("canal server {}: client {} authenticated as user \"{}\"", local_address_, peer_, username_);
-  if (auth.net_read_timeout() > 0) {
-    idle_timeout_ = std::chrono::milliseconds(auth.net_read_timeout());
-    idle_timer_.cancel();  // the watch re-arms with the client's timeout
-  }
+  log_->info("canal server {}: client {} connected, logged in as user \"{}\"", local_address_, peer_,
+             ClientText(username_));
+  if (auth.net_read_timeout() > 0) idle_timeout_ = std::chrono::milliseconds(auth.net_read_timeout());
+  idle_timer_.cancel();  // the watch re-arms: no login deadline, the client's idle timeout
   if (!auth.destination().empty() && !auth.client_id().empty()) {
     if (!Subscribe(auth.destination(), auth.client_id(), auth.filter())) return;
   }
@@ -473,7 +517,7 @@ bool Session::ParseIdentity(const std::string& destination, const std::string& c
   }
   identity->destination = destination;
   if (!ParseClientId(client_id, &identity->client_id)) {
-    Fail(kErrorGeneral, std::string(request) + ": client id \"" + client_id +
+    Fail(kErrorGeneral, std::string(request) + ": client id \"" + ClientText(client_id) +
                             "\" is not a number between -32768 and 32767");
     return false;
   }
@@ -527,8 +571,8 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   if (Holds(identity)) {  // again: a new filter for the same client
     Subscription& sub = *subscription_;
     if (Status s = sub.destination->SetClientFilter(filter); !s.ok()) {
-      Fail(kErrorGeneral, "invalid filter \"" + filter + "\" for destination " + destination + ": " +
-                              std::string(s.message()));
+      Fail(kErrorGeneral, "invalid filter \"" + ClientText(filter, kLogLineMax) + "\" for destination " +
+                              destination + ": " + std::string(s.message()));
       return false;
     }
     if (Status s = sub.destination->meta()->Subscribe(identity); !s.ok()) {
@@ -562,8 +606,8 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   }
   if (Status s = dest->SetClientFilter(filter); !s.ok()) {
     context_->holders.Release(destination, this);
-    Fail(kErrorGeneral,
-         "invalid filter \"" + filter + "\" for destination " + destination + ": " + std::string(s.message()));
+    Fail(kErrorGeneral, "invalid filter \"" + ClientText(filter, kLogLineMax) + "\" for destination " + destination +
+                            ": " + std::string(s.message()));
     return false;
   }
   meta::MetaManager* meta = dest->meta();
@@ -581,7 +625,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   client_label_ = " (client id " + client_id + ", destination " + destination + ")";
   outstanding_.clear();
   meter_.Attach(context_->options.client_stats.get(), destination, peer_, client_id);
-  log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), filter);
+  log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), ClientText(filter));
   return true;
 }
 
@@ -813,16 +857,36 @@ void Session::RollbackAll() {
   outstanding_.clear();
 }
 
+awaitable<Status> Session::FlushAcksOffThread() {
+  if (!acks_pending_ || !subscription_ || !context_->blocking) co_return FlushAcks();
+  const std::shared_ptr<Destination> dest = subscription_->destination;
+  const std::string destination = subscription_->identity.destination;
+  // Keeps the I/O threads running until this coroutine is back on its strand.
+  auto work = asio::make_work_guard(socket_.get_executor());
+  const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
+  // Run on the blocking pool; the result comes back to this strand.
+  Status s = co_await asio::co_spawn(*context_->blocking, FlushMeta(dest, destination), use_awaitable);
+  work.reset();
+  meter_.Flushed(flush_start);
+  if (!s.ok() || !subscription_ || subscription_->destination != dest) {
+    co_return s.ok() ? Status::OK() : AcksNotDurable(s);
+  }
+  acks_pending_ = false;
+  co_return Status::OK();
+}
+
+Status Session::AcksNotDurable(const Status& s) const {
+  return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
+                         subscription_->identity.ToString() + " durable: " + s.ToString());
+}
+
 Status Session::FlushAcks() {
   if (!acks_pending_ || !subscription_) return Status::OK();
   const std::string& destination = subscription_->identity.destination;
   const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
   Status s = subscription_->destination->meta()->Flush(destination);
   meter_.Flushed(flush_start);
-  if (!s.ok()) {
-    return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
-                           subscription_->identity.ToString() + " durable: " + s.ToString());
-  }
+  if (!s.ok()) return AcksNotDurable(s);
   acks_pending_ = false;
   return Status::OK();
 }

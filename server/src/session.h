@@ -17,6 +17,7 @@
 
 #include <utility>  // Boost 1.74's coroutine headers use std::exchange without it
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -33,6 +34,7 @@
 #include "canal/meta/meta_types.h"
 #include "canal/server/session_server.h"
 #include "canal/store/ring_store.h"
+#include "log_limiter.h"
 #include "session_holders.h"
 #include "session_meter.h"
 
@@ -56,6 +58,11 @@ struct SessionContext {
   std::shared_ptr<spdlog::logger> logger;
   std::string server_address;  // "ip:port" listened on, for the server's own log lines
   DestinationHolders holders;
+  // Warnings a client can repeat at will go through this.
+  LogLimiter log_limiter;
+  // Where blocking work (the cursor flush: fsync, a ZooKeeper write) runs,
+  // so that it never holds an I/O thread; none: on the session's thread.
+  std::optional<boost::asio::any_io_executor> blocking;
   // Called on the session's strand when its processor has finished.
   std::function<void(Session*)> on_session_end;
 };
@@ -63,8 +70,11 @@ struct SessionContext {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `socket` must be bound to a strand of its own.
-  // `local_address`: the address the client connected to, for messages.
-  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer, std::string local_address);
+  // `peer`: "ip:port" of the client; `remote_host`: its ip alone (the
+  // connection limits count by it); `local_address`: the address the client
+  // connected to, for messages.
+  Session(SessionContext* context, boost::asio::ip::tcp::socket socket, std::string peer, std::string remote_host,
+          std::string local_address);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -80,6 +90,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void CloseIfSubscribedTo(std::string destination, std::string reason);
 
   const std::string& peer() const { return peer_; }
+  const std::string& remote_host() const { return remote_host_; }
 
  private:
   struct Outstanding {
@@ -146,6 +157,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Rolls back, flushes pending acks and releases the destination.
   void EndSubscription();
   Status FlushAcks();
+  // FlushAcks with the flush itself on context_->blocking, awaited: a slow
+  // disk or ZooKeeper stalls this client only, not the I/O thread.
+  boost::asio::awaitable<Status> FlushAcksOffThread();
+  Status AcksNotDurable(const Status& flush_error) const;
 
   void ReplyOk();
   // Sends Ack{code, message} and ends the session after it (Canal closes the
@@ -157,11 +172,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // Closes the socket and cancels every wait; the coroutines then end.
   void CloseNow(std::string_view reason);
   std::string Describe() const;  // "client 1.2.3.4:5 (client id 1001, destination example)"
+  // A warning about this session, with client text escaped; rate-limited by
+  // `key` (the kind of warning) so that no client can flood the log.
+  void WarnLimited(std::string_view key, const std::string& text);
 
   SessionContext* const context_;
   spdlog::logger* const log_;
   boost::asio::ip::tcp::socket socket_;
   const std::string peer_;
+  const std::string remote_host_;
   const std::string local_address_;  // "ip:port" the client connected to
   std::shared_ptr<NotifyGate> gate_;
 
@@ -179,6 +198,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string close_reason_;
   std::string evicted_;        // why CloseIfSubscribedTo ended the subscription ("" = it did not)
   Clock::time_point last_receive_;
+  const Clock::time_point connected_at_;  // the login deadline counts from here
   std::chrono::milliseconds idle_timeout_;
 
   std::string seed_;

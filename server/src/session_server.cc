@@ -3,6 +3,7 @@
 #include <utility>  // before the Asio coroutine headers (Boost 1.74)
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -12,13 +13,17 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "connection_limits.h"
 #include "session.h"
 
 namespace canal::server {
@@ -38,16 +43,25 @@ std::string EndpointText(const tcp::endpoint& endpoint) {
   return host + ":" + std::to_string(endpoint.port());
 }
 
+constexpr std::chrono::milliseconds kMinAcceptPause{50};
+// File descriptors kept for everything but client connections: the replica
+// connections, meta and log files, directory scans, ZooKeeper.
+constexpr size_t kReservedDescriptors = 256;
+constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
+
 class SessionServerImpl final : public SessionServer {
  public:
   SessionServerImpl(SessionServerOptions options, DestinationRegistry* registry, std::shared_ptr<spdlog::logger> logger)
-      : io_(options.io_threads > 0 ? options.io_threads : 1), acceptor_(asio::make_strand(io_)) {
+      : limits_(options.max_connections, options.max_connections_per_address),
+        io_(options.io_threads > 0 ? options.io_threads : 1),
+        acceptor_(asio::make_strand(io_)) {
     context_.options = std::move(options);
     context_.registry = registry;
     context_.logger = logger ? std::move(logger) : spdlog::default_logger();
+    context_.blocking = blocking_.get_executor();
     context_.on_session_end = [this](Session* session) {
       std::lock_guard lock(mu_);
-      live_.erase(session);
+      if (live_.erase(session) > 0) limits_.Release(session->remote_host());
     };
   }
 
@@ -136,6 +150,7 @@ class SessionServerImpl final : public SessionServer {
       threads_.clear();
     }
     for (std::thread& t : threads) t.join();
+    if (!threads.empty()) blocking_.join();
     if (started && !threads.empty()) context_.logger->info("canal server {} stopped", context_.server_address);
   }
 
@@ -160,29 +175,56 @@ class SessionServerImpl final : public SessionServer {
  private:
   awaitable<void> AcceptLoop() {
     asio::steady_timer backoff(acceptor_.get_executor());
+    std::chrono::milliseconds pause = kMinAcceptPause;
     for (;;) {
       tcp::socket socket(asio::make_strand(io_));  // one strand per session
       error_code ec;
       co_await acceptor_.async_accept(socket, asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-        // Out of descriptors and the like: say so, breathe, carry on.
-        context_.logger->warn("canal server {}: accept failed: {}", context_.server_address, ec.message());
-        backoff.expires_after(std::chrono::milliseconds(100));
+        // Out of descriptors and the like: say so (once in a while), back off
+        // so that the rest of the process gets the descriptors closing
+        // sessions free, and carry on.
+        std::string note;
+        if (context_.log_limiter.Allow("accept failed", &note)) {
+          context_.logger->warn("canal server {}: accept failed: {}; retrying in {} ms{}", context_.server_address,
+                                ec.message(), pause.count(), note);
+        }
+        backoff.expires_after(pause);
         co_await backoff.async_wait(asio::redirect_error(use_awaitable, ec));
+        pause = std::min(pause * 2, kMaxAcceptPause);
+        continue;
+      }
+      pause = kMinAcceptPause;
+      const tcp::endpoint remote = socket.remote_endpoint(ec);
+      if (ec) continue;  // gone already
+      std::string host = remote.address().to_string();
+      if (std::string refusal = limits_.Admit(host); !refusal.empty()) {
+        // Closed before the handshake: the client sees the connection end.
+        std::string note;
+        if (context_.log_limiter.Allow("connection refused", &note)) {
+          context_.logger->warn("canal server {}: refusing the connection of client {}: {}{}",
+                                context_.server_address, EndpointText(remote), refusal, note);
+        }
+        socket.close(ec);
         continue;
       }
       socket.set_option(tcp::no_delay(true), ec);
       socket.set_option(asio::socket_base::keep_alive(true), ec);
-      const tcp::endpoint remote = socket.remote_endpoint(ec);
-      if (ec) continue;  // gone already
       // Messages name the address the client used, not the wildcard listened on.
       const tcp::endpoint local = socket.local_endpoint(ec);
-      if (ec) continue;
-      auto session = std::make_shared<Session>(&context_, std::move(socket), EndpointText(remote), EndpointText(local));
+      if (ec) {
+        limits_.Release(host);
+        continue;
+      }
+      auto session = std::make_shared<Session>(&context_, std::move(socket), EndpointText(remote), std::move(host),
+                                                EndpointText(local));
       {
         std::lock_guard lock(mu_);
-        if (stopping_) co_return;
+        if (stopping_) {
+          limits_.Release(session->remote_host());
+          co_return;
+        }
         live_.emplace(session.get(), session);
       }
       session->Start();
@@ -192,6 +234,10 @@ class SessionServerImpl final : public SessionServer {
   // Declared first so that it outlives every session, which io_'s
   // destruction may release.
   SessionContext context_;
+  ConnectionLimits limits_;
+  // Cursor flushes (fsync, ZooKeeper writes) run here, off the I/O threads;
+  // declared before io_ so that it outlives every session.
+  asio::thread_pool blocking_{2};
   asio::io_context io_;
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
@@ -214,9 +260,32 @@ Status SessionServer::Create(SessionServerOptions options, DestinationRegistry* 
   if (options.max_frame_bytes == 0) {
     return Status::InvalidArgument("canal server: the maximum frame size is 0; give it a positive byte count");
   }
+  if (options.pre_auth_max_frame_bytes == 0 || options.pre_auth_max_frame_bytes > options.max_frame_bytes) {
+    return Status::InvalidArgument("canal server: the frame limit before login (" +
+                                   std::to_string(options.pre_auth_max_frame_bytes) +
+                                   " bytes) must be positive and at most the frame limit (" +
+                                   std::to_string(options.max_frame_bytes) + ")");
+  }
+  if (options.login_timeout_ms <= 0) {
+    return Status::InvalidArgument("canal server: login timeout " + std::to_string(options.login_timeout_ms) +
+                                   " ms; give a positive value");
+  }
   if (options.default_idle_timeout_ms <= 0) {
     return Status::InvalidArgument("canal server: default idle timeout " +
                                    std::to_string(options.default_idle_timeout_ms) + " ms; give a positive value");
+  }
+  // Client connections never take the descriptors the rest of the process
+  // needs: at most the process's limit less a reserve, whatever the keys say.
+  if (rlimit fds{}; ::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur != RLIM_INFINITY) {
+    const size_t cap = fds.rlim_cur > kReservedDescriptors * 2 ? fds.rlim_cur - kReservedDescriptors
+                                                               : fds.rlim_cur / 2;
+    if (options.max_connections == 0 || options.max_connections > cap) {
+      (logger ? logger : spdlog::default_logger())
+          ->info("canal server: at most {} client connections (canal.connections.max = {}; the file descriptor "
+                 "limit is {}, {} kept for the rest; raise it with ulimit -n)",
+                 cap, options.max_connections, static_cast<uint64_t>(fds.rlim_cur), fds.rlim_cur - cap);
+      options.max_connections = cap;
+    }
   }
   auto server = std::make_unique<SessionServerImpl>(std::move(options), registry, std::move(logger));
   CANAL_RETURN_IF_ERROR(server->Listen());

@@ -498,6 +498,15 @@ TEST_F(ConnectorBadFrames, ConfiguredLimitApplies) {
   Status st = GetAnsweredWith(Framed(p), /*max_frame_bytes=*/1024);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "1024")) << st.ToString();
+  // Which options to raise.
+  EXPECT_TRUE(Contains(st.message(), "canal-cli --max-frame-bytes")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "CANAL_MAX_FRAME_BYTES")) << st.ToString();
+}
+
+TEST(ConnectorOptionsTest, TheDefaultFrameLimitTakesTheLargestFrameAServerSends) {
+  // 2^31 - 1: what the server's MESSAGES encoder allows, so a 1 GiB row arrives.
+  EXPECT_EQ(ConnectorOptions().max_frame_bytes, 0x7fffffffu);
+  EXPECT_GE(ConnectorOptions().max_frame_bytes, (1u << 30) + (1u << 20));
 }
 
 TEST_F(ConnectorBadFrames, ZeroLengthFrameIsCorruption) {

@@ -209,7 +209,7 @@ TEST_F(ConfigTest, InstanceDefaultsWhenOnlyAddressAndUserAreGiven) {
   EXPECT_EQ(i.parser.master.user, "canal");
   EXPECT_EQ(i.parser.master.password, "");
   EXPECT_EQ(i.parser.master.charset, "utf8mb4");
-  EXPECT_EQ(i.parser.slave_id, 0u);
+  EXPECT_GE(i.parser.slave_id, 100000u);  // derived: see DefaultSlaveIdsDifferPerServer
   EXPECT_EQ(i.parser.start.journal_name, "");
   EXPECT_EQ(i.parser.start.position, 0u);
   EXPECT_EQ(i.parser.start.timestamp_ms, 0);
@@ -446,6 +446,57 @@ TEST(MysqlCharsetName, MapsJavaNamesAndKeepsMysqlNames) {
   }
   EXPECT_FALSE(MysqlCharsetName("", &name).ok());
   EXPECT_FALSE(MysqlCharsetName("UTF-16", &name).ok());
+}
+
+TEST_F(ConfigTest, ConnectionLimitsHaveSaneDefaultsAndRefuseBadValues) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("", &c).ok());
+  EXPECT_EQ(c.session.pre_auth_max_frame_bytes, 64u << 10);
+  EXPECT_EQ(c.session.login_timeout_ms, 10'000);
+  EXPECT_EQ(c.session.max_connections, 1024u);
+  EXPECT_EQ(c.session.max_connections_per_address, 64u);
+
+  ASSERT_TRUE(LoadCanal("canal.connections.preauth.max.frame.bytes = 4096\n"
+                        "canal.connections.login.timeout = 2500\n"
+                        "canal.connections.max = 0\n"
+                        "canal.connections.max.per.address = 8\n",
+                        &c)
+                  .ok());
+  EXPECT_EQ(c.session.pre_auth_max_frame_bytes, 4096u);
+  EXPECT_EQ(c.session.login_timeout_ms, 2500);
+  EXPECT_EQ(c.session.max_connections, 0u);  // no limit
+  EXPECT_EQ(c.session.max_connections_per_address, 8u);
+
+  CanalConfig bad;
+  ExpectRefused(LoadCanal("canal.connections.login.timeout = 0\n", &bad), {"canal.connections.login.timeout", "'0'"});
+  ExpectRefused(LoadCanal("canal.connections.max = -1\n", &bad), {"canal.connections.max", "'-1'"});
+  ExpectRefused(LoadCanal("canal.connections.max.per.address = many\n", &bad),
+                {"canal.connections.max.per.address", "'many'"});
+  // Past the frame limit after login (64 MiB): a pre-login frame cannot be bigger.
+  ExpectRefused(LoadCanal("canal.connections.preauth.max.frame.bytes = 100000000\n", &bad),
+                {"canal.connections.preauth.max.frame.bytes", "'100000000'"});
+}
+
+TEST_F(ConfigTest, DefaultSlaveIdsDifferPerServerAndStayTheSameForOne) {
+  // Two servers with a destination of the same name on one primary (ERROR
+  // 4052 when they share an id): their ids differ by the server's address.
+  const auto id = [&](const std::string& canal_text, const std::string& instance_text = kMinimalInstance) {
+    InstanceConfig i;
+    Status s = LoadInstance(canal_text, instance_text, &i);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return i.parser.slave_id;
+  };
+  const uint32_t a = id("canal.ip = 127.0.0.1\ncanal.port = 11111\n");
+  EXPECT_EQ(id("canal.ip = 127.0.0.1\ncanal.port = 11111\n"), a);  // stable across restarts
+  EXPECT_NE(id("canal.ip = 127.0.0.1\ncanal.port = 11112\n"), a);  // another server on this host
+  EXPECT_NE(id("canal.ip = 127.0.0.2\ncanal.port = 11111\n"), a);  // another host
+  EXPECT_NE(id("canal.ip = 127.0.0.1\ncanal.register.ip = 10.0.0.7\ncanal.port = 11111\n"), a);
+  EXPECT_NE(id("canal.ip = 127.0.0.1\ncanal.port = 11111\n",
+               "canal.instance.master.address=127.0.0.1:3307\ncanal.instance.dbUsername=canal\n"),
+            a);  // another primary
+  EXPECT_GE(a, 100000u);
+  // Given: taken as it is.
+  EXPECT_EQ(id("canal.ip = 127.0.0.1\n", std::string(kMinimalInstance) + "canal.instance.mysql.slaveId = 77\n"), 77u);
 }
 
 }  // namespace

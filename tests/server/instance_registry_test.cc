@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -49,6 +50,8 @@ class FakeDestination final : public ManagedDestination {
   }
   const std::string& name() const override { return config_.destination; }
   bool running() const override { return running_; }
+  bool Halted() const override { return halted_; }
+  void Halt() { halted_ = true; }  // as an Instance whose parser failed
   store::RingStore* store() override { return nullptr; }
   meta::MetaManager* meta() override { return nullptr; }
   Status SetClientFilter(std::string_view) override { return Status::OK(); }
@@ -58,6 +61,7 @@ class FakeDestination final : public ManagedDestination {
   InstanceConfig config_;
   std::atomic<int>* live_;
   std::atomic<bool> running_{false};
+  std::atomic<bool> halted_{false};
 };
 
 class RegistryTest : public ::testing::Test {
@@ -308,6 +312,80 @@ TEST_F(RegistryTest, NoDestinationAtAllIsLoggedNotFatal) {
 
 // A real Instance whose primary does not answer: it starts (the parser
 // retries in the background), serves the Destination calls, and stops fast.
+// `touch`: a later modification time, the text unchanged.
+void Touch(const fs::path& file) {
+  fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(2));
+}
+
+TEST_F(RegistryTest, ATouchRestartsAHaltedDestinationAndLeavesARunningOneAlone) {
+  WriteCanal("canal.auto.scan=true\n");
+  WriteInstance("halted");
+  WriteInstance("fine");
+  MakeRegistry(1h);
+  ASSERT_TRUE(registry_->Start().ok());
+  auto halted = std::dynamic_pointer_cast<FakeDestination>(registry_->Find("halted"));
+  ASSERT_NE(halted, nullptr);
+  halted->Halt();
+
+  // Untouched: a halted destination stays as it is.
+  registry_->ScanNow();
+  EXPECT_EQ(Made("halted"), 1);
+
+  Touch(root_ / "conf" / "halted" / "instance.properties");
+  Touch(root_ / "conf" / "fine" / "instance.properties");
+  registry_->ScanNow();
+  EXPECT_EQ(Made("halted"), 2);
+  EXPECT_NE(registry_->Find("halted"), halted);
+  EXPECT_FALSE(halted->running());
+  EXPECT_EQ(Made("fine"), 1);  // running: a touch is not a reason to restart
+  EXPECT_NE(Log().find("destination halted: instance.properties touched; starting it again"), std::string::npos)
+      << Log();
+  // Once: the next scan sees the same time.
+  registry_->ScanNow();
+  EXPECT_EQ(Made("halted"), 2);
+}
+
+TEST_F(RegistryTest, ATouchRetriesADestinationThatFailedToStart) {
+  WriteCanal("canal.auto.scan=true\n");
+  WriteInstance("a", "refuse-start");
+  MakeRegistry(1h);
+  ASSERT_TRUE(registry_->Start().ok());
+  EXPECT_EQ(Made("a"), 1);
+  EXPECT_EQ(registry_->Find("a"), nullptr);
+  registry_->ScanNow();
+  EXPECT_EQ(Made("a"), 1);  // same text, same time: not retried
+  Touch(root_ / "conf" / "a" / "instance.properties");
+  registry_->ScanNow();
+  EXPECT_EQ(Made("a"), 2);  // tried again (and refused again, by the fake)
+}
+
+TEST_F(RegistryTest, AScanOutOfFileDescriptorsStopsNothing) {
+  WriteCanal("canal.auto.scan=true\n");
+  WriteInstance("a");
+  WriteInstance("b");
+  MakeRegistry(1h);
+  ASSERT_TRUE(registry_->Start().ok());
+  ASSERT_EQ(live_.load(), 2);
+
+  // No descriptor left: the conf folder cannot even be opened.
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = 0;  // no new descriptor at all, whatever the lowest free number
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  registry_->ScanNow();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+  EXPECT_EQ(live_.load(), 2) << Log();
+  EXPECT_EQ(registry_->Running(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Log().find("is gone"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("every destination is left as it is until a scan succeeds"), std::string::npos) << Log();
+  // Descriptors back: the next scan sees both, unchanged.
+  registry_->ScanNow();
+  EXPECT_EQ(Made("a"), 1);
+  EXPECT_EQ(Made("b"), 1);
+}
+
 TEST(InstanceTest, StartsServesAndStopsWithoutAPrimary) {
   InstanceConfig config;
   config.destination = "offline";

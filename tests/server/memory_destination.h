@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "canal/entry.pb.h"
 #include "canal/meta/memory_meta_manager.h"
@@ -40,12 +42,20 @@ class CountingMetaManager : public meta::MemoryMetaManager {
       flushed_cursors_ = std::move(cursors);
     }
     flushes_.fetch_add(1);
+    if (const auto delay = std::chrono::milliseconds(flush_delay_ms_.load()); delay.count() > 0) {
+      in_flush_.store(true);  // a slow disk
+      std::this_thread::sleep_for(delay);
+      in_flush_.store(false);
+    }
     if (fail_flush_.load()) return Status::IOError("flush of " + destination + " failed (test)");
     return MemoryMetaManager::Flush(destination);
   }
 
   int flushes() const { return flushes_.load(); }
   void set_fail_flush(bool fail) { fail_flush_.store(fail); }
+  // Every Flush takes this long (a slow disk); in_flush() while it does.
+  void set_flush_delay(std::chrono::milliseconds delay) { flush_delay_ms_.store(delay.count()); }
+  bool in_flush() const { return in_flush_.load(); }
 
   // The client's cursor as of the last Flush (nullopt: none or not subscribed).
   std::optional<LogPosition> flushed_cursor(int16_t client_id) const {
@@ -57,6 +67,8 @@ class CountingMetaManager : public meta::MemoryMetaManager {
  private:
   std::atomic<int> flushes_{0};
   std::atomic<bool> fail_flush_{false};
+  std::atomic<int64_t> flush_delay_ms_{0};
+  std::atomic<bool> in_flush_{false};
   mutable std::mutex flush_mu_;
   std::map<int16_t, std::optional<LogPosition>> flushed_cursors_;  // guarded by flush_mu_
 };

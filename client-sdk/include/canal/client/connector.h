@@ -72,8 +72,11 @@ struct ConnectorOptions {
   std::chrono::milliseconds read_timeout{60'000};
   std::chrono::milliseconds connect_timeout{10'000};
   // A frame from the server declaring more bytes than this is refused before
-  // anything is allocated, and the connection is closed.
-  uint32_t max_frame_bytes = 64u << 20;
+  // anything is allocated, and the connection is closed (Corruption naming
+  // the options to raise). The default is the largest frame a server sends
+  // (2^31 - 1, what a Java client can read), so a row of MySQL's largest
+  // size (1 GiB) arrives; lower it to bound this client's memory.
+  uint32_t max_frame_bytes = 0x7fffffffu;
   // Low-latency GET: a get that waits (timeout >= 0) returns as soon as any
   // entry is there instead of waiting for a full batch (a MEMSIZE batch of a
   // trickle of changes otherwise waits out the whole timeout). Our server

@@ -78,6 +78,9 @@ class ManagedDestination : public Destination {
   // Fills *out for /status and metrics; false when the destination has no
   // status to report (fakes).
   virtual bool Report(InstanceStatus* /*out*/) const { return false; }
+  // Started, but its work stopped on an error (the parser failed): the
+  // registry restarts it when its instance.properties is touched.
+  virtual bool Halted() const { return false; }
 };
 
 struct InstanceOptions {
@@ -103,6 +106,7 @@ class Instance final : public ManagedDestination {
   store::RingStore* store() override;
   meta::MetaManager* meta() override { return meta_; }
   Status SetClientFilter(std::string_view regex) override;
+  bool Halted() const override;
 
   InstanceStatus status() const;
   std::string Warning() const override;

@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -113,11 +114,18 @@ class InstanceRegistry final : public DestinationRegistry {
     std::shared_ptr<ManagedDestination> instance;  // null when its config failed
     std::string contents;                          // instance.properties as last seen
     bool file_present = false;
+    std::filesystem::file_time_type mtime{};       // its modification time as last seen
+  };
+  // One destination as a scan sees it.
+  struct Seen {
+    std::optional<std::string> contents;  // nullopt: no instance.properties
+    std::filesystem::file_time_type mtime{};
+    bool unreadable = false;  // there, but could not be read now (e.g. out of descriptors): leave it be
   };
 
-  // The destinations wanted now: name -> instance.properties text (absent
-  // file: nullopt).
-  std::map<std::string, std::optional<std::string>> Wanted() const;
+  // The destinations wanted now. An error when the conf folder could not be
+  // read: then nobody knows, and nothing may be stopped for it.
+  Status Wanted(std::map<std::string, Seen>* wanted) const;
   // Starts `name` from `contents`; logs and returns the failure.
   Status Launch(const std::string& name, const std::optional<std::string>& contents, Entry* entry);
   void Retire(const std::string& name, Entry* entry, const char* why);

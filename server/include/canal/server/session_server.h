@@ -7,7 +7,8 @@
 // A waiting GET never blocks an I/O thread: it waits on the ring's
 // NotifyWhenReady and a timer. An ack moves the client's cursor in the meta
 // manager and is made durable (MetaManager::Flush) before the server answers
-// that client's next request. One subscriber per destination at a time (the
+// that client's next request; the flush runs on a small blocking pool, awaited,
+// so a slow disk or ZooKeeper never holds an I/O thread. One subscriber per destination at a time (the
 // ring has one consumer); a second is refused with 400 naming the holder.
 // Bad input from a client (zero or oversized frame length, unparsable packet,
 // unknown destination) ends that client's session with an error Ack or a closed
@@ -50,6 +51,15 @@ struct SessionServerOptions {
   // Where sessions count requests, rows and latencies per destination
   // (metrics, /status); null counts nothing.
   std::shared_ptr<ClientStatsBook> client_stats;
+
+  // Until a client has logged in it gets almost nothing (docs/operations.md,
+  // "Hostile clients"): frames over pre_auth_max_frame_bytes close it, and
+  // it must log in within login_timeout_ms.
+  uint32_t pre_auth_max_frame_bytes = 64u << 10;  // canal.connections.preauth.max.frame.bytes
+  int login_timeout_ms = 10'000;                  // canal.connections.login.timeout (ms)
+  // Connections past these are closed on accept, before the handshake; 0 = no limit.
+  size_t max_connections = 1024;             // canal.connections.max
+  size_t max_connections_per_address = 64;   // canal.connections.max.per.address
 };
 
 class SessionServer {

@@ -1,0 +1,105 @@
+// The cursor flush (MetaManager::Flush: an fsync or a ZooKeeper write) runs
+// on the session server's blocking pool, awaited, not on an I/O thread: with
+// ONE I/O thread, a client of another destination is served while one
+// destination's flush hangs on a slow disk; and the slow client's reply still
+// comes only after its acks are durable.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "canal/proto/password_scramble.h"
+#include "canal/server/session_server.h"
+#include "capture_sink.h"
+#include "memory_destination.h"
+#include "session_test_client.h"
+#include "support/wait.h"
+
+namespace canal::server {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CaptureSink;
+using testing::MemoryDestination;
+using testing::MemoryRegistry;
+using testing::TestClient;
+
+class BlockingFlushTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    slow_ = std::make_shared<MemoryDestination>("slow");
+    fast_ = std::make_shared<MemoryDestination>("fast");
+    registry_.Add(slow_);
+    registry_.Add(fast_);
+    logger_ = std::make_shared<spdlog::logger>("flush-test", std::make_shared<CaptureSink>());
+    SessionServerOptions o;
+    o.ip = "127.0.0.1";
+    o.port = 0;
+    o.io_threads = 1;  // one I/O thread: a flush on it would stall everyone
+    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
+    server_->Start();
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  std::unique_ptr<TestClient> Subscribed(const std::string& destination) {
+    auto c = std::make_unique<TestClient>(server_->port(), 30s);
+    EXPECT_TRUE(c->Login("any", ""));
+    std::optional<protocol::Ack> ack = c->Subscribe(destination, "1001");
+    EXPECT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
+    return c;
+  }
+
+  MemoryRegistry registry_;
+  std::shared_ptr<MemoryDestination> slow_, fast_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<SessionServer> server_;
+};
+
+TEST_F(BlockingFlushTest, ASlowFlushDoesNotStallOtherDestinationsClients) {
+  ASSERT_TRUE(slow_->PutRange(100, 3).ok());
+  ASSERT_TRUE(fast_->PutRange(200, 3).ok());
+  auto slow_client = Subscribed("slow");
+  TestClient::GetReply r = slow_client->Get("slow", "1001", 10);
+  ASSERT_TRUE(r.is_messages);
+  slow_->counting_meta()->set_flush_delay(3s);
+  // The ack, then a get: its answer waits for the (slow) flush of the ack.
+  slow_client->Ack("slow", "1001", r.messages.batch_id());
+  slow_client->SendGet("slow", "1001", 10);
+  ASSERT_TRUE(::canal::testing::WaitFor([&] { return slow_->counting_meta()->in_flush(); }, 10s));
+
+  // Meanwhile, on the same (only) I/O thread: a whole conversation.
+  auto fast_client = Subscribed("fast");
+  TestClient::GetReply f = fast_client->Get("fast", "1001", 10);
+  ASSERT_TRUE(f.is_messages);
+  EXPECT_EQ(f.messages.messages_size(), 3);
+  EXPECT_TRUE(slow_->counting_meta()->in_flush()) << "the other client was served only after the slow flush";
+
+  // The slow client's answer comes once its ack is durable.
+  TestClient::GetReply after = slow_client->ReadGetReply();
+  EXPECT_TRUE(after.received);
+  EXPECT_FALSE(slow_->counting_meta()->in_flush());
+  EXPECT_TRUE(slow_->counting_meta()->flushed_cursor(1001).has_value());
+}
+
+TEST_F(BlockingFlushTest, AFailedFlushOffTheIoThreadStillFailsTheRequest) {
+  ASSERT_TRUE(slow_->PutRange(100, 3).ok());
+  auto c = Subscribed("slow");
+  TestClient::GetReply r = c->Get("slow", "1001", 10);
+  ASSERT_TRUE(r.is_messages);
+  slow_->counting_meta()->set_fail_flush(true);
+  c->Ack("slow", "1001", r.messages.batch_id());
+  c->SendGet("slow", "1001", 10);
+  TestClient::GetReply after = c->ReadGetReply();
+  ASSERT_TRUE(after.received);
+  EXPECT_FALSE(after.is_messages);
+  EXPECT_EQ(after.ack.error_code(), 400);
+  EXPECT_NE(after.ack.error_message().find("could not make the acks of"), std::string::npos)
+      << after.ack.error_message();
+}
+
+}  // namespace
+}  // namespace canal::server
