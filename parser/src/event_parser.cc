@@ -15,6 +15,7 @@
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/schema/statement.h"
 
 namespace canal::parser {
 namespace {
@@ -42,16 +43,6 @@ std::string SqlQuote(std::string_view s) {
   }
   out += '\'';
   return out;
-}
-
-// Statements that change a table's shape (the schema cache must forget).
-bool LooksLikeDdl(std::string_view sql) {
-  size_t i = 0;
-  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '(')) ++i;
-  std::string head;
-  for (; i < sql.size() && head.size() < 8; ++i) head += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
-  return head.rfind("ALTER", 0) == 0 || head.rfind("CREATE", 0) == 0 || head.rfind("DROP", 0) == 0 ||
-         head.rfind("RENAME", 0) == 0 || head.rfind("TRUNCATE", 0) == 0;
 }
 
 }  // namespace
@@ -371,7 +362,10 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       caught_up_ = false;
     }
     if (schema.has_value()) {
-      if (const auto* q = ev.As<binlog::QueryEvent>(); q != nullptr && LooksLikeDdl(q->query)) schema->Clear();
+      const auto* q = ev.As<binlog::QueryEvent>();
+      if (q != nullptr && canal::schema::MayChangeColumns(canal::schema::ClassifyStatement(q->query))) {
+        schema->Clear();
+      }
     }
     if (ev.As<binlog::RowsEvent>() != nullptr) rows_events_.fetch_add(1, std::memory_order_relaxed);
     s = buffer_.Add(ev, decoder, file, offset, end);
