@@ -16,6 +16,7 @@
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "canal/schema/statement.h"
+#include "schema_tracker.h"
 
 namespace canal::parser {
 namespace {
@@ -258,11 +259,19 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
                plan.kind == StartPlan::Kind::kPosition ? plan.point.ToString() : "GTID " + plan.gtid);
   }
 
-  // The schema provider names columns when the binlog does not (row metadata not FULL).
+  // The schema history names columns when the binlog does not (row metadata
+  // not FULL); without one, information_schema does (today's columns).
+  std::optional<SchemaTracker> tracker;
   std::optional<mysql::InformationSchemaProvider> schema;
   binlog::DecoderOptions dopts;
   dopts.verify_checksum = options_.verify_checksum;
-  if (info.binlog_row_metadata != "FULL") {
+  if (!options_.schema_history_file.empty()) {
+    tracker.emplace(SchemaTrackerOptions{options_.destination, options_.schema_history_file, options_.schema_scope},
+                    log_);
+    s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
+    if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));
+    dopts.schema_provider = &*tracker;
+  } else if (info.binlog_row_metadata != "FULL") {
     schema.emplace(&query);
     dopts.schema_provider = &*schema;
   }
@@ -332,7 +341,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     const uint64_t end = positioned ? log_pos : pos;
     binlog::Event ev;
     s = decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), offset, &ev);
-    if (!s.ok()) return fatal(s.WithContext(where));
+    if (!s.ok()) {
+      // A TABLE_MAP the history does not match: say how to fix it.
+      if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
+          s.message().find("schema history") == std::string_view::npos) {
+        s = Status::Corruption(std::string(s.message()) + tracker->FixHint());
+      }
+      return fatal(s.WithContext(where));
+    }
     events_.fetch_add(1, std::memory_order_relaxed);
 
     if (const auto* rot = ev.As<binlog::RotateEvent>()) {
@@ -360,6 +376,15 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     if (timestamp != 0 && (flags & kArtificialEventFlag) == 0) {
       last_event_time_.store(timestamp, std::memory_order_relaxed);
       caught_up_ = false;
+    }
+    if (tracker.has_value()) {
+      if (const auto* q = ev.As<binlog::QueryEvent>()) {
+        s = tracker->OnQuery(*q, schema::BinlogPoint{file, offset});
+        if (!s.ok()) return fatal(s.WithContext(where));
+      } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
+        s = tracker->CheckNamedTable(*tm->table);
+        if (!s.ok()) return fatal(s.WithContext(where + " at " + file + ":" + std::to_string(offset)));
+      }
     }
     if (schema.has_value()) {
       const auto* q = ev.As<binlog::QueryEvent>();

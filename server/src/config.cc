@@ -538,6 +538,17 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(config.sink.CompileFilters(config.filter_regex, config.filter_black_regex,
                                                    config.filter_field, config.filter_black_field)
                             .WithContext(path));
+  // The schema history (docs/schema-history.md), kept for the tables the
+  // instance's filter accepts, next to the destination's meta.dat.
+  bool tsdb = true;
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.tsdb.enable", true, &tsdb));
+  if (tsdb) {
+    config.parser.schema_history_file = canal.file_data_dir + "/" + destination + "/schema_history.json";
+    std::shared_ptr<const sink::TableFilter> filter = config.sink.table_filter;
+    config.parser.schema_scope = [filter](std::string_view db, std::string_view table) {
+      return filter == nullptr || filter->Accepts(db, table);
+    };
+  }
   *out = std::move(config);
   return Status::OK();
 }

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -81,6 +82,12 @@ struct EventParserOptions {
   int reconnect_max_ms = 30'000;
   bool verify_checksum = true;
   TransactionBufferOptions buffer;
+  // The destination's schema history (docs/schema-history.md): column names for
+  // binlogs without FULL row metadata, checked against those with it. Empty: no
+  // history; columns come from information_schema as it is now.
+  std::string schema_history_file;
+  // Tables whose history is kept (the destination's filter); null = all.
+  std::function<bool(std::string_view db, std::string_view table)> schema_scope;
 };
 
 struct ParserStatus {

@@ -1,0 +1,223 @@
+#include "schema_tracker.h"
+
+#include <spdlog/spdlog.h>
+
+#include "canal/schema/ddl.h"
+#include "canal/schema/statement.h"
+
+namespace canal::parser {
+namespace {
+
+constexpr uint64_t kAnsiQuotes = 1u << 2;          // sql_mode ANSI_QUOTES
+constexpr uint64_t kNoBackslashEscapes = 1u << 20;  // sql_mode NO_BACKSLASH_ESCAPES
+
+std::string TableName(std::string_view db, std::string_view table) {
+  return "`" + std::string(db) + "`.`" + std::string(table) + "`";
+}
+
+// A statement for a log line or an error: one line, cut, control bytes escaped.
+std::string Excerpt(std::string_view sql) {
+  std::string out;
+  for (char c : sql.substr(0, 300)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (sql.size() > 300) out += "...";
+  return out;
+}
+
+std::string ColumnType(const schema::Column& c) {
+  std::string t = c.type;
+  if (c.type == "enum" || c.type == "set") {
+    t += '(';
+    for (size_t i = 0; i < c.labels.size(); ++i) {
+      if (i > 0) t += ',';
+      t += '\'';
+      for (char ch : c.labels[i]) {
+        if (ch == '\'') t += '\'';
+        t += ch;
+      }
+      t += '\'';
+    }
+    t += ')';
+  } else if (c.type == "decimal" && c.precision >= 0) {
+    t += "(" + std::to_string(c.precision) + "," + std::to_string(c.scale < 0 ? 0 : c.scale) + ")";
+  } else if (c.length >= 0) {
+    t += "(" + std::to_string(c.length) + ")";
+  } else if ((c.type == "datetime" || c.type == "timestamp" || c.type == "time") && c.precision > 0) {
+    t += "(" + std::to_string(c.precision) + ")";
+  }
+  if (c.is_unsigned) t += " unsigned";
+  return t;
+}
+
+std::string Describe(const schema::TableSchema& t) {
+  std::string s = std::to_string(t.columns.size()) + " columns (";
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += t.columns[i].name + " " + t.columns[i].type;
+  }
+  return s + ")";
+}
+
+// Whether a replayed statement is worth storing: it changed (or may have
+// changed) a table in scope, or a database's default charset.
+bool TouchesScope(const schema::SchemaHistory& h, const schema::DdlStatement& ddl) {
+  using K = schema::DdlStatement::Kind;
+  auto in = [&h](const schema::TableRef& r) { return !r.name.empty() && h.InScope(r.db, r.name); };
+  switch (ddl.kind) {
+    case K::kNotDdl:
+    case K::kNoColumnChange:
+    case K::kTruncate:
+      return false;
+    case K::kCreateTable:
+    case K::kCreateTableLike:
+      return in(ddl.table);
+    case K::kAlterTable:
+      return in(ddl.table) || in(ddl.rename_to);
+    case K::kRenameTables:
+      for (const auto& [from, to] : ddl.renames) {
+        if (in(from) || in(to)) return true;
+      }
+      return false;
+    case K::kDropTables:
+      for (const auto& t : ddl.tables) {
+        if (in(t)) return true;
+      }
+      return false;
+    case K::kCreateDatabase:
+    case K::kAlterDatabase:
+    case K::kDropDatabase:
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+SchemaTracker::SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log)
+    : options_(std::move(options)), log_(log ? std::move(log) : spdlog::default_logger()), history_(options_.scope) {}
+
+std::string SchemaTracker::FixHint() const {
+  return "; to rebuild the schema history from the primary: stop the server, run `bin/canal-admin.sh "
+         "rebuild-schema-history " + options_.destination + "` (it moves " + options_.history_file +
+         " aside; the next start snapshots the primary's tables at its current position), and start again "
+         "(docs/schema-history.md, \"Recovering\")";
+}
+
+Status SchemaTracker::Save() {
+  return schema::SaveHistoryFile(options_.history_file, stored_).WithContext("storing the schema history");
+}
+
+Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInfo& info,
+                           const schema::BinlogPoint& start) {
+  lexer_.mariadb = info.mariadb;
+  lexer_.server_version = static_cast<uint32_t>(info.major * 10000 + info.minor * 100 + info.patch);
+  Status s = schema::LoadHistoryFile(options_.history_file, &stored_);
+  if (s.IsNotFound()) {
+    schema::SchemaHistory snap(options_.scope);
+    schema::BinlogPoint at;
+    CANAL_RETURN_IF_ERROR(TakeSchemaSnapshot(query, info, options_.scope, &snap, &at));
+    stored_ = schema::HistoryLog{};
+    stored_.SetSnapshot(at, snap);
+    CANAL_RETURN_IF_ERROR(Save());
+    log_->info("[{}] schema history: snapshot of {} table(s) in scope at {} stored in {}", options_.destination,
+               stored_.tables.size(), at.ToString(), options_.history_file);
+  } else if (!s.ok()) {
+    return s.WithContext("loading the schema history");
+  }
+  history_ = schema::SchemaHistory(options_.scope);
+  CANAL_RETURN_IF_ERROR(stored_.Rebuild(start, &history_, lexer_));
+  if (!start.empty() && schema::PointBefore(start, stored_.snapshot_at)) {
+    log_->warn("[{}] schema history: starting at {}, before the snapshot at {}: rows before the snapshot are "
+               "labelled with the snapshot's columns and stop the destination if their shape differs",
+               options_.destination, start.ToString(), stored_.snapshot_at.ToString());
+  }
+  log_->info("[{}] schema history: {} table(s) as of {} ({} DDL record(s) stored)", options_.destination,
+             history_.tables().size(), start.empty() ? std::string("the latest record") : start.ToString(),
+             stored_.records.size());
+  return Status::OK();
+}
+
+Status SchemaTracker::GetColumns(std::string_view db, std::string_view table,
+                                 std::vector<binlog::SchemaColumn>* columns) {
+  const schema::TableSchema* t = history_.Find(db, table);
+  if (t == nullptr) {
+    if (!history_.InScope(db, table)) return Status::NotFound("table outside the destination's scope");
+    return Status::Corruption("the schema history holds no table " + TableName(db, table) +
+                              " although the binlog writes rows for it" + FixHint());
+  }
+  columns->clear();
+  columns->reserve(t->columns.size());
+  for (const schema::Column& c : t->columns) {
+    binlog::SchemaColumn& sc = columns->emplace_back();
+    sc.name = c.name;
+    sc.is_key = c.is_key;
+    sc.is_unsigned = c.is_unsigned;
+    sc.data_type = c.type;
+    sc.charset = c.charset;
+    sc.enum_or_set_labels = c.labels;
+    sc.column_type = ColumnType(c);
+  }
+  return Status::OK();
+}
+
+Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) const {
+  const schema::TableSchema* t = history_.Find(tm.db, tm.table);
+  if (t == nullptr) {
+    if (!history_.InScope(tm.db, tm.table)) return Status::OK();
+    return Status::Corruption("the schema history holds no table " + TableName(tm.db, tm.table) +
+                              " although the binlog writes rows for it" + FixHint());
+  }
+  bool same = t->columns.size() == tm.columns.size();
+  for (size_t i = 0; same && i < tm.columns.size(); ++i) {
+    same = schema::EqualsIgnoreCase(t->columns[i].name, tm.columns[i].name);
+  }
+  if (same) return Status::OK();
+  std::string binlog = std::to_string(tm.columns.size()) + " columns (";
+  for (size_t i = 0; i < tm.columns.size(); ++i) binlog += (i > 0 ? ", " : "") + tm.columns[i].name;
+  return Status::Corruption("the schema history of " + TableName(tm.db, tm.table) + " holds " + Describe(*t) +
+                            " but the binlog's TABLE_MAP (FULL metadata) has " + binlog + ")" + FixHint());
+}
+
+Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at) {
+  schema::LexerOptions lexer = lexer_;
+  if (q.has_sql_mode) {
+    lexer.ansi_quotes = (q.sql_mode & kAnsiQuotes) != 0;
+    lexer.no_backslash_escapes = (q.sql_mode & kNoBackslashEscapes) != 0;
+  }
+  const schema::StatementClass cls = schema::ClassifyStatement(q.query, lexer);
+  if (!schema::MayChangeColumns(cls)) return Status::OK();
+  if (!stored_.snapshot_at.empty() && schema::PointBefore(at, stored_.snapshot_at)) {
+    return Status::OK();  // the snapshot already shows its effect
+  }
+  auto fail = [&](const Status& s) {
+    return Status::Corruption("cannot replay the DDL at " + at.ToString() + " into the schema history: " +
+                              s.ToString() + "; statement: " + Excerpt(q.query) + FixHint());
+  };
+  schema::DdlStatement ddl;
+  Status s = schema::ParseDdl(q.query, q.db, lexer, &ddl);
+  if (!s.ok()) {
+    const std::string db = cls.db.empty() ? std::string(q.db) : cls.db;
+    if (!cls.table.empty() && !history_.InScope(db, cls.table)) {
+      log_->warn("[{}] schema history: DDL at {} on {} (outside the scope) not understood, ignored: {}",
+                 options_.destination, at.ToString(), TableName(db, cls.table), s.ToString());
+      return Status::OK();
+    }
+    return fail(s);
+  }
+  s = history_.Apply(ddl);
+  if (!s.ok()) return fail(s);
+  if (!TouchesScope(history_, ddl)) return Status::OK();
+  if (stored_.Append(schema::HistoryRecord{at, std::string(q.db), std::string(q.query)})) {
+    CANAL_RETURN_IF_ERROR(Save());  // durable before the DDL goes on to the sink
+    log_->info("[{}] schema history: {} at {}", options_.destination, Excerpt(q.query), at.ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace canal::parser

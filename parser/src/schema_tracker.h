@@ -1,0 +1,71 @@
+// SchemaTracker: the parse thread's side of the schema history (canal/schema).
+//
+// Opens the destination's stored history (a snapshot taken from the primary at
+// the first start), rebuilds it as of the dump's start position, names the
+// columns of TABLE_MAPs without FULL metadata, checks those with it, and
+// replays every column-changing DDL into the history, durable before the event
+// goes on to the sink. Internal to parser/.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "canal/parser/binlog/events.h"
+#include "canal/parser/binlog/schema_provider.h"
+#include "canal/parser/binlog/table_map.h"
+#include "canal/parser/mysql/query_connection.h"
+#include "canal/schema/history_log.h"
+
+namespace canal::parser {
+
+struct SchemaTrackerOptions {
+  std::string destination;
+  std::string history_file;  // the destination's stored history
+  schema::SchemaHistory::Scope scope;
+};
+
+class SchemaTracker : public binlog::TableSchemaProvider {
+ public:
+  SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log);
+
+  // Loads the stored history (taking and storing a snapshot when there is none)
+  // and rebuilds it as of `start`.
+  Status Open(mysql::QueryConnection* query, const mysql::ServerInfo& info, const schema::BinlogPoint& start);
+
+  // TableSchemaProvider: the history's columns for a table in scope; NotFound
+  // outside the scope (positional names); an error naming the fix for a table
+  // in scope that the history does not hold.
+  Status GetColumns(std::string_view db, std::string_view table,
+                    std::vector<binlog::SchemaColumn>* columns) override;
+  void Invalidate(std::string_view, std::string_view) override {}
+
+  // A QUERY event at `at`: replays it when it may change columns.
+  Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at);
+  // A TABLE_MAP that carried its own column names (FULL metadata): the history
+  // must agree.
+  Status CheckNamedTable(const binlog::TableMap& t) const;
+
+  // The hint appended to every error that stops the destination.
+  std::string FixHint() const;
+  const schema::SchemaHistory& history() const { return history_; }
+
+ private:
+  Status Save();
+
+  SchemaTrackerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  schema::LexerOptions lexer_;
+  schema::HistoryLog stored_;
+  schema::SchemaHistory history_;
+};
+
+// Reads every base table in scope from information_schema between two equal
+// binlog positions (retried when a write moved the position in between).
+Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
+                          const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,
+                          schema::BinlogPoint* at);
+
+}  // namespace canal::parser
