@@ -270,7 +270,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
                     log_);
     s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
     if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));
-    dopts.schema_provider = &*tracker;
+    dopts.schema_provider = tracker->provider();
   } else if (info.binlog_row_metadata != "FULL") {
     schema.emplace(&query);
     dopts.schema_provider = &*schema;

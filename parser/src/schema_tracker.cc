@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "canal/parser/history_schema_provider.h"
 #include "canal/schema/ddl.h"
 #include "canal/schema/statement.h"
 
@@ -28,31 +29,6 @@ std::string Excerpt(std::string_view sql) {
   }
   if (sql.size() > 300) out += "...";
   return out;
-}
-
-std::string ColumnType(const schema::Column& c) {
-  std::string t = c.type;
-  if (c.type == "enum" || c.type == "set") {
-    t += '(';
-    for (size_t i = 0; i < c.labels.size(); ++i) {
-      if (i > 0) t += ',';
-      t += '\'';
-      for (char ch : c.labels[i]) {
-        if (ch == '\'') t += '\'';
-        t += ch;
-      }
-      t += '\'';
-    }
-    t += ')';
-  } else if (c.type == "decimal" && c.precision >= 0) {
-    t += "(" + std::to_string(c.precision) + "," + std::to_string(c.scale < 0 ? 0 : c.scale) + ")";
-  } else if (c.length >= 0) {
-    t += "(" + std::to_string(c.length) + ")";
-  } else if ((c.type == "datetime" || c.type == "timestamp" || c.type == "time") && c.precision > 0) {
-    t += "(" + std::to_string(c.precision) + ")";
-  }
-  if (c.is_unsigned) t += " unsigned";
-  return t;
 }
 
 std::string Describe(const schema::TableSchema& t) {
@@ -100,7 +76,10 @@ bool TouchesScope(const schema::SchemaHistory& h, const schema::DdlStatement& dd
 }  // namespace
 
 SchemaTracker::SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log)
-    : options_(std::move(options)), log_(log ? std::move(log) : spdlog::default_logger()), history_(options_.scope) {}
+    : options_(std::move(options)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      history_(options_.scope),
+      provider_(&history_, /*strict=*/true, FixHint()) {}
 
 std::string SchemaTracker::FixHint() const {
   return "; to rebuild the schema history from the primary: stop the server, run `bin/canal-admin.sh "
@@ -140,29 +119,6 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   log_->info("[{}] schema history: {} table(s) as of {} ({} DDL record(s) stored)", options_.destination,
              history_.tables().size(), start.empty() ? std::string("the latest record") : start.ToString(),
              stored_.records.size());
-  return Status::OK();
-}
-
-Status SchemaTracker::GetColumns(std::string_view db, std::string_view table,
-                                 std::vector<binlog::SchemaColumn>* columns) {
-  const schema::TableSchema* t = history_.Find(db, table);
-  if (t == nullptr) {
-    if (!history_.InScope(db, table)) return Status::NotFound("table outside the destination's scope");
-    return Status::Corruption("the schema history holds no table " + TableName(db, table) +
-                              " although the binlog writes rows for it" + FixHint());
-  }
-  columns->clear();
-  columns->reserve(t->columns.size());
-  for (const schema::Column& c : t->columns) {
-    binlog::SchemaColumn& sc = columns->emplace_back();
-    sc.name = c.name;
-    sc.is_key = c.is_key;
-    sc.is_unsigned = c.is_unsigned;
-    sc.data_type = c.type;
-    sc.charset = c.charset;
-    sc.enum_or_set_labels = c.labels;
-    sc.column_type = ColumnType(c);
-  }
   return Status::OK();
 }
 

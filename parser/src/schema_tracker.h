@@ -14,8 +14,8 @@
 #include <spdlog/logger.h>
 
 #include "canal/parser/binlog/events.h"
-#include "canal/parser/binlog/schema_provider.h"
 #include "canal/parser/binlog/table_map.h"
+#include "canal/parser/history_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "canal/schema/history_log.h"
 
@@ -27,7 +27,7 @@ struct SchemaTrackerOptions {
   schema::SchemaHistory::Scope scope;
 };
 
-class SchemaTracker : public binlog::TableSchemaProvider {
+class SchemaTracker {
  public:
   SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log);
 
@@ -35,12 +35,8 @@ class SchemaTracker : public binlog::TableSchemaProvider {
   // and rebuilds it as of `start`.
   Status Open(mysql::QueryConnection* query, const mysql::ServerInfo& info, const schema::BinlogPoint& start);
 
-  // TableSchemaProvider: the history's columns for a table in scope; NotFound
-  // outside the scope (positional names); an error naming the fix for a table
-  // in scope that the history does not hold.
-  Status GetColumns(std::string_view db, std::string_view table,
-                    std::vector<binlog::SchemaColumn>* columns) override;
-  void Invalidate(std::string_view, std::string_view) override {}
+  // The decoder's schema provider: the history as of the event being decoded.
+  binlog::TableSchemaProvider* provider() { return &provider_; }
 
   // A QUERY event at `at`: replays it when it may change columns.
   Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at);
@@ -60,6 +56,7 @@ class SchemaTracker : public binlog::TableSchemaProvider {
   schema::LexerOptions lexer_;
   schema::HistoryLog stored_;
   schema::SchemaHistory history_;
+  HistorySchemaProvider provider_;
 };
 
 // Reads every base table in scope from information_schema between two equal

@@ -1,8 +1,8 @@
 #include "canal/schema/schema_history.h"
 
-#include "column_def.h"
-
 #include <algorithm>
+
+#include "column_def.h"
 
 namespace canal::schema {
 namespace {
@@ -152,8 +152,22 @@ Status SchemaHistory::Apply(const DdlStatement& ddl) {
 }
 
 Status SchemaHistory::ApplyAlter(const DdlStatement& ddl, TableSchema* table) {
+  std::vector<std::string> added;  // columns this statement added (upper case)
   for (const AlterOp& op : ddl.ops) {
     CANAL_RETURN_IF_ERROR(ApplyAlterOp(op, table).WithContext("ALTER TABLE " + Name(table->db, table->name)));
+    if (op.kind == AlterOp::Kind::kAddColumn) added.push_back(AsciiUpper(op.column.name));
+    // The server rebuilds a column that this statement added and then
+    // modified without a position at the end of the table, not where ADD put it.
+    if (op.kind == AlterOp::Kind::kChangeColumn && op.position.kind == ColumnPosition::Kind::kLast &&
+        std::find(added.begin(), added.end(), AsciiUpper(op.name)) != added.end()) {
+      const int i = table->IndexOf(op.column.name);
+      if (i >= 0) {
+        Column col = std::move(table->columns[static_cast<size_t>(i)]);
+        table->columns.erase(table->columns.begin() + i);
+        table->columns.push_back(std::move(col));
+      }
+      added.push_back(AsciiUpper(op.column.name));
+    }
   }
   return Status::OK();
 }

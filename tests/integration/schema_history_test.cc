@@ -174,6 +174,20 @@ TEST_F(SchemaHistoryLive, CatchUpAcrossSwapAddAndAnExcludedTable) {
   p2.Stop();
   ASSERT_TRUE(p2.fatal_error().ok()) << p2.fatal_error().ToString();
   ExpectRightNames(&again);
+
+  // canal-binlog decode --schema names the same binlog's columns offline.
+  const std::string tool = std::string(CANAL_BINARY_DIR) + "/bin/canal-binlog";
+  int rc = 0;
+  const std::string out = RunShell(tool + " decode --threads 0 --schema " + o.schema_history_file + " " +
+                                       sandbox_->binlog_dir() + "/" + o.start.journal_name + " 2>&1",
+                                   &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\"after\":{\"id\":\"2\",\"c\":\"2000\",\"x\":\"200\"}"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"after\":{\"n\":\"q\",\"id\":\"3\""), std::string::npos) << out;
+  // Without it the same rows have positional names only.
+  const std::string bare =
+      RunShell(tool + " decode --threads 0 " + sandbox_->binlog_dir() + "/" + o.start.journal_name + " 2>&1", &rc);
+  EXPECT_EQ(bare.find("\"c\":\"2000\""), std::string::npos);
 }
 
 // Live: the parser streams while the DDL happens.

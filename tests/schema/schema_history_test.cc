@@ -48,6 +48,17 @@ TEST(SchemaHistory, AlterClausesMoveColumnsAsTheServerDoes) {
   EXPECT_EQ(Names(h, "shop", "t"), "dd,id,cc,e,f");
 }
 
+// Found by the randomized test against MariaDB: a column added and then
+// modified (no position) in one statement ends up last.
+TEST(SchemaHistory, AColumnAddedThenModifiedInOneStatementGoesLast) {
+  SchemaHistory h;
+  Exec(&h, "CREATE TABLE t (id INT, a INT, b INT)");
+  Exec(&h, "ALTER TABLE t ADD c INT AFTER id, MODIFY c TINYINT, ADD d INT AFTER id");
+  EXPECT_EQ(Names(h, "shop", "t"), "id,d,a,b,c");
+  Exec(&h, "ALTER TABLE t MODIFY a TINYINT, ADD e INT AFTER id");
+  EXPECT_EQ(Names(h, "shop", "t"), "id,e,d,a,b,c");
+}
+
 TEST(SchemaHistory, CharsetsFollowTableDatabaseAndConvert) {
   SchemaHistory h(nullptr, "latin1");
   Exec(&h, "CREATE DATABASE d DEFAULT CHARACTER SET gbk");
