@@ -227,7 +227,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   s = mysql::CheckReplicationSettings(info, &warnings);
   if (!s.ok()) return fatal(s.WithContext(where));
   if (!start_resolved_) {
-    for (const auto& w : warnings) log_->warn("[{}] {}", options_.destination, w);
+    for (const auto& w : warnings) {
+      // With a schema history the names come from it, not from information_schema.
+      if (!options_.schema_history_file.empty() && w.find("column names come from information_schema") !=
+                                                         std::string::npos) {
+        continue;
+      }
+      log_->warn("[{}] {}", options_.destination, w);
+    }
     log_->info("[{}] primary {} is {} {}, server_id {}, binlog_format {}, row image {}, row metadata {}, checksum {}",
                options_.destination, options_.master.Address(), info.mariadb ? "MariaDB" : "MySQL", info.version,
                info.server_id, info.binlog_format, info.binlog_row_image,
