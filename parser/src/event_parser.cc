@@ -273,7 +273,8 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   binlog::DecoderOptions dopts;
   dopts.verify_checksum = options_.verify_checksum;
   if (!options_.schema_history_file.empty()) {
-    tracker.emplace(SchemaTrackerOptions{options_.destination, options_.schema_history_file, options_.schema_scope},
+    tracker.emplace(SchemaTrackerOptions{options_.destination, options_.schema_history_file,
+                                         options_.schema_history_store, options_.schema_scope},
                     log_);
     s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
     if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));

@@ -79,9 +79,17 @@ SchemaTracker::SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlo
     : options_(std::move(options)),
       log_(log ? std::move(log) : spdlog::default_logger()),
       history_(options_.scope),
-      provider_(&history_, /*strict=*/true, FixHint()) {}
+      provider_(&history_, /*strict=*/true, FixHint()) {
+  store_ = options_.store != nullptr ? options_.store
+                                     : std::make_shared<schema::FileHistoryStore>(options_.history_file);
+}
 
 std::string SchemaTracker::FixHint() const {
+  if (options_.store != nullptr) {
+    return "; to rebuild the schema history from the primary: stop the destination on every server, delete " +
+           options_.store->Describe() + " (zkCli.sh deleteall <path>), and start again: the next start "
+           "snapshots the primary's tables at its current position (docs/schema-history.md, \"Recovering\")";
+  }
   return "; to rebuild the schema history from the primary: stop the server, run `bin/canal-admin.sh "
          "rebuild-schema-history " + options_.destination + "` (it moves " + options_.history_file +
          " aside; the next start snapshots the primary's tables at its current position), and start again "
@@ -89,14 +97,14 @@ std::string SchemaTracker::FixHint() const {
 }
 
 Status SchemaTracker::Save() {
-  return schema::SaveHistoryFile(options_.history_file, stored_).WithContext("storing the schema history");
+  return store_->Save(stored_).WithContext("storing the schema history in " + store_->Describe());
 }
 
 Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                            const schema::BinlogPoint& start) {
   lexer_.mariadb = info.mariadb;
   lexer_.server_version = static_cast<uint32_t>(info.major * 10000 + info.minor * 100 + info.patch);
-  Status s = schema::LoadHistoryFile(options_.history_file, &stored_);
+  Status s = store_->Load(&stored_);
   if (s.IsNotFound()) {
     schema::SchemaHistory snap(options_.scope);
     schema::BinlogPoint at;
@@ -105,7 +113,7 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
     stored_.SetSnapshot(at, snap);
     CANAL_RETURN_IF_ERROR(Save());
     log_->info("[{}] schema history: snapshot of {} table(s) in scope at {} stored in {}", options_.destination,
-               stored_.tables.size(), at.ToString(), options_.history_file);
+               stored_.tables.size(), at.ToString(), store_->Describe());
   } else if (!s.ok()) {
     return s.WithContext("loading the schema history");
   }

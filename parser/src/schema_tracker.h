@@ -18,12 +18,14 @@
 #include "canal/parser/history_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "canal/schema/history_log.h"
+#include "canal/schema/history_store.h"
 
 namespace canal::parser {
 
 struct SchemaTrackerOptions {
   std::string destination;
-  std::string history_file;  // the destination's stored history
+  std::string history_file;  // the destination's stored history (a local file) ...
+  std::shared_ptr<schema::HistoryStore> store;  // ... or this store (ZooKeeper) when set
   schema::SchemaHistory::Scope scope;
 };
 
@@ -50,6 +52,7 @@ class SchemaTracker {
 
  private:
   Status Save();
+  std::shared_ptr<schema::HistoryStore> store_;
 
   SchemaTrackerOptions options_;
   std::shared_ptr<spdlog::logger> log_;

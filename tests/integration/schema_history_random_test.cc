@@ -20,7 +20,8 @@
 #include "canal/parser/event_parser.h"
 #include "canal/schema/schema_history.h"
 #include "support/mariadb_sandbox.h"
-#include "support/row_render.h"
+#include "support/load_table.h"
+#include "support/row_lines.h"
 #include "support/wait.h"
 
 namespace canal::testing {
@@ -160,23 +161,6 @@ class DdlGenerator {
   int next_column_ = 0;
 };
 
-struct RowLines : parser::TransactionSink {
-  std::mutex mu;
-  std::vector<std::string> rows;
-  Status OnTransaction(const parser::Transaction& t) override {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& e : t.events) {
-      if (e.kind == parser::TxEventKind::kRows) CANAL_RETURN_IF_ERROR(RenderRows(e.rows, &rows));
-    }
-    return Status::OK();
-  }
-  void OnIdle(const LogPosition&) override {}
-  size_t size() {
-    std::lock_guard<std::mutex> lock(mu);
-    return rows.size();
-  }
-};
-
 class SchemaHistoryRandom : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -189,11 +173,9 @@ class SchemaHistoryRandom : public ::testing::Test {
   void SetUp() override { CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_); }
 
   static std::pair<std::string, uint64_t> MasterStatus() {
-    std::string out;
-    EXPECT_TRUE(sandbox_->Sql("SHOW MASTER STATUS", &out)) << sandbox_->error();
-    const size_t tab = out.find('\t');
-    if (tab == std::string::npos) return {"", 4};
-    return {out.substr(0, tab), std::strtoull(out.c_str() + tab + 1, nullptr, 10)};
+    std::pair<std::string, uint64_t> end{"", 4};
+    EXPECT_TRUE(PrimaryEnd(*sandbox_, &end.first, &end.second)) << sandbox_->error();
+    return end;
   }
 
   // information_schema's column lists of `db`, one line per table.

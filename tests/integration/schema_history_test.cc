@@ -16,7 +16,8 @@
 #include "canal/parser/event_parser.h"
 #include "canal/schema/history_log.h"
 #include "support/mariadb_sandbox.h"
-#include "support/row_render.h"
+#include "support/load_table.h"
+#include "support/row_lines.h"
 #include "support/wait.h"
 
 namespace canal::testing {
@@ -27,34 +28,6 @@ using parser::EventParser;
 using parser::EventParserOptions;
 
 constexpr uint16_t kPort = 14601;
-
-struct RowLines : parser::TransactionSink {
-  std::mutex mu;
-  std::vector<std::string> rows;
-  Status OnTransaction(const parser::Transaction& t) override {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& e : t.events) {
-      if (e.kind == parser::TxEventKind::kRows) CANAL_RETURN_IF_ERROR(RenderRows(e.rows, &rows));
-    }
-    return Status::OK();
-  }
-  void OnIdle(const LogPosition&) override {}
-  bool Has(const std::string& prefix) {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& r : rows) {
-      if (r.rfind(prefix, 0) == 0) return true;
-    }
-    return false;
-  }
-  std::vector<std::string> Of(const std::string& table) {
-    std::lock_guard<std::mutex> lock(mu);
-    std::vector<std::string> out;
-    for (const auto& r : rows) {
-      if (r.rfind(table + " ", 0) == 0) out.push_back(r);
-    }
-    return out;
-  }
-};
 
 class SchemaHistoryLive : public ::testing::Test {
  protected:
@@ -99,11 +72,9 @@ class SchemaHistoryLive : public ::testing::Test {
   }
 
   static std::pair<std::string, uint64_t> MasterStatus() {
-    std::string out;
-    EXPECT_TRUE(sandbox_->Sql("SHOW MASTER STATUS", &out)) << sandbox_->error();
-    const size_t tab = out.find('\t');
-    if (tab == std::string::npos) return {"", 4};
-    return {out.substr(0, tab), std::strtoull(out.c_str() + tab + 1, nullptr, 10)};
+    std::pair<std::string, uint64_t> end{"", 4};
+    EXPECT_TRUE(PrimaryEnd(*sandbox_, &end.first, &end.second)) << sandbox_->error();
+    return end;
   }
   bool Sql(const std::string& sql) {
     const bool ok = sandbox_->Sql("USE " + (db_.empty() ? std::string("mysql") : db_) + "; " + sql);

@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "canal/common/log_position.h"
+#include "canal/schema/history_store.h"
 #include "canal/common/status.h"
 #include "canal/parser/mysql/connection_options.h"
 #include "canal/parser/transaction.h"
@@ -86,6 +87,9 @@ struct EventParserOptions {
   // binlogs without FULL row metadata, checked against those with it. Empty: no
   // history; columns come from information_schema as it is now.
   std::string schema_history_file;
+  // Where the history is kept instead of that file (ZooKeeper, for HA); the
+  // file name still turns the history on.
+  std::shared_ptr<schema::HistoryStore> schema_history_store;
   // Tables whose history is kept (the destination's filter); null = all.
   std::function<bool(std::string_view db, std::string_view table)> schema_scope;
 };
