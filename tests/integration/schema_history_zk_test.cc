@@ -1,8 +1,9 @@
 // The schema history in ZooKeeper (issue 10): a history bigger than
 // ZooKeeper's 1 MiB node limit round-trips in chunks, and a standby that takes
 // over at a cursor before a DDL, with no local files, decodes the rows before
-// and after the DDL with the right names from what the active one stored.
-// MINIMAL MariaDB on port 14604, ZooKeeper on 14603.
+// and after the DDL with the right names from what the active one stored, at
+// the parser and with two canal-server processes. MINIMAL MariaDB on port
+// 14604, ZooKeeper on 14603, servers on 14607 and 14608.
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -11,10 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/client/cluster_connector.h"
 #include "canal/coord/zk_client.h"
 #include "canal/meta/zk_history_store.h"
 #include "canal/parser/event_parser.h"
 #include "support/mariadb_sandbox.h"
+#include "support/canal_install.h"
+#include "support/client_rows.h"
 #include "support/load_table.h"
 #include "support/row_lines.h"
 #include "support/wait.h"
@@ -27,6 +31,8 @@ using namespace std::chrono_literals;
 
 constexpr uint16_t kZkPort = 14603;
 constexpr uint16_t kDbPort = 14604;
+constexpr uint16_t kServerPorts[2] = {14607, 14608};
+constexpr const char* kRunningPath = "/otter/canal/destinations/example/running";
 
 class SchemaHistoryZk : public ::testing::Test {
  protected:
@@ -52,7 +58,13 @@ class SchemaHistoryZk : public ::testing::Test {
     ASSERT_TRUE((s = zk_->Delete("/otter", /*recursive=*/true)).ok()) << s.ToString();
   }
   void TearDown() override {
+    installs_[0].reset();
+    installs_[1].reset();
     if (zk_) zk_->Close();
+  }
+  std::string Running() const {
+    std::string body;
+    return zk_->Get(kRunningPath, &body).ok() ? body : "";
   }
 
   static std::pair<std::string, uint64_t> MasterStatus() {
@@ -65,6 +77,7 @@ class SchemaHistoryZk : public ::testing::Test {
   static inline std::unique_ptr<ZkSandbox> zk_sandbox_;
   static inline std::string db_error_, zk_error_;
   std::unique_ptr<coord::ZkClient> zk_;
+  std::unique_ptr<CanalInstall> installs_[2];
 };
 
 TEST_F(SchemaHistoryZk, AHistoryOverOneMebibyteRoundTripsInChunks) {
@@ -155,6 +168,73 @@ TEST_F(SchemaHistoryZk, AStandbyBehindADdlDecodesWithTheActivesHistory) {
   ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
   EXPECT_EQ(rec.rows, (std::vector<std::string>{"fo.t INSERT after: id=1 x=100 c=1000",
                                                  "fo.t INSERT after: id=2 c=2000 x=200"}));
+}
+
+// Two real canal-server processes: the active one reads past an ALTER that
+// swaps two columns while the client has acked nothing, then dies (SIGKILL);
+// the standby takes over at the client's cursor, before the ALTER, and the
+// client receives the rows before and after it with their write-time names.
+TEST_F(SchemaHistoryZk, TwoServersTheStandbyBehindADdlDeliversTheRightNames) {
+  ASSERT_TRUE(std::filesystem::exists(CanalInstall::ServerProgram())) << "build the canal-server target first";
+  ASSERT_TRUE(db_->Sql("DROP DATABASE IF EXISTS fo2; CREATE DATABASE fo2; USE fo2;"
+                       "CREATE TABLE t (id INT PRIMARY KEY, x INT, c INT)"))
+      << db_->error();
+  const std::string start = StartAtPrimaryEnd(*db_);
+  for (int i = 0; i < 2; ++i) {
+    installs_[i] = std::make_unique<CanalInstall>("schema-failover-" + std::string(1, "ab"[i]), kDbPort);
+    installs_[i]->WriteServerProperties(CanalInstall::ServerProperties(
+        kServerPorts[i], "canal.zkServers = " + zk_sandbox_->servers() + "\ncanal.zookeeper.session.timeout = 6000\n"));
+    installs_[i]->WriteInstance("example", start + "canal.instance.filter.regex = fo2\\\\.t\n");
+  }
+  std::string out;
+  ASSERT_EQ(installs_[0]->Startup(&out), 0) << out;
+  ASSERT_TRUE(WaitFor([&] { return Running().find(std::to_string(kServerPorts[0])) != std::string::npos; }, 20s))
+      << ReadAll(installs_[0]->server_log());
+  ASSERT_EQ(installs_[1]->Startup(&out), 0) << out;
+
+  // The client subscribes (its cursor: the start, before everything below) and acks nothing.
+  client::ClusterConnectorOptions co;
+  co.zk_servers = zk_sandbox_->servers();
+  co.destination = "example";
+  co.connect_timeout = 1s;
+  co.read_timeout = 2s;
+  co.retry.max_attempts = 200;
+  co.retry.initial_backoff = 100ms;
+  co.retry.max_backoff = 500ms;
+  co.retry.give_up_after = 60s;
+  client::ClusterConnector c(co);
+  ASSERT_TRUE(c.Connect().ok());
+  ASSERT_TRUE(c.Subscribe().ok());
+
+  ASSERT_TRUE(db_->Sql("USE fo2; INSERT INTO t (id, x, c) VALUES (1, 100, 1000);"
+                       "ALTER TABLE t MODIFY c INT AFTER id; INSERT INTO t (id, x, c) VALUES (2, 200, 2000)"))
+      << db_->error();
+  // The active server has read past the ALTER: it stored it in ZooKeeper.
+  ASSERT_TRUE(WaitFor([&] {
+    meta::ZkHistoryStore store(zk_.get(), "example");
+    schema::HistoryLog log;
+    return store.Load(&log).ok() && log.records.size() == 1;
+  }, 30s)) << ReadAll(installs_[0]->server_log());
+  ASSERT_TRUE(installs_[0]->Kill9());
+  ASSERT_TRUE(WaitFor([&] { return Running().find(std::to_string(kServerPorts[1])) != std::string::npos; }, 30s))
+      << ReadAll(installs_[1]->server_log());
+
+  std::vector<std::string> rows;
+  ASSERT_TRUE(WaitFor([&] {
+    client::Message m;
+    if (!c.GetWithoutAck(100, 200, client::TimeUnit::kMilliseconds, &m).ok()) return false;
+    Status s = ForEachRow(m, [&](const entry::Header&, entry::EventType, const entry::RowData& row) {
+      std::string line;
+      for (const entry::Column& col : row.aftercolumns()) line += col.name() + "=" + col.value() + " ";
+      rows.push_back(line);
+    });
+    if (s.ok() && m.batch_id() > 0) c.Ack(m.batch_id()).PermitUncheckedError();
+    return rows.size() >= 2;
+  }, 60s)) << rows.size() << " rows\n" << ReadAll(installs_[1]->server_log());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], "id=1 x=100 c=1000 ");
+  EXPECT_EQ(rows[1], "id=2 c=2000 x=200 ");
+  c.Disconnect();
 }
 
 }  // namespace
