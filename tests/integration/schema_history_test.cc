@@ -175,6 +175,28 @@ TEST_F(SchemaHistoryLive, LiveAcrossSwapAddAndAnExcludedTable) {
   ExpectRightNames(&rec);
 }
 
+// Non-UTF-8 text in MINIMAL binlogs: the history knows each column's charset,
+// so values reach clients as UTF-8.
+TEST_F(SchemaHistoryLive, TextInEveryCharsetArrivesAsUtf8) {
+  ASSERT_TRUE(Sql("CREATE TABLE cs (id INT PRIMARY KEY, g VARCHAR(10) CHARACTER SET gbk, "
+                  "b VARCHAR(10) CHARACTER SET big5, s VARCHAR(10) CHARACTER SET sjis, "
+                  "r VARCHAR(10) CHARACTER SET cp1251, l VARCHAR(10) CHARACTER SET latin1, "
+                  "e ENUM('été','hiver') CHARACTER SET latin1)"));
+  EventParserOptions o = Options();
+  const std::string db = db_;
+  o.schema_scope = [db](std::string_view d, std::string_view) { return d == db; };
+  RowLines rec;
+  EventParser p(o, &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
+  ASSERT_TRUE(Sql("SET NAMES utf8mb4; INSERT INTO cs VALUES (1, '你好', '你好', 'あい', 'Привет', 'café', 'été')"));
+  WaitFor([&] { return rec.Of(db_ + ".cs").size() >= 1 || !p.running(); }, 60s);
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  EXPECT_EQ(rec.Of(db_ + ".cs"),
+            (std::vector<std::string>{db_ + ".cs INSERT after: id=1 g=你好 b=你好 s=あい r=Привет l=café e=1"}));
+}
+
 // A history that disagrees with the binlog stops with table, position, both
 // sides and the command that fixes it.
 TEST_F(SchemaHistoryLive, MismatchStopsWithTheFix) {
