@@ -274,7 +274,8 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   dopts.verify_checksum = options_.verify_checksum;
   if (!options_.schema_history_file.empty()) {
     tracker.emplace(SchemaTrackerOptions{options_.destination, options_.schema_history_file,
-                                         options_.schema_history_store, options_.schema_scope},
+                                         options_.schema_history_store, options_.schema_scope,
+                                         options_.schema_compact_interval_s, options_.schema_compact_expire_s},
                     log_);
     s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
     if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));
@@ -387,7 +388,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     }
     if (tracker.has_value()) {
       if (const auto* q = ev.As<binlog::QueryEvent>()) {
-        s = tracker->OnQuery(*q, schema::BinlogPoint{file, offset});
+        s = tracker->OnQuery(*q, schema::BinlogPoint{file, offset}, ev.header.timestamp);
         if (!s.ok()) return fatal(s.WithContext(where));
       } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
         s = tracker->CheckNamedTable(*tm->table);

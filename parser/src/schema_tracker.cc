@@ -1,5 +1,7 @@
 #include "schema_tracker.h"
 
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 
 #include "canal/parser/history_schema_provider.h"
@@ -100,6 +102,26 @@ Status SchemaTracker::Save() {
   return store_->Save(stored_).WithContext("storing the schema history in " + store_->Describe());
 }
 
+Status SchemaTracker::MaybeCompact(const schema::BinlogPoint& start) {
+  if (options_.compact_interval_s <= 0 || start.empty()) return Status::OK();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  if (now_ms - stored_.compacted_at_ms < options_.compact_interval_s * 1000) return Status::OK();
+  const int64_t cutoff = now_ms / 1000 - options_.compact_expire_s;
+  size_t folded = 0;
+  CANAL_RETURN_IF_ERROR(stored_.Compact(start, cutoff <= 0 ? 0 : static_cast<uint32_t>(cutoff), options_.scope,
+                                        lexer_, &folded)
+                            .WithContext("compacting the schema history"));
+  stored_.compacted_at_ms = now_ms;
+  CANAL_RETURN_IF_ERROR(Save());
+  if (folded > 0) {
+    log_->info("[{}] schema history: {} DDL record(s) older than {} h folded into the snapshot, now at {}",
+               options_.destination, folded, options_.compact_expire_s / 3600, stored_.snapshot_at.ToString());
+  }
+  return Status::OK();
+}
+
 Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                            const schema::BinlogPoint& start) {
   lexer_.mariadb = info.mariadb;
@@ -117,6 +139,7 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   } else if (!s.ok()) {
     return s.WithContext("loading the schema history");
   }
+  CANAL_RETURN_IF_ERROR(MaybeCompact(start));
   history_ = schema::SchemaHistory(options_.scope);
   CANAL_RETURN_IF_ERROR(stored_.Rebuild(start, &history_, lexer_));
   if (!start.empty() && schema::PointBefore(start, stored_.snapshot_at)) {
@@ -148,7 +171,7 @@ Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) const {
                             " but the binlog's TABLE_MAP (FULL metadata) has " + binlog + ")" + FixHint());
 }
 
-Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at) {
+Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp) {
   schema::LexerOptions lexer = lexer_;
   if (q.has_sql_mode) {
     lexer.ansi_quotes = (q.sql_mode & kAnsiQuotes) != 0;
@@ -177,7 +200,12 @@ Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogP
   s = history_.Apply(ddl);
   if (!s.ok()) return fail(s);
   if (!TouchesScope(history_, ddl)) return Status::OK();
-  if (stored_.Append(schema::HistoryRecord{at, std::string(q.db), std::string(q.query)})) {
+  schema::HistoryRecord record;
+  record.at = at;
+  record.db.assign(q.db);
+  record.sql.assign(q.query);
+  record.ts = timestamp;
+  if (stored_.Append(std::move(record))) {
     CANAL_RETURN_IF_ERROR(Save());  // durable before the DDL goes on to the sink
     log_->info("[{}] schema history: {} at {}", options_.destination, Excerpt(q.query), at.ToString());
   }

@@ -27,6 +27,8 @@ struct SchemaTrackerOptions {
   std::string history_file;  // the destination's stored history (a local file) ...
   std::shared_ptr<schema::HistoryStore> store;  // ... or this store (ZooKeeper) when set
   schema::SchemaHistory::Scope scope;
+  int64_t compact_interval_s = 0;  // 0: never compact
+  int64_t compact_expire_s = 0;
 };
 
 class SchemaTracker {
@@ -41,7 +43,8 @@ class SchemaTracker {
   binlog::TableSchemaProvider* provider() { return &provider_; }
 
   // A QUERY event at `at`: replays it when it may change columns.
-  Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at);
+  // `timestamp` is the event's (seconds).
+  Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
   // A TABLE_MAP that carried its own column names (FULL metadata): the history
   // must agree.
   Status CheckNamedTable(const binlog::TableMap& t) const;
@@ -52,6 +55,8 @@ class SchemaTracker {
 
  private:
   Status Save();
+  // Folds old records into the snapshot when compaction is due.
+  Status MaybeCompact(const schema::BinlogPoint& start);
   std::shared_ptr<schema::HistoryStore> store_;
 
   SchemaTrackerOptions options_;

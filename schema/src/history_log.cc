@@ -97,15 +97,17 @@ void HistoryLog::SetSnapshot(const BinlogPoint& at, const SchemaHistory& history
   for (const auto& [key, t] : history.tables()) tables.push_back(t);
 }
 
-Status HistoryLog::Compact(const BinlogPoint& at, const SchemaHistory::Scope& scope, const LexerOptions& options) {
+Status HistoryLog::Compact(const BinlogPoint& at, uint32_t older_than, const SchemaHistory::Scope& scope,
+                           const LexerOptions& options, size_t* folded) {
+  size_t n = 0;
+  while (n < records.size() && PointBefore(records[n].at, at) && records[n].ts < older_than) ++n;
+  if (folded != nullptr) *folded = n;
+  if (n == 0) return Status::OK();
+  const BinlogPoint after{records[n - 1].at.file, records[n - 1].at.position + 1};
   SchemaHistory h(scope);
-  CANAL_RETURN_IF_ERROR(Rebuild(at, &h, options));
-  std::vector<HistoryRecord> rest;
-  for (HistoryRecord& r : records) {
-    if (!PointBefore(r.at, at)) rest.push_back(std::move(r));
-  }
-  SetSnapshot(at, h);
-  records = std::move(rest);
+  CANAL_RETURN_IF_ERROR(Rebuild(after, &h, options));
+  records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n));
+  SetSnapshot(after, h);
   return Status::OK();
 }
 
@@ -118,9 +120,12 @@ std::string HistoryLog::ToJson() const {
                     {"columns", std::move(cols)}});
   }
   json recs = json::array();
-  for (const HistoryRecord& r : records) recs.push_back({{"at", PointJson(r.at)}, {"db", r.db}, {"sql", r.sql}});
-  json doc = {{"format", kFormat},   {"snapshot_at", PointJson(snapshot_at)}, {"databases", databases},
-              {"tables", std::move(tabs)}, {"records", std::move(recs)}};
+  for (const HistoryRecord& r : records) {
+    recs.push_back({{"at", PointJson(r.at)}, {"db", r.db}, {"sql", r.sql}, {"ts", r.ts}});
+  }
+  json doc = {{"format", kFormat},       {"snapshot_at", PointJson(snapshot_at)},
+              {"databases", databases},  {"tables", std::move(tabs)},
+              {"records", std::move(recs)}, {"compacted_at_ms", compacted_at_ms}};
   // Invalid UTF-8 in a statement (a latin1 literal) is kept byte for byte.
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -144,8 +149,14 @@ Status HistoryLog::FromJson(std::string_view text, HistoryLog* out) {
       log.tables.push_back(std::move(ts));
     }
     for (const json& r : doc.at("records")) {
-      log.records.push_back({PointFrom(r.at("at")), r.at("db").get<std::string>(), r.at("sql").get<std::string>()});
+      HistoryRecord rec;
+      rec.at = PointFrom(r.at("at"));
+      rec.db = r.at("db").get<std::string>();
+      rec.sql = r.at("sql").get<std::string>();
+      rec.ts = r.value("ts", uint32_t{0});
+      log.records.push_back(std::move(rec));
     }
+    log.compacted_at_ms = doc.value("compacted_at_ms", int64_t{0});
   } catch (const json::exception& e) {
     return Status::Corruption(std::string("schema history: ") + e.what());
   }

@@ -15,6 +15,7 @@ HistoryRecord Rec(std::string file, uint64_t position, std::string sql) {
   r.at.position = position;
   r.db = "shop";
   r.sql = std::move(sql);
+  r.ts = 1000 + static_cast<uint32_t>(position % 7);
   return r;
 }
 
@@ -65,9 +66,17 @@ TEST(HistoryLog, JsonRoundTripAndCompaction) {
   EXPECT_EQ(back.records, log.records);
   ASSERT_EQ(back.tables.size(), 1u);
   EXPECT_EQ(back.tables[0], log.tables[0]);
-  ASSERT_TRUE(back.Compact({"mysql-bin.000010", 0}, nullptr).ok());
+  EXPECT_EQ(back.records[0].ts, 1003u);
+  size_t folded = 9;
+  ASSERT_TRUE(back.Compact({"mysql-bin.000010", 0}, /*older_than=*/1000, nullptr, {}, &folded).ok());
+  EXPECT_EQ(folded, 0u);  // not old enough yet
+  ASSERT_TRUE(back.Compact({"mysql-bin.000010", 0}, /*older_than=*/5000, nullptr, {}, &folded).ok());
+  EXPECT_EQ(folded, 1u);  // the second record is after the start position
   EXPECT_EQ(back.records.size(), 1u);
-  EXPECT_EQ(back.snapshot_at.ToString(), "mysql-bin.000010:0");
+  EXPECT_EQ(back.snapshot_at.ToString(), "mysql-bin.000009:501");
+  SchemaHistory before_start;
+  ASSERT_TRUE(back.Rebuild({"mysql-bin.000010", 0}, &before_start).ok());
+  EXPECT_EQ(Names(before_start), "y,id,x,e,s,");
   SchemaHistory h;
   ASSERT_TRUE(back.Rebuild({}, &h).ok());
   EXPECT_EQ(Names(h), "y,id,e,s,");

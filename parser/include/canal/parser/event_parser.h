@@ -90,6 +90,12 @@ struct EventParserOptions {
   // Where the history is kept instead of that file (ZooKeeper, for HA); the
   // file name still turns the history on.
   std::shared_ptr<schema::HistoryStore> schema_history_store;
+  // Compaction (canal.instance.tsdb.snapshot.interval / .expire, in hours
+  // there): at a start at least `interval` after the last compaction, DDL
+  // records older than `expire` and before the start position fold into the
+  // snapshot. 0 = never.
+  int64_t schema_compact_interval_s = 24 * 3600;
+  int64_t schema_compact_expire_s = 360 * 3600;
   // Tables whose history is kept (the destination's filter); null = all.
   std::function<bool(std::string_view db, std::string_view table)> schema_scope;
 };

@@ -34,6 +34,7 @@ struct HistoryRecord {
   BinlogPoint at;  // the QUERY event's start
   std::string db;  // its default database
   std::string sql;
+  uint32_t ts = 0;  // the event's timestamp (seconds since the epoch)
   bool operator==(const HistoryRecord&) const = default;
 };
 
@@ -42,6 +43,7 @@ struct HistoryLog {
   std::map<std::string, std::string> databases;  // default charsets
   std::vector<TableSchema> tables;
   std::vector<HistoryRecord> records;  // in binlog order, all after snapshot_at
+  int64_t compacted_at_ms = 0;          // wall clock of the last Compact (0: never)
 
   // The history as of `at` (every record before it applied); `at` empty = all.
   // Records that fail to apply are reported, naming the record's position.
@@ -49,8 +51,12 @@ struct HistoryLog {
   // Appends a record unless one at the same or a later position is stored
   // (a DDL read again after a restart). True when appended.
   bool Append(HistoryRecord record);
-  // Folds the records before `at` into the snapshot.
-  Status Compact(const BinlogPoint& at, const SchemaHistory::Scope& scope, const LexerOptions& options = {});
+  // Folds the records before `at` whose timestamp is before `older_than`
+  // (seconds; the oldest records first, stopping at the first that is not)
+  // into the snapshot, which then stands just after the last one folded.
+  // Returns the number folded in *folded (optional).
+  Status Compact(const BinlogPoint& at, uint32_t older_than, const SchemaHistory::Scope& scope,
+                 const LexerOptions& options = {}, size_t* folded = nullptr);
   void SetSnapshot(const BinlogPoint& at, const SchemaHistory& history);
 
   std::string ToJson() const;
