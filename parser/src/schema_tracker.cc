@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "canal/parser/binlog/value_format.h"
 #include "canal/parser/history_schema_provider.h"
 #include "canal/schema/ddl.h"
 #include "canal/schema/statement.h"
@@ -153,12 +154,13 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   return Status::OK();
 }
 
-Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) const {
+Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) {
   const schema::TableSchema* t = history_.Find(tm.db, tm.table);
   if (t == nullptr) {
     if (!history_.InScope(tm.db, tm.table)) return Status::OK();
-    return Status::Corruption("the schema history holds no table " + TableName(tm.db, tm.table) +
-                              " although the binlog writes rows for it" + FixHint());
+    // FULL metadata names the columns itself: learn the table from it (the
+    // snapshot could not see it, e.g. no privilege) rather than stop.
+    return LearnTable(tm);
   }
   bool same = t->columns.size() == tm.columns.size();
   for (size_t i = 0; same && i < tm.columns.size(); ++i) {
@@ -169,6 +171,34 @@ Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) const {
   for (size_t i = 0; i < tm.columns.size(); ++i) binlog += (i > 0 ? ", " : "") + tm.columns[i].name;
   return Status::Corruption("the schema history of " + TableName(tm.db, tm.table) + " holds " + Describe(*t) +
                             " but the binlog's TABLE_MAP (FULL metadata) has " + binlog + ")" + FixHint());
+}
+
+Status SchemaTracker::LearnTable(const binlog::TableMap& tm) {
+  schema::TableSchema t;
+  t.db = tm.db;
+  t.name = tm.table;
+  schema::LexerOptions o = lexer_;
+  for (const binlog::ColumnInfo& c : tm.columns) {
+    // The column's type as Canal prints it ("int(11) unsigned", "enum('a')"), read by the DDL parser.
+    schema::DdlStatement ddl;
+    const std::string type = binlog::CanalMysqlType(c);
+    if (!schema::ParseDdl("CREATE TABLE t (c " + type + ")", "d", o, &ddl).ok() || ddl.columns.size() != 1) {
+      return Status::Corruption("the schema history holds no table " + TableName(tm.db, tm.table) +
+                                " and its TABLE_MAP's column " + c.name + " (" + type + ") cannot be read" +
+                                FixHint());
+    }
+    schema::Column col = std::move(ddl.columns[0]);
+    col.name = c.name;
+    col.is_key = c.is_key;
+    col.nullable = c.nullable;
+    if (c.signedness_known) col.is_unsigned = c.is_unsigned;
+    t.columns.push_back(std::move(col));
+  }
+  log_->warn("[{}] schema history: {} was not in the snapshot; learned its {} column(s) from a FULL-metadata "
+             "TABLE_MAP (charsets unknown until its next DDL or a rebuild)",
+             options_.destination, TableName(tm.db, tm.table), t.columns.size());
+  history_.PutTable(std::move(t));
+  return Status::OK();
 }
 
 Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp) {

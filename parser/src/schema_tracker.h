@@ -46,8 +46,8 @@ class SchemaTracker {
   // `timestamp` is the event's (seconds).
   Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
   // A TABLE_MAP that carried its own column names (FULL metadata): the history
-  // must agree.
-  Status CheckNamedTable(const binlog::TableMap& t) const;
+  // must agree. A table in scope the history lacks is learned from it.
+  Status CheckNamedTable(const binlog::TableMap& t);
 
   // The hint appended to every error that stops the destination.
   std::string FixHint() const;
@@ -55,6 +55,7 @@ class SchemaTracker {
 
  private:
   Status Save();
+  Status LearnTable(const binlog::TableMap& t);
   // Folds old records into the snapshot when compaction is due.
   Status MaybeCompact(const schema::BinlogPoint& start);
   std::shared_ptr<schema::HistoryStore> store_;

@@ -253,5 +253,36 @@ TEST_F(SchemaHistoryLive, MismatchStopsWithTheFix) {
   EXPECT_NE(err.find("rebuild-schema-history test"), std::string::npos) << err;
 }
 
+// With FULL metadata a table in scope that the history lacks (the snapshot
+// could not see it) is learned from the TABLE_MAP, not a reason to stop; later
+// MINIMAL rows of it are named from what was learned.
+TEST_F(SchemaHistoryLive, FullMetadataTeachesATableTheSnapshotMissed) {
+  EventParserOptions o = Options();
+  {
+    RowLines first;
+    EventParser p(o, &first);
+    p.Start();
+    ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
+    p.Stop();
+  }
+  schema::HistoryLog log;
+  ASSERT_TRUE(schema::LoadHistoryFile(o.schema_history_file, &log).ok());
+  std::erase_if(log.tables, [](const schema::TableSchema& t) { return t.name == "t"; });
+  ASSERT_TRUE(schema::SaveHistoryFile(o.schema_history_file, log).ok());
+  ASSERT_TRUE(sandbox_->Sql("SET GLOBAL binlog_row_metadata = FULL")) << sandbox_->error();
+  const bool full_row = Sql("INSERT INTO t (id, x, c) VALUES (1, 100, 1000)");
+  ASSERT_TRUE(sandbox_->Sql("SET GLOBAL binlog_row_metadata = MINIMAL")) << sandbox_->error();
+  ASSERT_TRUE(full_row);
+  ASSERT_TRUE(Sql("INSERT INTO t (id, x, c) VALUES (2, 200, 2000)"));
+  RowLines rec;
+  EventParser p(o, &rec);
+  p.Start();
+  WaitFor([&] { return rec.Of(db_ + ".t").size() >= 2 || !p.running(); }, 60s);
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  EXPECT_EQ(rec.Of(db_ + ".t"), (std::vector<std::string>{db_ + ".t INSERT after: id=1 x=100 c=1000",
+                                                          db_ + ".t INSERT after: id=2 x=200 c=2000"}));
+}
+
 }  // namespace
 }  // namespace canal::testing
