@@ -83,6 +83,16 @@ class SchemaHistoryLive : public ::testing::Test {
     return ok;
   }
 
+  // A first start and stop: the parser takes and stores the snapshot.
+  static void TakeSnapshot(const EventParserOptions& o) {
+    RowLines first;
+    EventParser p(o, &first);
+    p.Start();
+    ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
+    p.Stop();
+    ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  }
+
   // The three cases of the issue, one statement list.
   void WriteAcrossDdl() {
     ASSERT_TRUE(Sql("INSERT INTO t (id, x, c) VALUES (1, 100, 1000)"));
@@ -114,14 +124,7 @@ class SchemaHistoryLive : public ::testing::Test {
 // Catch-up: everything is written while no parser runs, then read at once.
 TEST_F(SchemaHistoryLive, CatchUpAcrossSwapAddAndAnExcludedTable) {
   EventParserOptions o = Options();
-  {
-    RowLines first;
-    EventParser p(o, &first);  // the first start takes the snapshot
-    p.Start();
-    ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
-    p.Stop();
-    ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
-  }
+  ASSERT_NO_FATAL_FAILURE(TakeSnapshot(o));
   ASSERT_TRUE(std::filesystem::exists(o.schema_history_file));
   WriteAcrossDdl();
   RowLines rec;
@@ -225,13 +228,7 @@ TEST_F(SchemaHistoryLive, TextInEveryCharsetArrivesAsUtf8) {
 // sides and the command that fixes it.
 TEST_F(SchemaHistoryLive, MismatchStopsWithTheFix) {
   EventParserOptions o = Options();
-  {
-    RowLines first;
-    EventParser p(o, &first);
-    p.Start();
-    ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
-    p.Stop();
-  }
+  ASSERT_NO_FATAL_FAILURE(TakeSnapshot(o));
   // Damage the stored snapshot: drop a column of t.
   schema::HistoryLog log;
   ASSERT_TRUE(schema::LoadHistoryFile(o.schema_history_file, &log).ok());
@@ -258,13 +255,7 @@ TEST_F(SchemaHistoryLive, MismatchStopsWithTheFix) {
 // MINIMAL rows of it are named from what was learned.
 TEST_F(SchemaHistoryLive, FullMetadataTeachesATableTheSnapshotMissed) {
   EventParserOptions o = Options();
-  {
-    RowLines first;
-    EventParser p(o, &first);
-    p.Start();
-    ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
-    p.Stop();
-  }
+  ASSERT_NO_FATAL_FAILURE(TakeSnapshot(o));
   schema::HistoryLog log;
   ASSERT_TRUE(schema::LoadHistoryFile(o.schema_history_file, &log).ok());
   std::erase_if(log.tables, [](const schema::TableSchema& t) { return t.name == "t"; });
