@@ -67,7 +67,7 @@ case "$mode" in
     opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCANAL_BUILD_TESTS=ON -DCANAL_BUILD_BENCH=OFF
           -DCANAL_SANITIZE=ON -DCANAL_BUILD_FUZZ=ON
           -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx")
-    [ ${#build_args[@]} -gt 0 ] || build_args=(--target event_decoder_fuzz)
+    [ ${#build_args[@]} -gt 0 ] || build_args=(--target event_decoder_fuzz ddl_parser_fuzz)
     ;;
 esac
 

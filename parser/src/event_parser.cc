@@ -15,6 +15,8 @@
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/schema/statement.h"
+#include "schema_tracker.h"
 
 namespace canal::parser {
 namespace {
@@ -42,16 +44,6 @@ std::string SqlQuote(std::string_view s) {
   }
   out += '\'';
   return out;
-}
-
-// Statements that change a table's shape (the schema cache must forget).
-bool LooksLikeDdl(std::string_view sql) {
-  size_t i = 0;
-  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '(')) ++i;
-  std::string head;
-  for (; i < sql.size() && head.size() < 8; ++i) head += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
-  return head.rfind("ALTER", 0) == 0 || head.rfind("CREATE", 0) == 0 || head.rfind("DROP", 0) == 0 ||
-         head.rfind("RENAME", 0) == 0 || head.rfind("TRUNCATE", 0) == 0;
 }
 
 }  // namespace
@@ -265,7 +257,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   s = mysql::CheckReplicationSettings(info, &warnings);
   if (!s.ok()) return fatal(s.WithContext(where));
   if (!start_resolved_) {
-    for (const auto& w : warnings) log_->warn("[{}] {}", options_.destination, w);
+    for (const auto& w : warnings) {
+      // With a schema history the names come from it, not from information_schema.
+      if (!options_.schema_history_file.empty() && w.find("column names come from information_schema") !=
+                                                         std::string::npos) {
+        continue;
+      }
+      log_->warn("[{}] {}", options_.destination, w);
+    }
     log_->info("[{}] primary {} is {} {}, server_id {}, binlog_format {}, row image {}, row metadata {}, checksum {}",
                options_.destination, options_.master.Address(), info.mariadb ? "MariaDB" : "MySQL", info.version,
                info.server_id, info.binlog_format, info.binlog_row_image,
@@ -297,11 +296,21 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
                plan.kind == StartPlan::Kind::kPosition ? plan.point.ToString() : "GTID " + plan.gtid);
   }
 
-  // The schema provider names columns when the binlog does not (row metadata not FULL).
+  // The schema history names columns when the binlog does not (row metadata
+  // not FULL); without one, information_schema does (today's columns).
+  std::optional<SchemaTracker> tracker;
   std::optional<mysql::InformationSchemaProvider> schema;
   binlog::DecoderOptions dopts;
   dopts.verify_checksum = options_.verify_checksum;
-  if (info.binlog_row_metadata != "FULL") {
+  if (!options_.schema_history_file.empty()) {
+    tracker.emplace(SchemaTrackerOptions{options_.destination, options_.schema_history_file,
+                                         options_.schema_history_store, options_.schema_scope,
+                                         options_.schema_compact_interval_s, options_.schema_compact_expire_s},
+                    log_);
+    s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
+    if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));
+    dopts.schema_provider = tracker->provider();
+  } else if (info.binlog_row_metadata != "FULL") {
     schema.emplace(&query);
     dopts.schema_provider = &*schema;
   }
@@ -371,7 +380,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     const uint64_t end = positioned ? log_pos : pos;
     binlog::Event ev;
     s = decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), offset, &ev);
-    if (!s.ok()) return fatal(s.WithContext(where));
+    if (!s.ok()) {
+      // A TABLE_MAP the history does not match: say how to fix it.
+      if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
+          s.message().find("schema history") == std::string_view::npos) {
+        s = Status::Corruption(std::string(s.message()) + tracker->FixHint());
+      }
+      return fatal(s.WithContext(where));
+    }
     events_.fetch_add(1, std::memory_order_relaxed);
 
     if (const auto* rot = ev.As<binlog::RotateEvent>()) {
@@ -403,8 +419,20 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       last_event_time_.store(timestamp, std::memory_order_relaxed);
       caught_up_ = false;
     }
+    if (tracker.has_value()) {
+      if (const auto* q = ev.As<binlog::QueryEvent>()) {
+        s = tracker->OnQuery(*q, schema::BinlogPoint{file, offset}, ev.header.timestamp);
+        if (!s.ok()) return fatal(s.WithContext(where));
+      } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
+        s = tracker->CheckNamedTable(*tm->table);
+        if (!s.ok()) return fatal(s.WithContext(where + " at " + file + ":" + std::to_string(offset)));
+      }
+    }
     if (schema.has_value()) {
-      if (const auto* q = ev.As<binlog::QueryEvent>(); q != nullptr && LooksLikeDdl(q->query)) schema->Clear();
+      const auto* q = ev.As<binlog::QueryEvent>();
+      if (q != nullptr && canal::schema::MayChangeColumns(canal::schema::ClassifyStatement(q->query))) {
+        schema->Clear();
+      }
     }
     if (ev.As<binlog::RowsEvent>() != nullptr) rows_events_.fetch_add(1, std::memory_order_relaxed);
     s = buffer_.Add(ev, decoder, file, offset, end);

@@ -590,6 +590,24 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(config.sink.CompileFilters(config.filter_regex, config.filter_black_regex,
                                                    config.filter_field, config.filter_black_field)
                             .WithContext(path));
+  // The schema history (docs/schema-history.md), kept for the tables the
+  // instance's filter accepts, next to the destination's meta.dat.
+  bool tsdb = true;
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.tsdb.enable", true, &tsdb));
+  int64_t interval_h = 24, expire_h = 360;
+  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.tsdb.snapshot.interval", 24, 0, 24 * 365,
+                                              "a number of hours", &interval_h));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.tsdb.snapshot.expire", 360, 0, 24 * 3650,
+                                              "a number of hours", &expire_h));
+  config.parser.schema_compact_interval_s = interval_h * 3600;
+  config.parser.schema_compact_expire_s = expire_h * 3600;
+  if (tsdb) {
+    config.parser.schema_history_file = canal.file_data_dir + "/" + destination + "/schema_history.json";
+    std::shared_ptr<const sink::TableFilter> filter = config.sink.table_filter;
+    config.parser.schema_scope = [filter](std::string_view db, std::string_view table) {
+      return filter == nullptr || filter->Accepts(db, table);
+    };
+  }
   *out = std::move(config);
   return Status::OK();
 }

@@ -27,6 +27,7 @@
 
 #include "canal/coord/zk_client.h"
 #include "canal/meta/file_meta_manager.h"
+#include "canal/meta/zk_history_store.h"
 #include "canal/meta/zk_meta_manager.h"
 #include "canal/server/config.h"
 #include "canal/server/instance.h"
@@ -216,17 +217,29 @@ int Run(int argc, char** argv) {
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
   registry_options.arbiter = monitor.get();
-  registry_options.factory = [&meta, &config, &mq_settings, logs](
+  registry_options.factory = [&meta, &config, &mq_settings, &zk, &monitor, &zk_meta, logs](
                                  const canal::server::InstanceConfig& instance_config,
                                  std::shared_ptr<canal::server::ManagedDestination>* out) {
     const std::string& dest = instance_config.destination;
     std::shared_ptr<spdlog::logger> instance_log;
     CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
+    canal::server::InstanceConfig with_history = instance_config;
+    if (zk_meta != nullptr && zk && monitor && !with_history.parser.schema_history_file.empty()) {
+      // Cursors in ZooKeeper: the schema history goes there too, so that a
+      // standby decodes exactly from them (docs/schema-history.md).
+      canal::server::RunningMonitor* m = monitor.get();
+      with_history.parser.schema_history_store = std::make_shared<canal::meta::ZkHistoryStore>(
+          zk.get(), dest, [m](const std::string& destination) {
+            if (m->IsActive(destination)) return Status::OK();
+            return Status::Aborted("schema history write for destination " + destination + " refused: server " +
+                                   m->address() + " is not active for it");
+          });
+    }
     if (mq_settings.mode != canal::mq::ServerMode::kTcp) {
-      return canal::server::MqDestination::Create(mq_settings, config, instance_config, meta.get(),
+      return canal::server::MqDestination::Create(mq_settings, config, with_history, meta.get(),
                                                   std::move(instance_log), out);
     }
-    *out = std::make_shared<canal::server::Instance>(instance_config, meta.get(), std::move(instance_log));
+    *out = std::make_shared<canal::server::Instance>(with_history, meta.get(), std::move(instance_log));
     return Status::OK();
   };
   canal::server::InstanceRegistry registry(config, std::move(registry_options));

@@ -1,56 +1,27 @@
 #include "canal/sink/entry_builder.h"
 
-#include <cctype>
-
 #include "canal/entry.pb.h"
 #include "entry_wire.h"
 
 namespace canal::sink {
 
-namespace {
-
-// Next word of `sql` after position *i (skipping blanks and /* comments */), upper-cased.
-std::string NextWord(std::string_view sql, size_t* i) {
-  auto skip = [&] {
-    while (true) {
-      while (*i < sql.size() && std::isspace(static_cast<unsigned char>(sql[*i]))) ++*i;
-      if (*i + 1 < sql.size() && sql[*i] == '/' && sql[*i + 1] == '*') {
-        size_t end = sql.find("*/", *i + 2);
-        *i = end == std::string_view::npos ? sql.size() : end + 2;
-        continue;
-      }
-      return;
-    }
-  };
-  skip();
-  std::string w;
-  while (*i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[*i])) || sql[*i] == '_')) {
-    w.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(sql[*i]))));
-    ++*i;
+int CanalEventType(const canal::schema::StatementClass& c, bool* is_ddl) {
+  *is_ddl = c.kind == canal::schema::StatementKind::kDdl;
+  if (!*is_ddl) return entry::QUERY;
+  switch (c.verb) {
+    case canal::schema::DdlVerb::kCreate: return c.object == canal::schema::DdlObject::kIndex ? entry::CINDEX : entry::CREATE;
+    case canal::schema::DdlVerb::kDrop: return c.object == canal::schema::DdlObject::kIndex ? entry::DINDEX : entry::ERASE;
+    case canal::schema::DdlVerb::kAlter: return entry::ALTER;
+    case canal::schema::DdlVerb::kTruncate: return entry::TRUNCATE;
+    case canal::schema::DdlVerb::kRename: return entry::RENAME;
+    case canal::schema::DdlVerb::kNone: break;
   }
-  return w;
-}
-
-}  // namespace
-
-int ClassifyStatement(std::string_view sql, bool* is_ddl) {
-  size_t i = 0;
-  const std::string first = NextWord(sql, &i);
-  std::string second = NextWord(sql, &i);
-  *is_ddl = true;
-  if (first == "CREATE") {
-    while (second == "UNIQUE" || second == "FULLTEXT" || second == "SPATIAL" || second == "OR" ||
-           second == "REPLACE" || second == "TEMPORARY") {
-      second = NextWord(sql, &i);
-    }
-    return second == "INDEX" ? entry::CINDEX : entry::CREATE;
-  }
-  if (first == "DROP") return second == "INDEX" ? entry::DINDEX : entry::ERASE;
-  if (first == "ALTER") return entry::ALTER;
-  if (first == "TRUNCATE") return entry::TRUNCATE;
-  if (first == "RENAME") return entry::RENAME;
   *is_ddl = false;
   return entry::QUERY;
+}
+
+int ClassifyStatement(std::string_view sql, bool* is_ddl) {
+  return CanalEventType(canal::schema::ClassifyStatement(sql), is_ddl);
 }
 
 struct EntryBuilder::Impl {

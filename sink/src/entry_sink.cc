@@ -17,159 +17,18 @@ int64_t SteadyNowMs() {
       .count();
 }
 
-// ---- DdlTable's little lexer -------------------------------------------
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
-         static_cast<unsigned char>(c) >= 0x80;  // identifiers may hold any non-ASCII letter
-}
-char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
-
-class Lexer {
- public:
-  explicit Lexer(std::string_view sql) : sql_(sql) {}
-
-  // Skips blanks and comments (/* */, "-- ", #); MariaDB's executable
-  // comments /*! ... */ and /*M! ... */ are read as their contents.
-  void Skip() {
-    while (i_ < sql_.size()) {
-      if (IsSpace(sql_[i_])) {
-        ++i_;
-      } else if (sql_.compare(i_, 3, "/*!") == 0 || sql_.compare(i_, 4, "/*M!") == 0) {
-        i_ += sql_[i_ + 2] == '!' ? 3 : 4;
-        while (i_ < sql_.size() && sql_[i_] >= '0' && sql_[i_] <= '9') ++i_;  // version number
-      } else if (sql_.compare(i_, 2, "/*") == 0) {
-        size_t end = sql_.find("*/", i_ + 2);
-        i_ = end == std::string_view::npos ? sql_.size() : end + 2;
-      } else if (sql_.compare(i_, 2, "*/") == 0) {
-        i_ += 2;  // end of an executable comment
-      } else if (sql_[i_] == '#' || (sql_.compare(i_, 2, "--") == 0 && (i_ + 2 == sql_.size() || IsSpace(sql_[i_ + 2])))) {
-        size_t end = sql_.find('\n', i_);
-        i_ = end == std::string_view::npos ? sql_.size() : end + 1;
-      } else {
-        return;
-      }
-    }
-  }
-
-  // Consumes the keyword `word` (case-insensitive, whole word) if it is next.
-  bool Keyword(std::string_view word) {
-    Skip();
-    size_t j = i_;
-    for (char w : word) {
-      if (j >= sql_.size() || Upper(sql_[j]) != w) return false;
-      ++j;
-    }
-    if (j < sql_.size() && IsWordChar(sql_[j])) return false;
-    i_ = j;
-    return true;
-  }
-
-  // Consumes one identifier (bare or `quoted`, `` for a backquote inside).
-  bool Identifier(std::string* out) {
-    Skip();
-    out->clear();
-    if (i_ < sql_.size() && sql_[i_] == '`') {
-      for (size_t j = i_ + 1; j < sql_.size(); ++j) {
-        if (sql_[j] != '`') {
-          out->push_back(sql_[j]);
-        } else if (j + 1 < sql_.size() && sql_[j + 1] == '`') {
-          out->push_back('`');
-          ++j;
-        } else {
-          i_ = j + 1;
-          return !out->empty();
-        }
-      }
-      return false;  // unterminated
-    }
-    while (i_ < sql_.size() && IsWordChar(sql_[i_])) out->push_back(sql_[i_++]);
-    return !out->empty();
-  }
-
-  // [schema.]table
-  bool QualifiedName(std::string* schema, std::string* table) {
-    std::string first;
-    if (!Identifier(&first)) return false;
-    Skip();
-    if (i_ < sql_.size() && sql_[i_] == '.') {
-      ++i_;
-      std::string second;
-      if (!Identifier(&second)) return false;
-      *schema = std::move(first);
-      *table = std::move(second);
-      return true;
-    }
-    schema->clear();
-    *table = std::move(first);
-    return true;
-  }
-
-  // Skips words until the keyword `word`; false when the statement ends first.
-  bool SkipTo(std::string_view word) {
-    std::string scratch;
-    while (true) {
-      if (Keyword(word)) return true;
-      Skip();
-      if (i_ >= sql_.size()) return false;
-      if (!Identifier(&scratch)) ++i_;  // punctuation, literals: step over
-    }
-  }
-
- private:
-  std::string_view sql_;
-  size_t i_ = 0;
-};
-
-bool IfExists(Lexer* lx) { return lx->Keyword("IF") && lx->Keyword("EXISTS"); }
-bool IfNotExists(Lexer* lx) { return lx->Keyword("IF") && lx->Keyword("NOT") && lx->Keyword("EXISTS"); }
-
 }  // namespace
 
 bool DdlTable(std::string_view sql, std::string_view default_schema, std::string* schema, std::string* table) {
-  Lexer lx(sql);
-  bool found = false;
-  std::string s, t;
-  if (lx.Keyword("CREATE")) {
-    if (lx.Keyword("OR")) {
-      if (!lx.Keyword("REPLACE")) return false;
-    }
-    lx.Keyword("TEMPORARY");
-    if (lx.Keyword("TABLE")) {
-      IfNotExists(&lx);
-      found = lx.QualifiedName(&s, &t);
-    } else {
-      (void)(lx.Keyword("ONLINE") || lx.Keyword("OFFLINE"));
-      (void)(lx.Keyword("UNIQUE") || lx.Keyword("FULLTEXT") || lx.Keyword("SPATIAL"));
-      if (lx.Keyword("INDEX")) found = lx.SkipTo("ON") && lx.QualifiedName(&s, &t);
-    }
-  } else if (lx.Keyword("ALTER")) {
-    lx.Keyword("ONLINE");
-    lx.Keyword("IGNORE");
-    if (lx.Keyword("TABLE")) {
-      IfExists(&lx);
-      found = lx.QualifiedName(&s, &t);
-    }
-  } else if (lx.Keyword("DROP")) {
-    lx.Keyword("TEMPORARY");
-    if (lx.Keyword("TABLE")) {
-      IfExists(&lx);
-      found = lx.QualifiedName(&s, &t);
-    } else {
-      (void)(lx.Keyword("ONLINE") || lx.Keyword("OFFLINE"));
-      if (lx.Keyword("INDEX")) found = lx.SkipTo("ON") && lx.QualifiedName(&s, &t);
-    }
-  } else if (lx.Keyword("TRUNCATE")) {
-    lx.Keyword("TABLE");
-    found = lx.QualifiedName(&s, &t);
-  } else if (lx.Keyword("RENAME")) {
-    if (lx.Keyword("TABLE")) found = lx.QualifiedName(&s, &t);
-  }
-  if (!found) return false;
-  if (s.empty()) s.assign(default_schema);
-  *schema = std::move(s);
-  *table = std::move(t);
+  return DdlTable(canal::schema::ClassifyStatement(sql), default_schema, schema, table);
+}
+
+bool DdlTable(const canal::schema::StatementClass& c, std::string_view default_schema, std::string* schema,
+              std::string* table) {
+  if (c.kind != canal::schema::StatementKind::kDdl || c.table.empty()) return false;
+  if (c.object != canal::schema::DdlObject::kTable && c.object != canal::schema::DdlObject::kIndex) return false;
+  schema->assign(c.db.empty() ? default_schema : std::string_view(c.db));
+  table->assign(c.table);
   return true;
 }
 
@@ -385,14 +244,13 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         break;
       }
       case TxEventKind::kQuery: {
-        if (options_.event_types.DropsStatement(e.sql)) {
+        const canal::schema::StatementClass cls = canal::schema::ClassifyStatement(e.sql);
+        if (options_.event_types.DropsKind(cls.kind)) {
           filtered_events_.fetch_add(1, std::memory_order_relaxed);
           break;
         }
-        bool is_ddl = false;
-        ClassifyStatement(e.sql, &is_ddl);
         std::string_view schema = e.db, table;
-        if (is_ddl && DdlTable(e.sql, e.db, &ddl_schema, &ddl_table)) {
+        if (DdlTable(cls, e.db, &ddl_schema, &ddl_table)) {
           if (!Keeps(filter, ddl_schema, ddl_table)) {
             filtered_events_.fetch_add(1, std::memory_order_relaxed);
             break;
@@ -403,6 +261,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
         SetContext(txn, e);
         CANAL_RETURN_IF_ERROR(builder_.QueryEntry(ctx_, schema, e.sql, &next_, table));
+        const bool is_ddl = cls.kind == canal::schema::StatementKind::kDdl;
         CANAL_RETURN_IF_ERROR(Stage(txn, is_ddl ? store::EntryKind::kDdl : store::EntryKind::kOther));
         break;
       }

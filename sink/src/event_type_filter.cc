@@ -7,34 +7,6 @@ namespace canal::sink {
 
 namespace {
 
-// Upper-cased leading words of `sql` (skipping blanks and /* comments */).
-std::string Words(std::string_view sql, int count) {
-  std::string out;
-  size_t i = 0;
-  for (int w = 0; w < count; ++w) {
-    while (true) {
-      while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-      if (i + 1 < sql.size() && sql[i] == '/' && sql[i + 1] == '*') {
-        size_t end = sql.find("*/", i + 2);
-        i = end == std::string_view::npos ? sql.size() : end + 2;
-        continue;
-      }
-      break;
-    }
-    if (i >= sql.size()) break;
-    if (!out.empty()) out.push_back(' ');
-    while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) {
-      out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i]))));
-      ++i;
-    }
-  }
-  return out;
-}
-
-bool StartsWith(const std::string& s, std::string_view p) {
-  return s.compare(0, p.size(), p) == 0 && (s.size() == p.size() || s[p.size()] == ' ');
-}
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -43,20 +15,7 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-StatementKind ClassifyStatementKind(std::string_view sql) {
-  const std::string w = Words(sql, 2);
-  for (std::string_view p : {"GRANT", "REVOKE", "CREATE USER", "DROP USER", "ALTER USER", "RENAME USER",
-                             "SET PASSWORD", "CREATE ROLE", "DROP ROLE", "SET ROLE", "SET DEFAULT"}) {
-    if (StartsWith(w, p)) return StatementKind::kDcl;
-  }
-  for (std::string_view p : {"INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD"}) {
-    if (StartsWith(w, p)) return StatementKind::kDml;
-  }
-  for (std::string_view p : {"CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"}) {
-    if (StartsWith(w, p)) return StatementKind::kDdl;
-  }
-  return StatementKind::kOther;
-}
+StatementKind ClassifyStatementKind(std::string_view sql) { return canal::schema::ClassifyStatement(sql).kind; }
 
 Status EventTypeFilter::Set(std::string_view key, std::string_view value) {
   bool* field = nullptr;
@@ -89,8 +48,10 @@ bool EventTypeFilter::DropsRows(binlog::RowsKind kind) const {
   return false;
 }
 
-bool EventTypeFilter::DropsStatement(std::string_view sql) const {
-  switch (ClassifyStatementKind(sql)) {
+bool EventTypeFilter::DropsStatement(std::string_view sql) const { return DropsKind(ClassifyStatementKind(sql)); }
+
+bool EventTypeFilter::DropsKind(StatementKind kind) const {
+  switch (kind) {
     case StatementKind::kDml: return query_dml;
     case StatementKind::kDdl: return query_ddl;
     case StatementKind::kDcl: return query_dcl;

@@ -66,10 +66,38 @@ TEST(AppendAsUtf8, PassesInvalidUtf8ThroughUnchanged) {
   EXPECT_EQ(ToUtf8(bad, kUtf8mb3), bad);
 }
 
-TEST(AppendAsUtf8, PassesUnconvertedCharsetsThrough) {
-  const std::string gbk = Bytes({0xC4, 0xE3, 0xBA, 0xC3});  // 你好 in GBK
-  EXPECT_EQ(ToUtf8(gbk, kGbk), gbk);
-  EXPECT_EQ(ToUtf8(Bytes({0xCF, 0xF0}), kCp1251), Bytes({0xCF, 0xF0}));
+// Canal's Java decodes every charset; so do we, through iconv (issue 10).
+TEST(AppendAsUtf8, ConvertsEastAsianAndCyrillicCharsets) {
+  EXPECT_EQ(ToUtf8(Bytes({0xC4, 0xE3, 0xBA, 0xC3}), kGbk), "你好");
+  EXPECT_EQ(ToUtf8(Bytes({0xC4, 0xE3, 0xBA, 0xC3}), 87), "你好");    // gbk_bin
+  EXPECT_EQ(ToUtf8(Bytes({0xC4, 0xE3, 0xBA, 0xC3}), 1052), "你好");  // gbk NO PAD (MariaDB)
+  EXPECT_EQ(ToUtf8(Bytes({0xA7, 0x41, 0xA6, 0x6E}), 1), "你好");     // big5
+  EXPECT_EQ(ToUtf8(Bytes({0x82, 0xA0, 0x82, 0xA2}), 13), "あい");     // sjis
+  EXPECT_EQ(ToUtf8(Bytes({0xCF, 0xF0}), kCp1251), "Пр");
+  EXPECT_EQ(ToUtf8(Bytes({0xB1, 0xE6}), 9), "ąć");                    // latin2
+  EXPECT_FALSE(CopiesThroughAsUtf8(kGbk));
+  EXPECT_FALSE(CopiesThroughAsUtf8(kCp1251));
+}
+
+TEST(AppendAsUtf8, BytesACharsetDoesNotDefineBecomeReplacementCharacters) {
+  // A lone GBK lead byte at the end, and 0xFF (undefined in GBK) in the middle.
+  EXPECT_EQ(ToUtf8(Bytes({'a', 0xFF, 'b', 0xC4}), kGbk), "a\uFFFDb\uFFFD");
+  EXPECT_EQ(ToUtf8(Bytes({0x98}), kCp1251), "\uFFFD");  // cp1251 leaves 0x98 undefined
+  EXPECT_EQ(ToUtf8("", kGbk), "");
+}
+
+TEST(AppendAsUtf8, CharsetsWithoutAConverterPassThrough) {
+  EXPECT_EQ(ToUtf8(Bytes({0xE4, 0x41}), 3), Bytes({0xE4, 0x41}));  // dec8
+  EXPECT_TRUE(CopiesThroughAsUtf8(3));
+}
+
+TEST(DefaultCollationOfCharset, NamesMapToTheirDefaultCollation) {
+  EXPECT_EQ(DefaultCollationOfCharset("gbk"), kGbk);
+  EXPECT_EQ(DefaultCollationOfCharset("cp1251"), kCp1251);
+  EXPECT_EQ(DefaultCollationOfCharset("latin1"), kLatin1);
+  EXPECT_EQ(DefaultCollationOfCharset("binary"), 63u);
+  EXPECT_EQ(DefaultCollationOfCharset("utf8mb3"), DefaultCollationOfCharset("utf8"));
+  EXPECT_EQ(DefaultCollationOfCharset("klingon"), 0u);
 }
 
 TEST(AppendAsUtf8, AppendsToExistingOutput) {

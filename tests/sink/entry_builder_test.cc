@@ -146,6 +146,12 @@ TEST(EntryBuilder, StatementsAreClassifiedAsCanalDoes) {
       {"RENAME TABLE a TO b", entry::RENAME, true},
       {"INSERT INTO t VALUES (1)", entry::QUERY, false},
       {"GRANT ALL ON *.* TO x", entry::QUERY, false},
+      // One classifier for the whole project: comments of every kind, and DCL is not DDL.
+      {"-- why\nALTER TABLE t ADD b INT", entry::ALTER, true},
+      {"# why\nDROP INDEX i ON t", entry::DINDEX, true},
+      {"/*!40000 ALTER TABLE `t` DISABLE KEYS */", entry::ALTER, true},
+      {"CREATE USER u", entry::QUERY, false},
+      {"CREATE VIEW v AS SELECT 1", entry::CREATE, true},
   };
   for (const auto& c : cases) {
     bool ddl = !c.ddl;

@@ -19,6 +19,9 @@
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/value_format.h"
+#include "canal/parser/history_schema_provider.h"
+#include "canal/schema/history_log.h"
+#include "canal/schema/statement.h"
 #include "json_lines.h"
 
 namespace canal::tools {
@@ -62,11 +65,10 @@ bool IsTransactionControl(std::string_view sql) {
   return false;
 }
 
+// DDL and access control, as the project's one classifier reads them.
 bool IsDdl(std::string_view sql) {
-  for (std::string_view w : {"CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME", "GRANT", "REVOKE"}) {
-    if (StartsWithWord(sql, w)) return true;
-  }
-  return false;
+  const schema::StatementKind k = schema::ClassifyStatement(sql).kind;
+  return k == schema::StatementKind::kDdl || k == schema::StatementKind::kDcl;
 }
 
 const char* KindName(binlog::RowsKind k) {
@@ -209,7 +211,8 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
 // `before_close` runs whenever the reader is about to let go of a file's bytes
 // (next file, end, error): nothing may use that file's events afterwards.
 template <typename F, typename G>
-int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_event, G&& before_close) {
+int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_event, G&& before_close,
+                 binlog::TableSchemaProvider* schema_provider = nullptr) {
   std::vector<std::string> files;
   Status s = binlog::ExpandBinlogPaths(inputs, &files);
   if (!s.ok()) {
@@ -218,6 +221,7 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
   }
   binlog::DecoderOptions dopts;
   dopts.verify_checksum = verify;
+  dopts.schema_provider = schema_provider;
   binlog::EventDecoder decoder(dopts);
   binlog::BinlogFileReader reader(&decoder);
   Event ev;
@@ -385,6 +389,47 @@ int CountOnly(const DecodeCommandOptions& o) {
   return 0;
 }
 
+// The schema history of `--schema FILE`, as of the first event decoded, moved
+// forward by the DDL the files hold. Tables it does not know keep positional
+// names (@1, @2, ...); DDL it cannot replay is reported on stderr.
+class SchemaFromHistory {
+ public:
+  Status Load(const std::string& path) {
+    CANAL_RETURN_IF_ERROR(schema::LoadHistoryFile(path, &stored_));
+    loaded_ = true;
+    return Status::OK();
+  }
+  bool loaded() const { return loaded_; }
+  binlog::TableSchemaProvider* provider() { return &provider_; }
+
+  Status OnEvent(std::string_view file_name, const Event& ev) {
+    const std::string file(file_name);
+    if (!ready_) {
+      ready_ = true;
+      Status s = stored_.Rebuild(schema::BinlogPoint{file, ev.offset}, &history_);
+      if (!s.ok()) return s.WithContext("--schema");
+    }
+    const auto* q = ev.As<binlog::QueryEvent>();
+    // DDL before the snapshot: its effect is in the snapshot already.
+    if (q != nullptr && schema::PointBefore(schema::BinlogPoint{file, ev.offset}, stored_.snapshot_at)) {
+      return Status::OK();
+    }
+    if (q == nullptr || !schema::MayChangeColumns(schema::ClassifyStatement(q->query))) return Status::OK();
+    Status s = history_.ApplySql(q->query, q->db);
+    if (!s.ok()) {
+      std::fprintf(stderr, "canal-binlog: %s: offset %llu: DDL not replayed into the --schema history: %s\n",
+                   file.c_str(), static_cast<unsigned long long>(ev.offset), s.ToString().c_str());
+    }
+    return Status::OK();
+  }
+
+ private:
+  schema::HistoryLog stored_;
+  schema::SchemaHistory history_;
+  parser::HistorySchemaProvider provider_{&history_, /*strict=*/false};
+  bool loaded_ = false, ready_ = false;
+};
+
 }  // namespace
 
 int RunDecode(const DecodeCommandOptions& o) {
@@ -427,11 +472,22 @@ int RunDecode(const DecodeCommandOptions& o) {
   Position pos;
   std::string context, user_vars;  // INTVAR/RAND/USER_VAR for the next statement
 
+  // --schema: column names from a stored schema history (MINIMAL metadata).
+  SchemaFromHistory names;
+  if (!o.schema_file.empty()) {
+    Status s = names.Load(o.schema_file);
+    if (!s.ok()) {
+      Fail(s);
+      return 1;
+    }
+  }
+
   int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader& r, const Event& ev) -> Status {
     if (!task_error.ok()) return task_error;
     pos.file = BaseName(r.path());
     pos.pos = ev.offset;
     pos.ts = ev.header.timestamp;
+    if (names.loaded()) CANAL_RETURN_IF_ERROR(names.OnEvent(pos.file, ev));
     if (ev.type() == EventType::kFormatDescription) tables.clear();
     if (const auto* g = ev.As<binlog::MariaGtidEvent>()) {
       pos.gtid = g->ToString();
@@ -540,7 +596,7 @@ int RunDecode(const DecodeCommandOptions& o) {
     drain(false);
     if (write_failed) return Status::IOError("writing to stdout failed");
     return task_error;
-  }, [&] { drain(true); });  // rows point into the file's mapping
+  }, [&] { drain(true); }, names.loaded() ? names.provider() : nullptr);  // rows point into the file's mapping
   // A worker's error surfaces through the walk (reported there) or only at the
   // final drain (reported here).
   if (rc == 0 && !task_error.ok()) {

@@ -17,6 +17,9 @@ struct DecodeCommandOptions {
   // Threads formatting rows events (0 = format on the decoding thread). Output
   // order is the binlog's whatever the count.
   int threads = 0;
+  // A stored schema history (schema_history.json): names the columns of
+  // binlogs written with binlog_row_metadata=MINIMAL.
+  std::string schema_file;
 };
 
 // Both return the process exit status; errors go to stderr.

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   decode->add_flag("--count-only", dopts.count_only, "decode every value but print only a throughput summary");
   decode->add_option("--timezone", tz, "offset for TIMESTAMP values, e.g. +08:00 (default UTC)");
   decode->add_flag("--no-verify-checksum", no_verify, "skip CRC32 verification");
+  decode->add_option("--schema", dopts.schema_file,
+                     "a schema history (a destination's schema_history.json) naming the columns of binlogs "
+                     "written with binlog_row_metadata=MINIMAL");
   dopts.threads = static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
   decode->add_option("--threads", dopts.threads,
                      "threads formatting rows into JSON (default: cores, at most 4; 0 = none besides the decoder)")

@@ -15,6 +15,11 @@
 #include "canal/parser/binlog/value_format.h"
 
 namespace canal::binlog {
+namespace internal {
+// charset_iconv.cc
+const char* IconvNameOfCollation(uint32_t id);
+bool AppendViaIconv(std::string_view bytes, const char* name, std::string* out);
+}  // namespace internal
 namespace {
 
 enum class Encoding : uint8_t {
@@ -206,10 +211,16 @@ void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out) {
     case Encoding::kUtf32:
       AppendUtf32(bytes, out);
       return;
+    case Encoding::kOther:
+      if (const char* name = internal::IconvNameOfCollation(charset);
+          name != nullptr && internal::AppendViaIconv(bytes, name, out)) {
+        return;
+      }
+      out->append(bytes);
+      return;
     case Encoding::kUnknown:
     case Encoding::kUtf8:
     case Encoding::kAscii:
-    case Encoding::kOther:
       out->append(bytes);
       return;
   }
@@ -222,10 +233,11 @@ namespace canal::binlog {
 
 bool CopiesThroughAsUtf8(uint32_t charset) {
   switch (LookupCharset(charset).encoding) {
+    case Encoding::kOther:
+      return internal::IconvNameOfCollation(charset) == nullptr;
     case Encoding::kUnknown:
     case Encoding::kUtf8:
     case Encoding::kAscii:
-    case Encoding::kOther:
       return true;
     default:
       return false;

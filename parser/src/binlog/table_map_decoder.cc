@@ -5,6 +5,7 @@
 
 #include "binlog/byte_reader.h"
 #include "canal/parser/binlog/column_type.h"
+#include "canal/parser/binlog/value_format.h"
 
 namespace canal::binlog {
 
@@ -473,7 +474,9 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
       c.is_unsigned = cols[i].is_unsigned;
       c.signedness_known = true;
     }
-    if (c.charset == 0 && cols[i].charset == "binary") c.charset = 63;
+    // MINIMAL metadata has no charsets: the schema's (history or
+    // information_schema) let text convert to UTF-8.
+    if (c.charset == 0 && !cols[i].charset.empty()) c.charset = DefaultCollationOfCharset(cols[i].charset);
     if (c.enum_or_set_labels.empty()) c.enum_or_set_labels = cols[i].enum_or_set_labels;
     c.column_type = cols[i].column_type;
   }

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,7 @@
 #include <thread>
 
 #include "canal/common/log_position.h"
+#include "canal/schema/history_store.h"
 #include "canal/common/status.h"
 #include "canal/parser/mysql/connection_options.h"
 #include "canal/parser/transaction.h"
@@ -82,6 +84,21 @@ struct EventParserOptions {
   int reconnect_max_ms = 30'000;
   bool verify_checksum = true;
   TransactionBufferOptions buffer;
+  // The destination's schema history (docs/schema-history.md): column names for
+  // binlogs without FULL row metadata, checked against those with it. Empty: no
+  // history; columns come from information_schema as it is now.
+  std::string schema_history_file;
+  // Where the history is kept instead of that file (ZooKeeper, for HA); the
+  // file name still turns the history on.
+  std::shared_ptr<schema::HistoryStore> schema_history_store;
+  // Compaction (canal.instance.tsdb.snapshot.interval / .expire, in hours
+  // there): at a start at least `interval` after the last compaction, DDL
+  // records older than `expire` and before the start position fold into the
+  // snapshot. 0 = never.
+  int64_t schema_compact_interval_s = 24 * 3600;
+  int64_t schema_compact_expire_s = 360 * 3600;
+  // Tables whose history is kept (the destination's filter); null = all.
+  std::function<bool(std::string_view db, std::string_view table)> schema_scope;
 };
 
 struct ParserStatus {

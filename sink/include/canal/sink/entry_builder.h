@@ -7,6 +7,8 @@
 // thread-safe (it reuses its buffers); one builder per instance thread.
 #pragma once
 
+#include "canal/schema/statement.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,7 +65,9 @@ class EntryBuilder {
 
 // Canal's event type for a statement: CREATE, ALTER, ERASE (DROP TABLE),
 // TRUNCATE, RENAME, CINDEX (CREATE INDEX), DINDEX (DROP INDEX) or QUERY; *is_ddl
-// is false only for QUERY. Values are canal.entry.EventType numbers.
+// is false only for QUERY. Values are canal.entry.EventType numbers. Both ask
+// the project's one classifier (canal/schema/statement.h).
 int ClassifyStatement(std::string_view sql, bool* is_ddl);
+int CanalEventType(const canal::schema::StatementClass& c, bool* is_ddl);
 
 }  // namespace canal::sink

@@ -48,6 +48,8 @@
 // sink reuses: no allocation per row once warm.
 #pragma once
 
+#include "canal/schema/statement.h"
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -181,5 +183,7 @@ class EntrySink final : public parser::TransactionSink {
 // is not qualified. False (outputs untouched) for any other statement or a
 // name it cannot read. The first table when a statement names several.
 bool DdlTable(std::string_view sql, std::string_view default_schema, std::string* schema, std::string* table);
+bool DdlTable(const canal::schema::StatementClass& c, std::string_view default_schema, std::string* schema,
+              std::string* table);
 
 }  // namespace canal::sink

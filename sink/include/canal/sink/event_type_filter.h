@@ -16,10 +16,12 @@
 
 #include "canal/common/status.h"
 #include "canal/parser/binlog/event_type.h"
+#include "canal/schema/statement.h"
 
 namespace canal::sink {
 
-enum class StatementKind { kDml, kDdl, kDcl, kOther };
+// The project's one classifier decides (canal/schema/statement.h).
+using StatementKind = canal::schema::StatementKind;
 
 // What kind of statement `sql` is, by its leading keywords.
 StatementKind ClassifyStatementKind(std::string_view sql);
@@ -40,6 +42,7 @@ struct EventTypeFilter {
 
   bool DropsRows(binlog::RowsKind kind) const;
   bool DropsStatement(std::string_view sql) const;
+  bool DropsKind(StatementKind kind) const;
   bool DropsTransactionEntries() const { return transaction_entry; }
 };
 

@@ -60,9 +60,15 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
 size_t DecimalBinarySize(int precision, int scale);
 
 // Appends `bytes` in collation `charset` as UTF-8. UTF-8 family and ASCII copy
-// through; latin1 (cp1252), binary and ucs2/utf16/utf16le/utf32 convert; other
-// charsets copy through unchanged (documented limitation).
+// through; latin1 (cp1252), binary and ucs2/utf16/utf16le/utf32 convert here;
+// gbk, big5, sjis, cp932, gb2312, gb18030, euckr, ujis, cp1251, cp1250, the
+// ISO-8859 and KOI8 families and the other charsets iconv knows convert through
+// iconv (undefined bytes become U+FFFD); dec8, hp8, swe7, keybcs2, macce and
+// geostd8 copy through unchanged.
 void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out);
+
+// The default collation id of a character set name ("gbk" -> 28), 0 when unknown.
+uint32_t DefaultCollationOfCharset(std::string_view charset);
 
 // True when AppendAsUtf8 copies bytes of this collation unchanged, so a caller
 // that escapes text anyway may use a kString value's raw bytes directly.

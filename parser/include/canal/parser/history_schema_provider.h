@@ -1,0 +1,40 @@
+// HistorySchemaProvider: a schema::SchemaHistory as the decoder's
+// TableSchemaProvider (column names, keys, signedness, charsets and ENUM/SET
+// labels for TABLE_MAPs without FULL metadata). Used by the parse thread's
+// schema tracker and by `canal-binlog decode --schema`.
+#pragma once
+
+#include <string>
+
+#include "canal/parser/binlog/schema_provider.h"
+#include "canal/schema/schema_history.h"
+
+namespace canal::parser {
+
+class HistorySchemaProvider : public binlog::TableSchemaProvider {
+ public:
+  // `history` must outlive the provider. Strict: a table in the history's
+  // scope that it does not hold is an error ending with `missing_hint`; not
+  // strict (an offline tool): such a table keeps positional names.
+  HistorySchemaProvider(const schema::SchemaHistory* history, bool strict, std::string missing_hint = "")
+      : history_(history), strict_(strict), missing_hint_(std::move(missing_hint)) {}
+
+  // NotFound outside the history's scope (the decoder keeps positional names);
+  // Corruption for a table in scope that the history does not hold (strict).
+  Status GetColumns(std::string_view db, std::string_view table,
+                    std::vector<binlog::SchemaColumn>* columns) override;
+  void Invalidate(std::string_view, std::string_view) override {}
+
+  void set_history(const schema::SchemaHistory* history) { history_ = history; }
+
+ private:
+  const schema::SchemaHistory* history_;
+  bool strict_;
+  std::string missing_hint_;
+};
+
+// COLUMN_TYPE as information_schema prints it, near enough for Canal's
+// mysqlType: "decimal(12,2)", "enum('a','b')", "int unsigned".
+std::string HistoryColumnType(const schema::Column& c);
+
+}  // namespace canal::parser

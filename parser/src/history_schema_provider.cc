@@ -1,0 +1,55 @@
+#include "canal/parser/history_schema_provider.h"
+
+namespace canal::parser {
+
+std::string HistoryColumnType(const schema::Column& c) {
+  std::string t = c.type;
+  if (c.type == "enum" || c.type == "set") {
+    t += '(';
+    for (size_t i = 0; i < c.labels.size(); ++i) {
+      if (i > 0) t += ',';
+      t += '\'';
+      for (char ch : c.labels[i]) {
+        if (ch == '\'') t += '\'';
+        t += ch;
+      }
+      t += '\'';
+    }
+    t += ')';
+  } else if (c.type == "decimal" && c.precision >= 0) {
+    t += "(" + std::to_string(c.precision) + "," + std::to_string(c.scale < 0 ? 0 : c.scale) + ")";
+  } else if (c.length >= 0) {
+    t += "(" + std::to_string(c.length) + ")";
+  } else if ((c.type == "datetime" || c.type == "timestamp" || c.type == "time") && c.precision > 0) {
+    t += "(" + std::to_string(c.precision) + ")";
+  }
+  if (c.is_unsigned) t += " unsigned";
+  return t;
+}
+
+Status HistorySchemaProvider::GetColumns(std::string_view db, std::string_view table,
+                                         std::vector<binlog::SchemaColumn>* columns) {
+  const schema::TableSchema* t = history_ == nullptr ? nullptr : history_->Find(db, table);
+  if (t == nullptr) {
+    if (history_ == nullptr || !strict_ || !history_->InScope(db, table)) {
+      return Status::NotFound("table outside the schema history's scope");
+    }
+    return Status::Corruption("the schema history holds no table `" + std::string(db) + "`.`" + std::string(table) +
+                              "` although the binlog writes rows for it" + missing_hint_);
+  }
+  columns->clear();
+  columns->reserve(t->columns.size());
+  for (const schema::Column& c : t->columns) {
+    binlog::SchemaColumn& sc = columns->emplace_back();
+    sc.name = c.name;
+    sc.is_key = c.is_key;
+    sc.is_unsigned = c.is_unsigned;
+    sc.data_type = c.type;
+    sc.charset = c.charset;
+    sc.enum_or_set_labels = c.labels;
+    sc.column_type = HistoryColumnType(c);
+  }
+  return Status::OK();
+}
+
+}  // namespace canal::parser

@@ -1,0 +1,245 @@
+#include "schema_tracker.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/history_schema_provider.h"
+#include "canal/schema/ddl.h"
+#include "canal/schema/statement.h"
+
+namespace canal::parser {
+namespace {
+
+constexpr uint64_t kAnsiQuotes = 1u << 2;          // sql_mode ANSI_QUOTES
+constexpr uint64_t kNoBackslashEscapes = 1u << 20;  // sql_mode NO_BACKSLASH_ESCAPES
+
+std::string TableName(std::string_view db, std::string_view table) {
+  return "`" + std::string(db) + "`.`" + std::string(table) + "`";
+}
+
+// A statement for a log line or an error: one line, cut, control bytes escaped.
+std::string Excerpt(std::string_view sql) {
+  std::string out;
+  for (char c : sql.substr(0, 300)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (sql.size() > 300) out += "...";
+  return out;
+}
+
+std::string Describe(const schema::TableSchema& t) {
+  std::string s = std::to_string(t.columns.size()) + " columns (";
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += t.columns[i].name + " " + t.columns[i].type;
+  }
+  return s + ")";
+}
+
+// Whether a replayed statement is worth storing: it changed (or may have
+// changed) a table in scope, or a database's default charset.
+bool TouchesScope(const schema::SchemaHistory& h, const schema::DdlStatement& ddl) {
+  using K = schema::DdlStatement::Kind;
+  auto in = [&h](const schema::TableRef& r) { return !r.name.empty() && h.InScope(r.db, r.name); };
+  switch (ddl.kind) {
+    case K::kNotDdl:
+    case K::kNoColumnChange:
+    case K::kTruncate:
+      return false;
+    case K::kCreateTable:
+    case K::kCreateTableLike:
+      return in(ddl.table);
+    case K::kAlterTable:
+      return in(ddl.table) || in(ddl.rename_to);
+    case K::kRenameTables:
+      for (const auto& [from, to] : ddl.renames) {
+        if (in(from) || in(to)) return true;
+      }
+      return false;
+    case K::kDropTables:
+      for (const auto& t : ddl.tables) {
+        if (in(t)) return true;
+      }
+      return false;
+    case K::kCreateDatabase:
+    case K::kAlterDatabase:
+    case K::kDropDatabase:
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+SchemaTracker::SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log)
+    : options_(std::move(options)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      history_(options_.scope),
+      provider_(&history_, /*strict=*/true, FixHint()) {
+  store_ = options_.store != nullptr ? options_.store
+                                     : std::make_shared<schema::FileHistoryStore>(options_.history_file);
+}
+
+std::string SchemaTracker::FixHint() const {
+  if (options_.store != nullptr) {
+    return "; to rebuild the schema history from the primary: stop the destination on every server, delete " +
+           options_.store->Describe() + " (zkCli.sh deleteall <path>), and start again: the next start "
+           "snapshots the primary's tables at its current position (docs/schema-history.md, \"Recovering\")";
+  }
+  return "; to rebuild the schema history from the primary: stop the server, run `bin/canal-admin.sh "
+         "rebuild-schema-history " + options_.destination + "` (it moves " + options_.history_file +
+         " aside; the next start snapshots the primary's tables at its current position), and start again "
+         "(docs/schema-history.md, \"Recovering\")";
+}
+
+Status SchemaTracker::Save() {
+  return store_->Save(stored_).WithContext("storing the schema history in " + store_->Describe());
+}
+
+Status SchemaTracker::MaybeCompact(const schema::BinlogPoint& start) {
+  if (options_.compact_interval_s <= 0 || start.empty()) return Status::OK();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  if (now_ms - stored_.compacted_at_ms < options_.compact_interval_s * 1000) return Status::OK();
+  const int64_t cutoff = now_ms / 1000 - options_.compact_expire_s;
+  size_t folded = 0;
+  CANAL_RETURN_IF_ERROR(stored_.Compact(start, cutoff <= 0 ? 0 : static_cast<uint32_t>(cutoff), options_.scope,
+                                        lexer_, &folded)
+                            .WithContext("compacting the schema history"));
+  stored_.compacted_at_ms = now_ms;
+  CANAL_RETURN_IF_ERROR(Save());
+  if (folded > 0) {
+    log_->info("[{}] schema history: {} DDL record(s) older than {} h folded into the snapshot, now at {}",
+               options_.destination, folded, options_.compact_expire_s / 3600, stored_.snapshot_at.ToString());
+  }
+  return Status::OK();
+}
+
+Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInfo& info,
+                           const schema::BinlogPoint& start) {
+  lexer_.mariadb = info.mariadb;
+  lexer_.server_version = static_cast<uint32_t>(info.major * 10000 + info.minor * 100 + info.patch);
+  Status s = store_->Load(&stored_);
+  if (s.IsNotFound()) {
+    schema::SchemaHistory snap(options_.scope);
+    schema::BinlogPoint at;
+    CANAL_RETURN_IF_ERROR(TakeSchemaSnapshot(query, info, options_.scope, &snap, &at));
+    stored_ = schema::HistoryLog{};
+    stored_.SetSnapshot(at, snap);
+    CANAL_RETURN_IF_ERROR(Save());
+    log_->info("[{}] schema history: snapshot of {} table(s) in scope at {} stored in {}", options_.destination,
+               stored_.tables.size(), at.ToString(), store_->Describe());
+  } else if (!s.ok()) {
+    return s.WithContext("loading the schema history");
+  }
+  CANAL_RETURN_IF_ERROR(MaybeCompact(start));
+  history_ = schema::SchemaHistory(options_.scope);
+  CANAL_RETURN_IF_ERROR(stored_.Rebuild(start, &history_, lexer_));
+  if (!start.empty() && schema::PointBefore(start, stored_.snapshot_at)) {
+    log_->warn("[{}] schema history: starting at {}, before the snapshot at {}: rows before the snapshot are "
+               "labelled with the snapshot's columns and stop the destination if their shape differs",
+               options_.destination, start.ToString(), stored_.snapshot_at.ToString());
+  }
+  log_->info("[{}] schema history: {} table(s) as of {} ({} DDL record(s) stored)", options_.destination,
+             history_.tables().size(), start.empty() ? std::string("the latest record") : start.ToString(),
+             stored_.records.size());
+  return Status::OK();
+}
+
+Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) {
+  const schema::TableSchema* t = history_.Find(tm.db, tm.table);
+  if (t == nullptr) {
+    if (!history_.InScope(tm.db, tm.table)) return Status::OK();
+    // FULL metadata names the columns itself: learn the table from it (the
+    // snapshot could not see it, e.g. no privilege) rather than stop.
+    return LearnTable(tm);
+  }
+  bool same = t->columns.size() == tm.columns.size();
+  for (size_t i = 0; same && i < tm.columns.size(); ++i) {
+    same = schema::EqualsIgnoreCase(t->columns[i].name, tm.columns[i].name);
+  }
+  if (same) return Status::OK();
+  std::string binlog = std::to_string(tm.columns.size()) + " columns (";
+  for (size_t i = 0; i < tm.columns.size(); ++i) binlog += (i > 0 ? ", " : "") + tm.columns[i].name;
+  return Status::Corruption("the schema history of " + TableName(tm.db, tm.table) + " holds " + Describe(*t) +
+                            " but the binlog's TABLE_MAP (FULL metadata) has " + binlog + ")" + FixHint());
+}
+
+Status SchemaTracker::LearnTable(const binlog::TableMap& tm) {
+  schema::TableSchema t;
+  t.db = tm.db;
+  t.name = tm.table;
+  schema::LexerOptions o = lexer_;
+  for (const binlog::ColumnInfo& c : tm.columns) {
+    // The column's type as Canal prints it ("int(11) unsigned", "enum('a')"), read by the DDL parser.
+    schema::DdlStatement ddl;
+    const std::string type = binlog::CanalMysqlType(c);
+    if (!schema::ParseDdl("CREATE TABLE t (c " + type + ")", "d", o, &ddl).ok() || ddl.columns.size() != 1) {
+      return Status::Corruption("the schema history holds no table " + TableName(tm.db, tm.table) +
+                                " and its TABLE_MAP's column " + c.name + " (" + type + ") cannot be read" +
+                                FixHint());
+    }
+    schema::Column col = std::move(ddl.columns[0]);
+    col.name = c.name;
+    col.is_key = c.is_key;
+    col.nullable = c.nullable;
+    if (c.signedness_known) col.is_unsigned = c.is_unsigned;
+    t.columns.push_back(std::move(col));
+  }
+  log_->warn("[{}] schema history: {} was not in the snapshot; learned its {} column(s) from a FULL-metadata "
+             "TABLE_MAP (charsets unknown until its next DDL or a rebuild)",
+             options_.destination, TableName(tm.db, tm.table), t.columns.size());
+  history_.PutTable(std::move(t));
+  return Status::OK();
+}
+
+Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp) {
+  schema::LexerOptions lexer = lexer_;
+  if (q.has_sql_mode) {
+    lexer.ansi_quotes = (q.sql_mode & kAnsiQuotes) != 0;
+    lexer.no_backslash_escapes = (q.sql_mode & kNoBackslashEscapes) != 0;
+  }
+  const schema::StatementClass cls = schema::ClassifyStatement(q.query, lexer);
+  if (!schema::MayChangeColumns(cls)) return Status::OK();
+  if (!stored_.snapshot_at.empty() && schema::PointBefore(at, stored_.snapshot_at)) {
+    return Status::OK();  // the snapshot already shows its effect
+  }
+  auto fail = [&](const Status& s) {
+    return Status::Corruption("cannot replay the DDL at " + at.ToString() + " into the schema history: " +
+                              s.ToString() + "; statement: " + Excerpt(q.query) + FixHint());
+  };
+  schema::DdlStatement ddl;
+  Status s = schema::ParseDdl(q.query, q.db, lexer, &ddl);
+  if (!s.ok()) {
+    const std::string db = cls.db.empty() ? std::string(q.db) : cls.db;
+    if (!cls.table.empty() && !history_.InScope(db, cls.table)) {
+      log_->warn("[{}] schema history: DDL at {} on {} (outside the scope) not understood, ignored: {}",
+                 options_.destination, at.ToString(), TableName(db, cls.table), s.ToString());
+      return Status::OK();
+    }
+    return fail(s);
+  }
+  s = history_.Apply(ddl);
+  if (!s.ok()) return fail(s);
+  if (!TouchesScope(history_, ddl)) return Status::OK();
+  schema::HistoryRecord record;
+  record.at = at;
+  record.db.assign(q.db);
+  record.sql.assign(q.query);
+  record.ts = timestamp;
+  if (stored_.Append(std::move(record))) {
+    CANAL_RETURN_IF_ERROR(Save());  // durable before the DDL goes on to the sink
+    log_->info("[{}] schema history: {} at {}", options_.destination, Excerpt(q.query), at.ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace canal::parser

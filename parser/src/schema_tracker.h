@@ -1,0 +1,77 @@
+// SchemaTracker: the parse thread's side of the schema history (canal/schema).
+//
+// Opens the destination's stored history (a snapshot taken from the primary at
+// the first start), rebuilds it as of the dump's start position, names the
+// columns of TABLE_MAPs without FULL metadata, checks those with it, and
+// replays every column-changing DDL into the history, durable before the event
+// goes on to the sink. Internal to parser/.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "canal/parser/binlog/events.h"
+#include "canal/parser/binlog/table_map.h"
+#include "canal/parser/history_schema_provider.h"
+#include "canal/parser/mysql/query_connection.h"
+#include "canal/schema/history_log.h"
+#include "canal/schema/history_store.h"
+
+namespace canal::parser {
+
+struct SchemaTrackerOptions {
+  std::string destination;
+  std::string history_file;  // the destination's stored history (a local file) ...
+  std::shared_ptr<schema::HistoryStore> store;  // ... or this store (ZooKeeper) when set
+  schema::SchemaHistory::Scope scope;
+  int64_t compact_interval_s = 0;  // 0: never compact
+  int64_t compact_expire_s = 0;
+};
+
+class SchemaTracker {
+ public:
+  SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlog::logger> log);
+
+  // Loads the stored history (taking and storing a snapshot when there is none)
+  // and rebuilds it as of `start`.
+  Status Open(mysql::QueryConnection* query, const mysql::ServerInfo& info, const schema::BinlogPoint& start);
+
+  // The decoder's schema provider: the history as of the event being decoded.
+  binlog::TableSchemaProvider* provider() { return &provider_; }
+
+  // A QUERY event at `at`: replays it when it may change columns.
+  // `timestamp` is the event's (seconds).
+  Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
+  // A TABLE_MAP that carried its own column names (FULL metadata): the history
+  // must agree. A table in scope the history lacks is learned from it.
+  Status CheckNamedTable(const binlog::TableMap& t);
+
+  // The hint appended to every error that stops the destination.
+  std::string FixHint() const;
+  const schema::SchemaHistory& history() const { return history_; }
+
+ private:
+  Status Save();
+  Status LearnTable(const binlog::TableMap& t);
+  // Folds old records into the snapshot when compaction is due.
+  Status MaybeCompact(const schema::BinlogPoint& start);
+  std::shared_ptr<schema::HistoryStore> store_;
+
+  SchemaTrackerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  schema::LexerOptions lexer_;
+  schema::HistoryLog stored_;
+  schema::SchemaHistory history_;
+  HistorySchemaProvider provider_;
+};
+
+// Reads every base table in scope from information_schema between two equal
+// binlog positions (retried when a write moved the position in between).
+Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
+                          const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,
+                          schema::BinlogPoint* at);
+
+}  // namespace canal::parser
