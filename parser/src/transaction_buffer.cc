@@ -66,11 +66,8 @@ bool TransactionBuffer::in_transaction() const { return state_ != State::kIdle; 
 void TransactionBuffer::ResetTo(const ResumePoint& point) {
   resume_ = point;
   state_ = State::kIdle;
-  txn_.events.clear();
   txn_.piece_index = 0;
-  txn_bytes_ = 0;
-  chunk_index_ = 0;
-  for (Chunk& c : chunks_) c.used = 0;
+  Recycle();
   skipping_ = point.skip_until != 0;
   skip_until_ = point.skip_until;
 }
@@ -159,11 +156,30 @@ Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
     resume_.skip_until = end_offset;
     ++txn_.piece_index;
   }
+  Recycle();
+  return Status::OK();
+}
+
+void TransactionBuffer::Recycle() {
   txn_.events.clear();
+  // A compressed payload is never cut, so one piece may hold far more events
+  // than max_events: give such a list back rather than keep it for good.
+  if (txn_.events.capacity() > 2 * options_.max_events) txn_.events.shrink_to_fit();
   txn_bytes_ = 0;
   chunk_index_ = 0;
+  // Keep what a full piece needs (max_bytes of standard chunks, plus the one
+  // the cut happens in); an oversized chunk made for one big value goes back
+  // at once, so a 64 MiB row costs 64 MiB only while it is in the buffer.
+  const size_t keep = options_.max_bytes / kChunkSize + 1;
+  std::erase_if(chunks_, [](const Chunk& c) { return c.size > kChunkSize; });
+  if (chunks_.size() > keep) chunks_.resize(keep);
   for (Chunk& c : chunks_) c.used = 0;
-  return Status::OK();
+}
+
+size_t TransactionBuffer::retained_bytes() const {
+  size_t total = txn_.events.capacity() * sizeof(TxEvent);
+  for (const Chunk& c : chunks_) total += c.size;
+  return total;
 }
 
 Status TransactionBuffer::MaybeCut(uint64_t next_offset) {

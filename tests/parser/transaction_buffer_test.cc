@@ -1,5 +1,6 @@
 // TransactionBuffer's boundary rules on hand-built event sequences (no rows:
 // the fixture tests cover rows events and resumes on real binlogs).
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -233,6 +234,72 @@ TEST(TransactionBuffer, AStreamResumedAtACommitStatementSkipsIt) {
   EXPECT_TRUE(c.got.empty());
   ASSERT_TRUE(f.Query("CREATE TABLE t (id INT)").ok());
   ASSERT_EQ(c.got.size(), 1u);
+}
+
+// Counts what arrives and checks the biggest statement it sees, keeping no copy.
+struct Sizes : TransactionSink {
+  size_t pieces = 0, events = 0, largest_sql = 0;
+  Status OnTransaction(const Transaction& t) override {
+    ++pieces;
+    events += t.events.size();
+    for (const auto& e : t.events) largest_sql = std::max(largest_sql, e.sql.size());
+    return Status::OK();
+  }
+};
+
+// A buffer handing over pieces of 1 MiB, its counting sink and a feeder.
+struct OneMiBPieces {
+  Sizes c;
+  TransactionBuffer b{&c, TransactionBufferOptions{.max_events = 4096, .max_bytes = 1u << 20}};
+  Feeder f{&b};
+};
+
+TEST(TransactionBuffer, AChunkMadeForAnOversizedValueIsFreedOnceItsPieceIsDelivered) {
+  OneMiBPieces t;
+  auto& [c, b, f] = t;
+  const size_t big = 24u << 20;
+  ASSERT_TRUE(f.Query("INSERT INTO t VALUES ('" + std::string(big, 'x') + "')").ok());
+  ASSERT_EQ(c.pieces, 1u);
+  EXPECT_GT(c.largest_sql, big);  // delivered whole
+  // Held afterwards: the standard chunks a piece may need, not the 24 MiB one.
+  EXPECT_LE(b.retained_bytes(), 2u << 20);
+  ASSERT_TRUE(f.Query("CREATE TABLE t2 (id INT)").ok());
+  EXPECT_LE(b.retained_bytes(), 2u << 20);
+}
+
+TEST(TransactionBuffer, MemoryStaysBoundedByThePieceSizeWhateverTheTransactionSize) {
+  Sizes c;
+  TransactionBufferOptions o;
+  o.max_events = 64;
+  o.max_bytes = 1u << 20;
+  TransactionBuffer b(&c, o);
+  Feeder f(&b);
+  ASSERT_TRUE(f.Query("BEGIN").ok());
+  const std::string value(4000, 'v');
+  const int statements = 6000;  // 24 MB of statements in one transaction
+  size_t peak = 0;
+  for (int i = 0; i < statements; ++i) {
+    ASSERT_TRUE(f.Query("INSERT INTO t VALUES (" + std::to_string(i) + ", '" + value + "')").ok());
+    peak = std::max(peak, b.retained_bytes());
+  }
+  ASSERT_TRUE(f.Xid(9).ok());
+  EXPECT_EQ(c.events, static_cast<size_t>(statements) + 2);  // BEGIN + statements + COMMIT
+  EXPECT_GT(c.pieces, 20u);
+  // 1 MiB of copies plus the chunk the cut falls in, and the event list.
+  EXPECT_LE(peak, (2u << 20) + 4 * o.max_events * sizeof(TxEvent));
+  EXPECT_FALSE(b.in_transaction());
+}
+
+TEST(TransactionBuffer, AResetDropsAHalfBuiltOversizedPieceAndItsMemory) {
+  OneMiBPieces t;
+  auto& [c, b, f] = t;
+  ASSERT_TRUE(f.Query("BEGIN").ok());
+  ASSERT_TRUE(f.Query("INSERT INTO t VALUES ('" + std::string(8u << 20, 'y') + "')").ok());
+  EXPECT_GT(b.retained_bytes(), 8u << 20);  // still building: no commit yet
+  EXPECT_EQ(c.pieces, 0u);
+  b.ResetForReconnect();
+  EXPECT_LE(b.retained_bytes(), 2u << 20);
+  EXPECT_FALSE(b.in_transaction());
 }
 
 }  // namespace

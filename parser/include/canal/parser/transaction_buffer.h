@@ -12,7 +12,9 @@
 // transaction boundary it reports and the buffer skips the events of a
 // partly-delivered transaction that the sink has already seen. Not thread-safe;
 // the parse thread owns it. No allocation per row: row bytes are copied into
-// reusable chunks once per event.
+// reusable chunks once per event. Memory is bounded by the piece thresholds,
+// not the transaction: between pieces it keeps at most max_bytes of chunks;
+// a chunk made for one oversized value is freed once its piece is delivered.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +67,9 @@ class TransactionBuffer {
   uint64_t transactions() const { return transactions_; }
   uint64_t pieces() const { return pieces_; }
   uint64_t skipped_events() const { return skipped_events_; }
+  // Bytes held between pieces (copy chunks and the event list): bounded by
+  // about max_bytes + 1 MiB whatever the size of a transaction or a value.
+  size_t retained_bytes() const;
 
  private:
   enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
@@ -73,6 +78,8 @@ class TransactionBuffer {
   TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
   std::string_view Copy(std::string_view bytes);
   Status MaybeCut(uint64_t next_offset);
+  // Empties the piece and gives back memory past the steady-state bound.
+  void Recycle();
 
   TransactionSink* sink_;
   TransactionBufferOptions options_;
