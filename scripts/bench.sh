@@ -3,7 +3,7 @@
 # same-run ratios and loose sanity bounds only; this script holds the real
 # targets). Run it on a quiet machine: the absolute figures move with load.
 #
-#   scripts/bench.sh [--no-build] [--only catchup|decode|e2e|store|mq ...]
+#   scripts/bench.sh [--no-build] [--only catchup|decode|e2e|memory|store|mq ...]
 #
 # Builds the Release targets the benchmarks need (unless --no-build), then runs
 # each benchmark script with its default thresholds, which are the targets
@@ -13,6 +13,8 @@
 #                                        with e2e also on its single-row-transaction binlog)
 #   e2e      bench/run_e2e_bench.sh      catch-up >= 300k rows/s, p99 < 20 ms at 10k rows/s,
 #                                        peak RSS < 256 MiB, >= 4x zongji on both workloads
+#   memory   bench/run_memory_bench.sh   6M-row transaction: peak RSS < 256 MiB (fast and slow
+#                                        client), < 64 MiB within 10 s after; 64 MiB row: < 256 MiB
 #   store    bench/run_store_bench.sh    >= 10M entries/s
 #   mq       bench/run_mq_bench.sh       >= 30k rows/s per broker
 # Every figure is printed; the summary names each target met or missed. Exit 1
@@ -34,7 +36,8 @@ done
 # The targets are the scripts' defaults: drop CI's bounds if the caller has them.
 unset BENCH_MIN_CATCHUP_FILE_RATIO BENCH_MIN_CATCHUP_ROWS_PER_S BENCH_MIN_RATIO BENCH_MIN_TYPED_ROWS_PER_S \
   BENCH_MIN_PEER_RATIO BENCH_MIN_E2E_ROWS_PER_S BENCH_MAX_P99_MS BENCH_MAX_RSS_MIB \
-  STORE_BENCH_MIN_ENTRIES_PER_S BENCH_MIN_MQ_ROWS_PER_S
+  STORE_BENCH_MIN_ENTRIES_PER_S BENCH_MIN_MQ_ROWS_PER_S BENCH_TXN_MAX_RSS_MIB BENCH_TXN_MAX_RSS_AFTER_MIB \
+  BENCH_BLOB_MAX_RSS_MIB
 # Decode judges the 6x target here (its script defaults to 5x for older callers).
 export BENCH_MIN_RATIO=6
 
@@ -71,6 +74,7 @@ wanted e2e && run "end to end (catch-up, peer, latency, memory)" bash bench/run_
 # No typed-rows target for single-row transactions: only the ratio is judged.
 wanted e2e && wanted decode && run "decode, single-row transactions" env BENCH_MIN_TYPED_ROWS_PER_S=0 \
   bash bench/run_decode_bench.sh --data build/bench-e2e/data-single --runs 3 --no-gbench
+wanted memory && run "memory (huge transaction, huge row)" bash bench/run_memory_bench.sh
 wanted store && run "store" bash bench/run_store_bench.sh
 wanted mq && run "MQ" bash bench/run_mq_bench.sh
 

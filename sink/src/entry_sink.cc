@@ -147,6 +147,14 @@ void EntrySink::SetMeta(store::EntryKind kind) {
   p.transaction_begin = 0;
 }
 
+// The store keeps its own copy of what is put: an entry buffer that grew for
+// one huge value (a 64 MiB BLOB) is given back at once instead of being kept
+// for reuse, so the sink does not hold a second copy of the biggest row seen.
+void EntrySink::ReleaseIfOversized(std::string* entry) {
+  constexpr size_t kKeepBytes = 4u << 20;
+  if (entry->capacity() > kKeepBytes) std::string().swap(*entry);
+}
+
 Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
   SetMeta(kind);
   if (staged_full_) {
@@ -160,6 +168,7 @@ Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
       p.transaction_begin = txn.begin_offset;
     }
     CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
+    ReleaseIfOversized(&staged_);
     entries_.fetch_add(1, std::memory_order_relaxed);
     if (safe) NoteSafePut();
   }
@@ -183,6 +192,7 @@ Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
   }
   staged_full_ = false;
   CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
+  ReleaseIfOversized(&staged_);
   entries_.fetch_add(1, std::memory_order_relaxed);
   NoteSafePut();
   return Status::OK();

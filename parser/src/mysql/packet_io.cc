@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace canal::mysql {
@@ -278,10 +279,30 @@ Status PacketChannel::ReadHeader(uint32_t* length, uint8_t* seq, std::string_vie
   return Status::OK();
 }
 
+bool PacketChannel::LargeMessage::Resize(size_t n) {
+  if (n > capacity) {
+    void* grown = std::realloc(data, n);
+    if (grown == nullptr) return false;
+    data = static_cast<char*>(grown);
+    capacity = n;
+  }
+  size = n;
+  return true;
+}
+
+void PacketChannel::LargeMessage::Release() {
+  std::free(data);
+  data = nullptr;
+  size = capacity = 0;
+}
+
 Status PacketChannel::AppendPayloadToLarge(size_t length, std::string_view what) {
-  const size_t start = large_.size();
-  large_.resize(start + length);
-  auto* dst = reinterpret_cast<uint8_t*>(large_.data()) + start;
+  const size_t start = large_.size;
+  if (!large_.Resize(start + length)) {
+    return Status::IOError(address_ + ": " + std::string(what) + ": out of memory for a message of more than " +
+                           std::to_string(start + length) + " bytes");
+  }
+  auto* dst = reinterpret_cast<uint8_t*>(large_.data) + start;
   size_t have = std::min(length, wpos_ - rpos_);
   std::memcpy(dst, buf_.get() + rpos_, have);
   rpos_ += have;
@@ -297,6 +318,9 @@ Status PacketChannel::AppendPayloadToLarge(size_t length, std::string_view what)
 Status PacketChannel::ReadMessage(std::string_view* payload, std::string_view what) {
   uint32_t length = 0;
   uint8_t seq = 0;
+  // The previous message's view ends here: a big one's memory goes back now
+  // rather than stay for the life of the connection.
+  if (large_.capacity > 4 * kBufferSize) large_.Release();
   CANAL_RETURN_IF_ERROR(ReadHeader(&length, &seq, what));
   const uint8_t expected = seq_;
   seq_ = static_cast<uint8_t>(seq + 1);
@@ -320,7 +344,7 @@ Status PacketChannel::ReadMessage(std::string_view* payload, std::string_view wh
   }
 
   // Over the buffer, or split over several packets: assemble in large_.
-  large_.clear();
+  large_.size = 0;
   uint64_t total = 0;
   bool first = true;
   for (;;) {
@@ -332,7 +356,7 @@ Status PacketChannel::ReadMessage(std::string_view* payload, std::string_view wh
     }
     CANAL_RETURN_IF_ERROR(AppendPayloadToLarge(length, what));
     if (first) {
-      CANAL_RETURN_IF_ERROR(check_sequence(large_));
+      CANAL_RETURN_IF_ERROR(check_sequence(std::string_view(large_.data, large_.size)));
       first = false;
     }
     if (length < kMaxPacketPayload) break;
@@ -344,7 +368,7 @@ Status PacketChannel::ReadMessage(std::string_view* payload, std::string_view wh
                                 std::to_string(seq) + " where " + std::to_string(expected_next) + " was expected");
     }
   }
-  *payload = large_;
+  *payload = std::string_view(large_.data, large_.size);
   return Status::OK();
 }
 

@@ -89,7 +89,21 @@ class PacketChannel {
 
   std::unique_ptr<uint8_t[]> buf_;
   size_t rpos_ = 0, wpos_ = 0;  // unread bytes are buf_[rpos_, wpos_)
-  std::string large_;
+  // A message over the buffer, assembled from its packets. Grown to the exact
+  // size with realloc (glibc moves big blocks with mremap, without a copy or a
+  // doubled capacity), and freed at the next read when it held a big message,
+  // so a 64 MiB row costs 64 MiB once, only while it is decoded.
+  struct LargeMessage {
+    char* data = nullptr;
+    size_t size = 0, capacity = 0;
+    LargeMessage() = default;
+    LargeMessage(const LargeMessage&) = delete;
+    LargeMessage& operator=(const LargeMessage&) = delete;
+    ~LargeMessage() { Release(); }
+    bool Resize(size_t n);  // false when out of memory (contents kept)
+    void Release();
+  };
+  LargeMessage large_;
   uint8_t seq_ = 0;
 };
 

@@ -145,6 +145,7 @@ class EntrySink final : public parser::TransactionSink {
   // Puts the staged entry (if any) and stages the one just built in next_.
   Status Stage(const parser::Transaction& txn, store::EntryKind kind);
   Status PutStagedAsSafe(const parser::Transaction& txn);
+  static void ReleaseIfOversized(std::string* entry);
   Status EnsureBegin(const parser::Transaction& txn);
   Status PutEmptyMarker();
   void NoteSafePut();

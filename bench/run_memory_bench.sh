@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Memory benchmarks: canal-server's RSS with default settings (16384-slot,
+# 16 MiB ring) for a huge transaction and for a huge value. Release build.
+#
+#   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob]
+#
+#   txn   one transaction of N (6,000,000) small rows, made in MariaDB with
+#         INSERT ... SELECT from the seq_1_to_N table (SEQUENCE engine). Read
+#         by a fast client (e2e_client catchup: every row, acked at once) and,
+#         on a fresh server, by a slow one (e2e_client slow: 20 rows per get,
+#         50 ms pause, for 15 s). For each: canal-server's peak RSS (VmHWM)
+#         and its RSS 10 s after the client is done (sampled every 0.5 s: the
+#         first second it is under the after-bound). Targets: peak under
+#         BENCH_TXN_MAX_RSS_MIB (256), after under BENCH_TXN_MAX_RSS_AFTER_MIB
+#         (64) within 10 s.
+#   blob  one row with a 64 MiB LONGBLOB, end to end: canal-cli --count 1
+#         --json must print it whole (output over 64 MiB); canal-server's peak
+#         RSS under BENCH_BLOB_MAX_RSS_MIB (256).
+#
+# Sandbox port 14701 (max_allowed_packet 1G), canal-server ports 14711-14713,
+# all under DIR/bench-memory; stopped at the end. One JSON line per figure and
+# DIR/memory_bench.json; exit 1 when a bound is missed.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build"
+rows=6000000
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --rows) rows=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    *) echo "run_memory_bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
+max_peak=${BENCH_TXN_MAX_RSS_MIB:-256}
+max_after=${BENCH_TXN_MAX_RSS_AFTER_MIB:-64}
+max_blob=${BENCH_BLOB_MAX_RSS_MIB:-256}
+blob_mib=64
+work="$build/bench-memory"
+server_bin="$build/bin/canal-server"
+client_bin="$build/bin/e2e_client"
+cli_bin="$build/bin/canal-cli"
+port=14701
+sbdir=/tmp/canal-bench-mariadb-$port
+say() { echo "run_memory_bench: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+for b in "$server_bin" "$client_bin" "$cli_bin"; do
+  [ -x "$b" ] || fail "$b not built (scripts/build.sh --release)"
+done
+say "targets: peak RSS < 256 MiB for a ${rows}-row transaction (fast and slow client)," \
+  "RSS < 64 MiB within 10 s after; peak RSS < 256 MiB for a ${blob_mib} MiB row"
+say "judged here against: ${max_peak} / ${max_after} / ${max_blob} MiB (BENCH_TXN_MAX_RSS_MIB," \
+  "BENCH_TXN_MAX_RSS_AFTER_MIB, BENCH_BLOB_MAX_RSS_MIB)"
+
+sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
+sbargs=(--port "$port" --dir "$sbdir")
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
+"${sandbox[@]}" start "${sbargs[@]}" --option 'max_allowed_packet=1G' >/dev/null
+sql=(mariadb --no-defaults --socket="$sbdir/mariadbd.sock" -uroot --batch --skip-column-names)
+# The binlog position a server should start at to read what comes next.
+master_status() { "${sql[@]}" -e "SHOW MASTER STATUS" | awk '{print $1, $2}'; }
+
+# start_server NAME CANAL_PORT FILE POS: a fresh install root, destination
+# 'bench' from FILE:POS with default memory settings; sets server_pid.
+start_server() {
+  local root="$work/$1"
+  rm -rf "$root"
+  mkdir -p "$root/conf/bench"
+  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' "$2" \
+    > "$root/conf/canal.properties"
+  cat > "$root/conf/bench/instance.properties" <<PROPS
+canal.instance.master.address = 127.0.0.1:$port
+canal.instance.dbUsername = canal
+canal.instance.dbPassword = canal
+canal.instance.master.journal.name = $3
+canal.instance.master.position = $4
+PROPS
+  # BENCH_SERVER_WRAPPER (e.g. "heaptrack -o FILE"): to find where the memory goes
+  # (the RSS figures are then the wrapper's, and meaningless).
+  ${BENCH_SERVER_WRAPPER:-} "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
+  server_pid=$!
+}
+stop_server() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+status_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$server_pid/status"; }
+# Seconds (0.5 s steps, at most 10) until RSS is under the after-bound; sets
+# settle_s (11 when it never was) and rss_after_mib (the last sample).
+settle() {
+  local i kib
+  settle_s=11
+  for ((i = 0; i <= 20; i++)); do
+    kib=$(status_kib VmRSS)
+    rss_after_mib=$((kib / 1024))
+    if [ "$rss_after_mib" -lt "$max_after" ]; then settle_s=$(awk -v i="$i" 'BEGIN {print i / 2}'); return; fi
+    sleep 0.5
+  done
+}
+
+status=0
+results=()
+# judge NAME PEAK_MIB: records a txn figure and checks both bounds.
+judge() {
+  local line="{\"mode\":\"$1\",\"rows\":$rows,\"rows_read\":$2,\"peak_rss_mib\":$3,\"rss_after_mib\":$rss_after_mib,\"seconds_to_under_${max_after}_mib\":$settle_s}"
+  say "$line"
+  results+=("$line")
+  if [ "$3" -ge "$max_peak" ]; then say "FAIL: $1: peak RSS $3 MiB >= $max_peak MiB"; status=1; fi
+  if [ "$settle_s" = 11 ]; then
+    say "FAIL: $1: RSS still $rss_after_mib MiB (>= $max_after MiB) 10 s after the client was done"
+    status=1
+  fi
+}
+
+if [ -z "$only" ] || [ "$only" = txn ]; then
+  read -r file pos < <(master_status)
+  say "txn: inserting $rows rows in one transaction"
+  t=$SECONDS
+  "${sql[@]}" -e "CREATE DATABASE m; CREATE TABLE m.t (id BIGINT PRIMARY KEY, a INT, b VARCHAR(32)) ENGINE=InnoDB;
+    USE m; INSERT INTO m.t SELECT seq, seq * 3, CONCAT('row-', seq) FROM seq_1_to_$rows;"
+  say "txn: inserted in $((SECONDS - t)) s"
+
+  start_server txn-fast 14711 "$file" "$pos"
+  out=$("$client_bin" catchup --address 127.0.0.1:14711 --destination bench --rows "$rows") ||
+    fail "txn fast: e2e_client failed (canal-server log: $work/txn-fast/logs)"
+  peak=$(($(status_kib VmHWM) / 1024))
+  settle
+  stop_server
+  judge txn_fast_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak"
+
+  start_server txn-slow 14712 "$file" "$pos"
+  out=$("$client_bin" slow --address 127.0.0.1:14712 --destination bench --batch 20 --pause-ms 50 --seconds 15) ||
+    fail "txn slow: e2e_client failed (canal-server log: $work/txn-slow/logs)"
+  peak=$(($(status_kib VmHWM) / 1024))
+  settle
+  stop_server
+  judge txn_slow_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak"
+fi
+
+if [ -z "$only" ] || [ "$only" = blob ]; then
+  read -r file pos < <(master_status)
+  say "blob: inserting one row with a $blob_mib MiB LONGBLOB"
+  "${sql[@]}" -e "CREATE DATABASE IF NOT EXISTS m; CREATE TABLE m.b (id INT PRIMARY KEY, v LONGBLOB) ENGINE=InnoDB;
+    INSERT INTO m.b VALUES (1, REPEAT('x', $blob_mib * 1024 * 1024));"
+  start_server blob 14713 "$file" "$pos"
+  out="$work/blob-cli.json"
+  # canal-cli does not retry its first connect: wait for the port.
+  for ((i = 0; i < 300; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/14713") 2>/dev/null && break
+    sleep 0.1
+  done
+  rc=0
+  timeout 120 "$cli_bin" --address 127.0.0.1:14713 --destination bench --count 1 --json > "$out" 2> "$work/blob-cli.err" ||
+    rc=$?
+  peak=$(($(status_kib VmHWM) / 1024))
+  stop_server
+  bytes=$(wc -c < "$out")
+  line="{\"mode\":\"blob\",\"value_mib\":$blob_mib,\"client_rc\":$rc,\"client_output_bytes\":$bytes,\"peak_rss_mib\":$peak}"
+  say "$line"
+  results+=("$line")
+  if [ "$rc" != 0 ] || [ "$bytes" -lt $((blob_mib << 20)) ]; then
+    say "FAIL: blob: canal-cli did not print the $blob_mib MiB row (exit $rc; $(head -c 300 "$work/blob-cli.err"))"
+    status=1
+  fi
+  if [ "$peak" -ge "$max_blob" ]; then say "FAIL: blob: peak RSS $peak MiB >= $max_blob MiB"; status=1; fi
+fi
+
+printf '[%s]\n' "$(IFS=,; echo "${results[*]}")" > "$build/memory_bench.json"
+[ "$status" = 0 ] && say "all bounds met (figures in $build/memory_bench.json)"
+exit "$status"
