@@ -101,12 +101,18 @@ EventParser::EventParser(EventParserOptions options, TransactionSink* sink, Resu
 
 EventParser::~EventParser() { Stop(); }
 
+namespace {
+constexpr std::string_view kSlaveIdKey = "canal.instance.mysql.slaveId";
+}  // namespace
+
 std::string_view ParserErrorKind(const Status& error) {
   const std::string_view m = error.message();
   if (m.find("Access denied") != std::string_view::npos || m.find("logging in as") != std::string_view::npos ||
       m.find("lacks a privilege") != std::string_view::npos) {
     return "authentication";
   }
+  // A slave-id conflict is a setting to change, even when it comes as a 1236.
+  if (m.find(kSlaveIdKey) != std::string_view::npos) return "configuration";
   // 1236: the primary cannot read from the position asked (purged, invalid).
   if (error.IsNotFound() || m.find("1236") != std::string_view::npos) return "position";
   switch (error.code()) {
@@ -335,11 +341,13 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   s = StartDump(&dump, info, plan);
   if (!s.ok()) {
     const uint16_t code = dump.last_server_error().code;
+    if (mysql::IsSlaveIdConflict(dump.last_server_error())) return OnSlaveIdConflict(s, 0, error);
     if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
     if (is_config_error(code)) return fatal(grant_hint(s).WithContext("starting the binlog dump"));
     return retry(s);
   }
   SetState("streaming");
+  const int64_t streaming_since_ms = NowMs();
 
   std::string file = plan.point.file;
   uint64_t pos = plan.point.position;
@@ -350,6 +358,9 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     if (stop_) return retry(Status::Aborted("stopping"));
     if (!s.ok()) {
       const uint16_t code = dump.last_server_error().code;
+      if (mysql::IsSlaveIdConflict(dump.last_server_error())) {
+        return OnSlaveIdConflict(s, NowMs() - streaming_since_ms, error);
+      }
       if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
       if (is_config_error(code)) return fatal(s);
       return retry(s);
@@ -532,6 +543,38 @@ Status EventParser::StartDump(mysql::DumpConnection* dump, const mysql::ServerIn
       return dump->DumpFromGtidSet(plan.gtid, options_.slave_id);
   }
   return Status::InvalidArgument("unknown start plan");
+}
+
+// Both MySQL and MariaDB drop the replica that was there first when a second
+// one registers with its id. Retrying every time would knock the other off in
+// turn, forever, each side "streaming" a moment at a time. So: a session that
+// had been streaming a while (the established one) takes its id back once;
+// a session knocked off soon after it started (the newcomer, knocked back),
+// or a second conflict, stops the parser (state "failed", logged once) naming
+// the key to change. The instance restarts when its properties file changes.
+EventParser::Outcome EventParser::OnSlaveIdConflict(const Status& server_error, int64_t streamed_ms,
+                                                    Status* error) {
+  constexpr int64_t kEstablishedMs = 5000;
+  if (streamed_ms >= kEstablishedMs && !retook_slave_id_) {
+    retook_slave_id_ = true;
+    log_->warn("[{}] another replica registered on {} with this destination's slave id {} and the primary dropped "
+               "this connection ({}); reconnecting at once to take the id back (a second conflict stops this "
+               "destination): give one of them another {}",
+               options_.destination, options_.master.Address(), options_.slave_id, server_error.ToString(),
+               kSlaveIdKey);
+    *error = server_error;
+    return Outcome::kRestartNow;
+  }
+  *error = SlaveIdConflict(server_error);
+  return Outcome::kFatal;
+}
+
+Status EventParser::SlaveIdConflict(const Status& server_error) const {
+  return Status::InvalidArgument(
+      "another replica registered on " + options_.master.Address() + " with this destination's slave id " +
+      std::to_string(options_.slave_id) + ", so the primary dropped this connection (" + server_error.ToString() +
+      "); two canal-servers or replicas share the id: give this destination a unique " + std::string(kSlaveIdKey) +
+      " in its instance.properties (the destination stays stopped until that file changes)");
 }
 
 EventParser::Outcome EventParser::HandleInvalidPosition(mysql::QueryConnection* query, const StartPlan& plan,

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "canal/parser/event_parser.h"
+#include "canal/parser/mysql/server_error.h"
 
 namespace canal::parser {
 namespace {
@@ -18,6 +19,26 @@ TEST(ParserErrorKind, Kinds) {
   EXPECT_EQ(ParserErrorKind(Status::NotSupported("binlog_format=STATEMENT")), "unsupported");
   EXPECT_EQ(ParserErrorKind(Status::InvalidArgument("gtid_mode=OFF but canal.instance.master.gtid is set")),
             "configuration");
+}
+
+TEST(ParserErrorKind, ASlaveIdConflictIsConfigurationEvenWhenItCameAsA1236) {
+  EXPECT_EQ(ParserErrorKind(Status::InvalidArgument(
+                "another replica registered ... (ERROR 1236 (HY000): A slave with the same server_uuid/server_id as "
+                "this slave has connected to the master); give this destination a unique "
+                "canal.instance.mysql.slaveId")),
+            "configuration");
+}
+
+TEST(SlaveIdConflict, MariadbAndMysqlFormsAreRecognisedAndOther1236sAreNot) {
+  EXPECT_TRUE(mysql::IsSlaveIdConflict(
+      {4052, "HY000", "A slave with the same server_uuid/server_id is already connected; the first event ..."}));
+  EXPECT_TRUE(mysql::IsSlaveIdConflict({1236, "HY000",
+                                        "A slave with the same server_uuid/server_id as this slave has connected to "
+                                        "the master; the first event 'binlog.000001' at 4"}));
+  EXPECT_FALSE(mysql::IsSlaveIdConflict({1236, "HY000", "Could not find first log file name in binary log index file"}));
+  EXPECT_FALSE(mysql::IsSlaveIdConflict({1236, "HY000", ""}));
+  EXPECT_FALSE(mysql::IsSlaveIdConflict({1927, "70100", "Connection was killed"}));
+  EXPECT_FALSE(mysql::IsSlaveIdConflict({}));
 }
 
 }  // namespace

@@ -148,6 +148,8 @@ class EventParser {
   Outcome RunSession(Status* error);
   Status ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan);
   Status StartDump(mysql::DumpConnection* dump, const mysql::ServerInfo& info, const StartPlan& plan);
+  Status SlaveIdConflict(const Status& server_error) const;
+  Outcome OnSlaveIdConflict(const Status& server_error, int64_t streamed_ms, Status* error);
   Outcome HandleInvalidPosition(mysql::QueryConnection* query, const StartPlan& plan, const Status& cause,
                                 Status* error);
   Status FindByTimestamp(mysql::QueryConnection* query, const mysql::ServerInfo& info, int64_t timestamp_ms,
@@ -162,6 +164,7 @@ class EventParser {
   std::shared_ptr<spdlog::logger> log_;
   TransactionBuffer buffer_;
   bool start_resolved_ = false;
+  bool retook_slave_id_ = false;  // a slave-id conflict was answered by taking the id back
   int invalid_position_jumps_ = 0;  // jumps since events last flowed (a loop guard)
 
   std::atomic<bool> stop_{false};

@@ -29,5 +29,14 @@ constexpr uint16_t kErMasterFatalReadingBinlog = 1236;  // purged / invalid star
 constexpr uint16_t kErUnknownSystemVariable = 1193;
 constexpr uint16_t kErConnectionKilled = 1927;       // MariaDB "Connection was killed"
 constexpr uint16_t kErServerShutdown = 1053;
+constexpr uint16_t kErSlaveSameId = 4052;           // MariaDB: another replica registered with our id
+
+// Another replica (or canal-server) registered with this connection's server
+// id, so the primary dropped this one: MariaDB's 4052, or MySQL's 1236 "A slave
+// with the same server_uuid/server_id as this slave has connected".
+inline bool IsSlaveIdConflict(const ServerError& e) {
+  if (e.code == kErSlaveSameId) return true;
+  return e.code == kErMasterFatalReadingBinlog && e.message.find("same server_uuid/server_id") != std::string::npos;
+}
 
 }  // namespace canal::mysql
