@@ -8,15 +8,10 @@
 // and CJK charsets, blobs, temporals, ENUM/SET, BIT, NULL).
 //  - After every statement the server accepted, the history's column list
 //    equals information_schema's (the server is the oracle for the parser).
-//  - The same SQL runs twice, once with binlog_row_metadata=FULL and once with
-//    MINIMAL; every row the parser delivers from the MINIMAL half (names from
-//    the history, values, before and after images) equals the FULL half's
-//    (names from the binlog).
-// One sandbox, two databases, rather than the two sandboxes: the row
-// metadata is chosen per event from the global setting, so switching it between
-// the halves writes the same binlog two servers would, while one replica
-// connection and one snapshot keep the test within its CI budget (a second
-// MariaDB and parser would double the start-up and catch-up time).
+//  - Two sandboxes, one with binlog_row_metadata=FULL and one with MINIMAL,
+//    run the same generated SQL; every row the parser delivers from the
+//    MINIMAL one (names from the history, values, before and after images)
+//    equals the FULL one's (names from the binlog).
 // Statements run with sql_mode='' so a type change over existing rows converts
 // them (as a non-strict production server does) rather than refusing the ALTER.
 // Fixed seeds here; scripts/schema-history-soak.sh runs longer
@@ -44,7 +39,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint16_t kPort = 14602;
+constexpr uint16_t kPort = 14602;      // MINIMAL
+constexpr uint16_t kFullPort = 14907;  // FULL
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -58,26 +54,33 @@ class SchemaHistoryRandom : public ::testing::Test {
     o.port = kPort;
     o.binlog_row_metadata = "MINIMAL";
     sandbox_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", &setup_error_);
+    SandboxOptions f;
+    f.port = kFullPort;
+    f.binlog_row_metadata = "FULL";
+    full_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(f), "FULL sandbox", &full_error_);
   }
-  static void TearDownTestSuite() { sandbox_.reset(); }
+  static void TearDownTestSuite() {
+    full_.reset();
+    sandbox_.reset();
+  }
   void SetUp() override { CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_); }
 
-  static std::pair<std::string, uint64_t> MasterStatus() {
+  static std::pair<std::string, uint64_t> MasterStatus(MariadbSandbox& server) {
     std::pair<std::string, uint64_t> end{"", 4};
-    EXPECT_TRUE(PrimaryEnd(*sandbox_, &end.first, &end.second)) << sandbox_->error();
+    EXPECT_TRUE(PrimaryEnd(server, &end.first, &end.second)) << server.error();
     return end;
   }
 
   // information_schema's column lists of `db`, one line per table.
-  static std::string ServerColumns(const std::string& db) {
+  static std::string ServerColumns(MariadbSandbox& server, const std::string& db) {
     std::string out;
-    EXPECT_TRUE(sandbox_->Sql(
+    EXPECT_TRUE(server.Sql(
         "SELECT CONCAT(TABLE_NAME, ': ', GROUP_CONCAT(CONCAT_WS(' ', COLUMN_NAME, DATA_TYPE, "
         "IF(COLUMN_TYPE LIKE '%unsigned%', 'unsigned', 'signed'), IFNULL(CHARACTER_SET_NAME, '-'), "
         "IF(COLUMN_KEY = 'PRI', 'key', '-')) ORDER BY ORDINAL_POSITION SEPARATOR ', ')) FROM "
         "information_schema.COLUMNS WHERE TABLE_SCHEMA = '" + db + "' GROUP BY TABLE_NAME ORDER BY TABLE_NAME",
         &out))
-        << sandbox_->error();
+        << server.error();
     return out;
   }
   static std::string HistoryColumns(const schema::SchemaHistory& h, const std::string& db) {
@@ -98,39 +101,40 @@ class SchemaHistoryRandom : public ::testing::Test {
   }
 
   // Statements run non-strict (see the top) with the client's utf8mb4.
-  static bool Run(const std::string& db, const std::string& sql) {
-    return sandbox_->Sql("SET SESSION sql_mode = ''; USE " + db + ";\n" + sql);
+  static bool Run(MariadbSandbox& server, const std::string& db, const std::string& sql) {
+    return server.Sql("SET SESSION sql_mode = ''; USE " + db + ";\n" + sql);
   }
 
   // Runs `statements` generated DDL in `db` with row changes after each,
   // checking the history against information_schema after each DDL when
   // `check_oracle`.
-  static void RunSequence(uint32_t seed, int statements, const std::string& db, bool check_oracle) {
+  static void RunSequence(MariadbSandbox& server, uint32_t seed, int statements, const std::string& db,
+                          bool check_oracle) {
     DdlGenerator gen(seed);
-    ASSERT_TRUE(sandbox_->Sql("DROP DATABASE IF EXISTS " + db + "; CREATE DATABASE " + db)) << sandbox_->error();
+    ASSERT_TRUE(server.Sql("DROP DATABASE IF EXISTS " + db + "; CREATE DATABASE " + db)) << server.error();
     schema::SchemaHistory history;
     history.PutDatabase(db, "latin1");
     for (const std::string& sql : gen.Setup()) {
-      ASSERT_TRUE(Run(db, sql)) << sandbox_->error();
+      ASSERT_TRUE(Run(server, db, sql)) << server.error();
       ASSERT_TRUE(history.ApplySql(sql, db).ok());
     }
     int accepted = 0;
     for (int i = 0; i < statements; ++i) {
       const std::string sql = gen.Next();
-      if (Run(db, sql)) {  // else the server refused it: not in the binlog
+      if (Run(server, db, sql)) {  // else the server refused it: not in the binlog
         gen.Accept();
         ++accepted;
         const Status s = history.ApplySql(sql, db);
         ASSERT_TRUE(s.ok()) << "seed " << seed << " statement " << i << ": " << sql << "\n" << s.ToString();
         if (check_oracle) {
-          const std::string server = ServerColumns(db);
-          ASSERT_NE(server.find("id int signed"), std::string::npos) << server;  // the query's format holds
-          ASSERT_EQ(HistoryColumns(history, db), server) << "seed " << seed << " after statement " << i << ": " << sql;
+          const std::string columns = ServerColumns(server, db);
+          ASSERT_NE(columns.find("id int signed"), std::string::npos) << columns;  // the query's format holds
+          ASSERT_EQ(HistoryColumns(history, db), columns) << "seed " << seed << " after statement " << i << ": " << sql;
         }
       }
       const std::string rows = gen.RowChanges();
-      ASSERT_TRUE(Run(db, rows)) << "seed " << seed << " after statement " << i << ": " << sql << "\n"
-                                 << sandbox_->error();
+      ASSERT_TRUE(Run(server, db, rows)) << "seed " << seed << " after statement " << i << ": " << sql << "\n"
+                                 << server.error();
     }
     std::printf("[ random ] seed %u, %s: %d of %d statements accepted by the server, %d inserts, %d updates, "
                 "%d deletes%s\n",
@@ -141,60 +145,78 @@ class SchemaHistoryRandom : public ::testing::Test {
     EXPECT_GT(gen.deletes(), 0);
   }
 
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
+  static inline std::unique_ptr<MariadbSandbox> sandbox_, full_;
+  static inline std::string setup_error_, full_error_;
 };
 
 TEST_F(SchemaHistoryRandom, HistoryEqualsInformationSchemaAfterEveryDdl) {
   const int seeds = EnvInt("CANAL_SCHEMA_RANDOM_SEEDS", 2);
   const int statements = EnvInt("CANAL_SCHEMA_RANDOM_STATEMENTS", 150);
-  for (int s = 0; s < seeds; ++s) RunSequence(1000 + s, statements, "oracle" + std::to_string(s), true);
+  for (int s = 0; s < seeds; ++s) RunSequence(*sandbox_, 1000 + s, statements, "oracle" + std::to_string(s), true);
 }
 
-TEST_F(SchemaHistoryRandom, MinimalRowsNamedByTheHistoryEqualFullRows) {
-  const int statements = EnvInt("CANAL_SCHEMA_RANDOM_STATEMENTS", 150);
-  const std::string dir = std::string(CANAL_BINARY_DIR) + "/test-sandboxes/schema-history-random";
-  std::filesystem::remove_all(dir);
+// One parser per sandbox, each with its own history.
+parser::EventParserOptions ParserOptions(uint16_t port, const std::string& dir) {
   parser::EventParserOptions o;
   o.destination = "random";
   o.master.host = "127.0.0.1";
-  o.master.port = kPort;
+  o.master.port = port;
   o.master.user = MariadbSandbox::kUser;
   o.master.password = MariadbSandbox::kPassword;
   o.heartbeat_period_ms = 1000;
   o.reconnect_max_ms = 1000;
   o.schema_history_file = dir + "/schema_history.json";
-  o.schema_scope = [](std::string_view db, std::string_view) { return db == "rfull" || db == "rmin"; };
-  std::tie(o.start.journal_name, o.start.position) = MasterStatus();
-  {
+  o.schema_scope = [](std::string_view db, std::string_view) { return db == "rdb"; };
+  return o;
+}
+
+TEST_F(SchemaHistoryRandom, MinimalRowsNamedByTheHistoryEqualFullRows) {
+  CANAL_REQUIRE_SANDBOX(full_, full_error_);
+  const int statements = EnvInt("CANAL_SCHEMA_RANDOM_STATEMENTS", 150);
+  const std::string dir = std::string(CANAL_BINARY_DIR) + "/test-sandboxes/schema-history-random";
+  std::filesystem::remove_all(dir);
+  MariadbSandbox* servers[2] = {full_.get(), sandbox_.get()};
+  parser::EventParserOptions options[2] = {ParserOptions(kFullPort, dir + "/full"),
+                                           ParserOptions(kPort, dir + "/minimal")};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(servers[i]->Sql("DROP DATABASE IF EXISTS rdb; DROP DATABASE IF EXISTS rend")) << servers[i]->error();
+    std::tie(options[i].start.journal_name, options[i].start.position) = MasterStatus(*servers[i]);
     RowLines none;
-    parser::EventParser p(o, &none);  // the snapshot, before the sequences
+    parser::EventParser p(options[i], &none);  // the snapshot, before the sequence
     p.Start();
     ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
     p.Stop();
     ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+    ASSERT_NO_FATAL_FAILURE(RunSequence(*servers[i], 7, statements, "rdb", false));
+    ASSERT_TRUE(servers[i]->Sql("CREATE DATABASE rend; CREATE TABLE rend.done (a INT); INSERT INTO rend.done VALUES (1)"))
+        << servers[i]->error();
   }
-  ASSERT_TRUE(sandbox_->Sql("SET GLOBAL binlog_row_metadata = FULL")) << sandbox_->error();
-  RunSequence(7, statements, "rfull", false);
-  ASSERT_TRUE(sandbox_->Sql("SET GLOBAL binlog_row_metadata = MINIMAL")) << sandbox_->error();
-  RunSequence(7, statements, "rmin", false);
-  ASSERT_TRUE(sandbox_->Sql("CREATE DATABASE IF NOT EXISTS rend; CREATE TABLE IF NOT EXISTS rend.done (a INT);"
-                            "INSERT INTO rend.done VALUES (1)"));
 
-  RowLines rec;
-  parser::EventParser p(o, &rec);
-  p.Start();
-  WaitFor([&] {
-    std::lock_guard<std::mutex> lock(rec.mu);
-    return (!rec.rows.empty() && rec.rows.back().rfind("rend.done", 0) == 0) || !p.running();
-  }, 120s);
-  p.Stop();
-  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
-  std::vector<std::string> full, minimal;
-  for (const std::string& r : rec.rows) {
-    if (r.rfind("rfull.", 0) == 0) full.push_back(r.substr(6));
-    if (r.rfind("rmin.", 0) == 0) minimal.push_back(r.substr(5));
+  // Both parsers catch up at once.
+  RowLines rec[2];
+  std::unique_ptr<parser::EventParser> parsers[2];
+  for (int i = 0; i < 2; ++i) {
+    parsers[i] = std::make_unique<parser::EventParser>(options[i], &rec[i]);
+    parsers[i]->Start();
   }
+  for (int i = 0; i < 2; ++i) {
+    WaitFor([&] {
+      std::lock_guard<std::mutex> lock(rec[i].mu);
+      return (!rec[i].rows.empty() && rec[i].rows.back().rfind("rend.done", 0) == 0) || !parsers[i]->running();
+    }, 120s);
+    parsers[i]->Stop();
+    ASSERT_TRUE(parsers[i]->fatal_error().ok()) << parsers[i]->fatal_error().ToString();
+  }
+  // The end marker is outside the scope (positional names on MINIMAL): rdb only.
+  std::vector<std::string> full, minimal;
+  for (const std::string& r : rec[0].rows) {
+    if (r.rfind("rdb.", 0) == 0) full.push_back(r);
+  }
+  for (const std::string& r : rec[1].rows) {
+    if (r.rfind("rdb.", 0) == 0) minimal.push_back(r);
+  }
+  ASSERT_EQ(rec[0].rows.back().rfind("rend.done", 0), 0u);
+  ASSERT_EQ(rec[1].rows.back().rfind("rend.done", 0), 0u);
   ASSERT_FALSE(full.empty());
   ASSERT_EQ(full.size(), minimal.size());
   size_t updates = 0, deletes = 0;
@@ -205,8 +227,8 @@ TEST_F(SchemaHistoryRandom, MinimalRowsNamedByTheHistoryEqualFullRows) {
   }
   EXPECT_GT(updates, 0u);
   EXPECT_GT(deletes, 0u);
-  std::printf("[ random ] %zu rows (%zu updates, %zu deletes) from MINIMAL binlogs, named by the history, equal "
-              "the FULL ones, names and values\n",
+  std::printf("[ random ] %zu rows (%zu updates, %zu deletes) from the MINIMAL sandbox, named by the history, "
+              "equal the FULL sandbox's, names and values\n",
               full.size(), updates, deletes);
 }
 
