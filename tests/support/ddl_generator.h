@@ -15,7 +15,9 @@
 
 namespace canal::testing {
 
-enum class ValueKind { kInt, kUint, kDecimal, kDouble, kText, kBlob, kDatetime, kDate, kTime, kYear, kEnum, kSet, kBit };
+enum class ValueKind {
+  kInt, kUint, kDecimal, kDouble, kText, kBlob, kDatetime, kDate, kTime, kYear, kEnum, kSet, kBit
+};
 
 struct ModelColumn {
   std::string name;
