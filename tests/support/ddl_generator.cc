@@ -140,9 +140,26 @@ std::string DdlGenerator::Position(std::vector<ModelColumn>* cols, const ModelCo
   return "";
 }
 
+// MariaDB checks a column clause's IF EXISTS against the table as it was
+// before the statement: a column renamed or added by an earlier clause of the
+// same ALTER does not exist for it, and the clause is skipped.
+bool DdlGenerator::Existed(const std::string& column) const {
+  return std::any_of(before_->columns.begin(), before_->columns.end(),
+                     [&](const ModelColumn& c) { return c.name == column; });
+}
+
 std::string DdlGenerator::Clause(ModelTable* t) {
-  const size_t kind = Pick(13);
+  const size_t kind = Pick(15);
   std::vector<ModelColumn>& cols = t->columns;
+  if (kind == 13) return "ADD INDEX ix" + std::to_string(next_column_++) + " (id)";  // no column change
+  if (kind == 14) {  // MariaDB's parenthesized list: appended in order
+    const Type a = RandomType(), b = RandomType();
+    const ModelColumn ca{"c" + std::to_string(next_column_++), a.kind};
+    const ModelColumn cb{"c" + std::to_string(next_column_++), b.kind};
+    cols.push_back(ca);
+    cols.push_back(cb);
+    return "ADD COLUMN (" + ca.name + " " + a.sql + ", " + cb.name + " " + b.sql + ")";
+  }
   if (kind == 11) {  // the primary key on and off
     t->has_pk = !t->has_pk;
     return t->has_pk ? "ADD PRIMARY KEY (id)" : "DROP PRIMARY KEY";
@@ -150,7 +167,8 @@ std::string DdlGenerator::Clause(ModelTable* t) {
   if (kind < 4 || cols.size() < 3) {
     const Type type = RandomType();
     const ModelColumn col{"c" + std::to_string(next_column_++), type.kind};
-    std::string sql = std::string(Pick(2) ? "ADD COLUMN " : "ADD ") + col.name + " " + type.sql;
+    static const char* kAdd[] = {"ADD ", "ADD COLUMN ", "ADD COLUMN IF NOT EXISTS "};
+    std::string sql = kAdd[Pick(3)] + col.name + " " + type.sql;
     return sql + Position(&cols, col);
   }
   // Any column but the key.
@@ -165,13 +183,17 @@ std::string DdlGenerator::Clause(ModelTable* t) {
     return Pick(3) == 0 ? head + " DROP DEFAULT" : head + " SET DEFAULT " + Value(old.kind);
   }
   if (kind < 6) {
+    static const char* kDrop[] = {"DROP ", "DROP COLUMN ", "DROP COLUMN IF EXISTS "};
+    const size_t form = Pick(3);
+    if (form == 2 && !Existed(old.name)) return kDrop[form] + ("`" + old.name + "`");  // skipped: see Existed
     cols.erase(cols.begin() + static_cast<long>(victim));
-    return "DROP COLUMN `" + old.name + "`";
+    return kDrop[form] + ("`" + old.name + "`");
   }
   if (kind < 8) {
     const Type type = RandomType();
     cols.erase(cols.begin() + static_cast<long>(victim));
-    return "MODIFY " + old.name + " " + type.sql + Position(&cols, {old.name, type.kind});
+    const std::string head = Pick(2) ? "MODIFY " : "MODIFY COLUMN ";
+    return head + old.name + " " + type.sql + Position(&cols, {old.name, type.kind});
   }
   const std::string renamed = "r" + std::to_string(next_column_++);
   if (kind < 9 || kind == 10) {
@@ -179,8 +201,13 @@ std::string DdlGenerator::Clause(ModelTable* t) {
     return "RENAME COLUMN " + old.name + " TO " + renamed;
   }
   const Type type = RandomType();
+  const bool if_exists = Pick(2) == 0;
+  const std::string head = if_exists ? "CHANGE COLUMN IF EXISTS " : "CHANGE ";
+  if (if_exists && !Existed(old.name)) {
+    return head + old.name + " " + renamed + " " + type.sql;  // skipped: see Existed
+  }
   cols.erase(cols.begin() + static_cast<long>(victim));
-  return "CHANGE " + old.name + " " + renamed + " " + type.sql + Position(&cols, {renamed, type.kind});
+  return head + old.name + " " + renamed + " " + type.sql + Position(&cols, {renamed, type.kind});
 }
 
 std::string DdlGenerator::RenameSwap() {
@@ -222,7 +249,9 @@ std::string DdlGenerator::Recreate() {
 std::string DdlGenerator::Next() {
   pending_ = state_;
   if (!pending_.dropped.empty()) return Recreate();
-  ModelTable& t = pending_.tables[Pick(pending_.tables.size())];
+  const size_t index = Pick(pending_.tables.size());
+  ModelTable& t = pending_.tables[index];
+  before_ = &state_.tables[index];
   const int kind = static_cast<int>(Pick(100));
   if (kind < 5 && pending_.tables.size() > 2) {
     const std::string name = t.name;
@@ -239,6 +268,7 @@ std::string DdlGenerator::Next() {
     if (i > 0) sql += ", ";
     sql += Clause(&t);
   }
+  if (Pick(8) == 0) sql += ", ALGORITHM = COPY, LOCK = DEFAULT";
   return sql;
 }
 

@@ -69,12 +69,14 @@ class DdlGenerator {
   std::string Value(ValueKind kind);
   std::string Position(std::vector<ModelColumn>* cols, const ModelColumn& col);
   std::string Clause(ModelTable* t);
+  bool Existed(const std::string& column) const;
   std::string RenameSwap();
   std::string Recreate();
   std::string Insert(ModelTable* t);
 
   std::mt19937 rng_;
   State state_, pending_;
+  const ModelTable* before_ = nullptr;  // the altered table as it was before the statement
   int next_column_ = 0;
   int next_id_ = 0;
   int inserts_ = 0, updates_ = 0, deletes_ = 0;
