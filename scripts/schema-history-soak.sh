@@ -6,7 +6,7 @@
 # Runs SchemaHistoryRandom.* of the release build (scripts/build.sh --release
 # first) with CANAL_SCHEMA_RANDOM_SEEDS / CANAL_SCHEMA_RANDOM_STATEMENTS: every
 # seed's history is checked against information_schema after each statement,
-# and MINIMAL rows against FULL ones. MariaDB sandbox on port 14602.
+# and the rows of a MINIMAL sandbox (port 14602) against a FULL one (14907).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin="$repo/build/bin/canal_integration_tests"

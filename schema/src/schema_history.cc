@@ -151,9 +151,24 @@ Status SchemaHistory::Apply(const DdlStatement& ddl) {
   return Status::OK();
 }
 
+// MariaDB decides a column clause's IF EXISTS / IF NOT EXISTS against the
+// table as it was before the statement, not after the clauses before it:
+// `ADD c, DROP COLUMN IF EXISTS c` keeps c, `RENAME COLUMN a TO z, CHANGE
+// COLUMN IF EXISTS z y INT` and `DROP a, ADD COLUMN IF NOT EXISTS a INT` do
+// nothing more than their first clause (checked against a MariaDB 10.11).
+static bool SkippedByIfExists(const AlterOp& op, const TableSchema& before) {
+  using K = AlterOp::Kind;
+  if (op.if_exists && (op.kind == K::kDropColumn || op.kind == K::kChangeColumn || op.kind == K::kRenameColumn)) {
+    return before.IndexOf(op.name) < 0;
+  }
+  return op.if_not_exists && op.kind == K::kAddColumn && before.IndexOf(op.column.name) >= 0;
+}
+
 Status SchemaHistory::ApplyAlter(const DdlStatement& ddl, TableSchema* table) {
   std::vector<std::string> added;  // columns this statement added (upper case)
+  const TableSchema before = *table;
   for (const AlterOp& op : ddl.ops) {
+    if (SkippedByIfExists(op, before)) continue;
     CANAL_RETURN_IF_ERROR(ApplyAlterOp(op, table).WithContext("ALTER TABLE " + Name(table->db, table->name)));
     if (op.kind == AlterOp::Kind::kAddColumn) added.push_back(AsciiUpper(op.column.name));
     // The server rebuilds a column that this statement added and then

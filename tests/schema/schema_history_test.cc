@@ -59,6 +59,33 @@ TEST(SchemaHistory, AColumnAddedThenModifiedInOneStatementGoesLast) {
   EXPECT_EQ(Names(h, "shop", "t"), "id,e,d,a,b,c");
 }
 
+// Found by the randomized test against MariaDB: a column clause's IF [NOT]
+// EXISTS looks at the table before the statement, not after earlier clauses.
+TEST(SchemaHistory, IfExistsInAnAlterLooksAtTheTableBeforeTheStatement) {
+  struct Case {
+    const char* alter;
+    const char* columns;  // what MariaDB 10.11 leaves
+  };
+  const Case cases[] = {
+      {"ADD COLUMN c INT, DROP COLUMN IF EXISTS c", "id,a,b,c"},
+      {"DROP COLUMN a, DROP COLUMN IF EXISTS a", "id,b"},
+      {"ADD COLUMN c INT, ADD COLUMN IF NOT EXISTS c INT", "id,a,b,c"},
+      {"DROP COLUMN a, ADD COLUMN IF NOT EXISTS a BIGINT", "id,b"},
+      {"RENAME COLUMN a TO z, CHANGE COLUMN IF EXISTS z y INT", "id,z,b"},
+      {"RENAME COLUMN a TO z, RENAME COLUMN IF EXISTS z TO w", "id,z,b"},
+      {"CHANGE a z INT, DROP COLUMN IF EXISTS z", "id,z,b"},
+      {"ADD COLUMN c INT, CHANGE COLUMN IF EXISTS c d INT", "id,a,b,c"},
+      {"ADD COLUMN c INT, MODIFY c BIGINT", "id,a,b,c"},
+      {"DROP COLUMN IF EXISTS nope, CHANGE COLUMN IF EXISTS a a2 INT FIRST", "a2,id,b"},
+  };
+  for (const Case& c : cases) {
+    SchemaHistory h;
+    Exec(&h, "CREATE TABLE t (id INT, a INT, b INT)");
+    Exec(&h, std::string("ALTER TABLE t ") + c.alter);
+    EXPECT_EQ(Names(h, "shop", "t"), c.columns) << c.alter;
+  }
+}
+
 TEST(SchemaHistory, CharsetsFollowTableDatabaseAndConvert) {
   SchemaHistory h(nullptr, "latin1");
   Exec(&h, "CREATE DATABASE d DEFAULT CHARACTER SET gbk");
