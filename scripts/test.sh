@@ -15,7 +15,7 @@
 #      bench/run_decode_bench.sh (decode; it reuses the binlog the catch-up
 #      step generated)
 #   7. bench/run_e2e_bench.sh: MariaDB -> canal-server -> the C++ client:
-#      catch-up, latency at 10,000 rows/s, peak RSS with a lagging client, and
+#      catch-up, latency at 10,000 rows/s (single-row) and 50,000 rows/s (10-row transactions), peak RSS with a lagging client, and
 #      the side-by-side peer run against zongji (npm); then the decode
 #      benchmark again on the peer run's single-row-transaction binlog
 #   8. bench/run_store_bench.sh (put -> get -> ack through the ring store)
