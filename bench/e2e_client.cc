@@ -7,10 +7,11 @@
 //       to the ack of the last row. --touch-columns also reads every
 //       after-image column (name and value), as a client that uses the rows.
 //   e2e_client latency --address H:P --destination D --mysql-port P
-//       [--rate R] [--seconds S]
-//       writes R single-row transactions per second for S seconds into
-//       bench.latency (sent_us = the microsecond time just before the
-//       INSERT) over 4 connections, while the client receives them;
+//       [--rate R] [--seconds S] [--rows-per-tx N]
+//       writes R rows per second for S seconds into bench.latency, N rows
+//       per transaction (one multi-row INSERT; default 1), sent_us = the
+//       microsecond time just before the INSERT, over 4 connections, while
+//       the client receives them;
 //       reports p50/p99/max of receipt time minus sent_us. The client polls
 //       (get without timeout, 0.5 ms pause when empty).
 //   e2e_client slow --address H:P --destination D [--batch N] [--pause-ms M]
@@ -120,7 +121,11 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   return 0;
 }
 
-int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
+int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, int rows_per_tx) {
+  if (rate < rows_per_tx || rows_per_tx < 1 || seconds < 1) {
+    std::fprintf(stderr, "e2e_client: latency needs --rows-per-tx >= 1, --rate >= it and --seconds >= 1\n");
+    return 2;
+  }
   client::Connector c(o);
   Status s = Open(&c);
   if (!s.ok()) return Fail("subscribe", s);
@@ -132,7 +137,9 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
     if (m.batch_id() < 0) break;
   }
   constexpr int kWriters = 4;
-  const int64_t total = int64_t{rate} * seconds;
+  const int64_t transactions = int64_t{rate} * seconds / rows_per_tx;
+  const int64_t total = transactions * rows_per_tx;  // rows
+  const int64_t tx_rate = std::max(1, rate / rows_per_tx);
   std::atomic<int64_t> next{0};
   std::atomic<bool> writer_failed{false};
   const int64_t start_us = NowUs() + 200'000;
@@ -147,15 +154,20 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
         mysql_close(db);
         return;
       }
+      std::string sql;
       for (;;) {
         const int64_t i = next.fetch_add(1);
-        if (i >= total) break;
-        // Paced: transaction i is due at start + i / rate.
-        const int64_t due = start_us + i * 1'000'000 / rate;
+        if (i >= transactions) break;
+        // Paced: transaction i is due at start + i / tx_rate.
+        const int64_t due = start_us + i * 1'000'000 / tx_rate;
         const int64_t wait = due - NowUs();
         if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
-        const std::string sql = "INSERT INTO bench.latency (seq, sent_us) VALUES (" + std::to_string(i) + "," +
-                                std::to_string(NowUs()) + ")";
+        const std::string sent = std::to_string(NowUs());
+        sql = "INSERT INTO bench.latency (seq, sent_us) VALUES ";
+        for (int r = 0; r < rows_per_tx; ++r) {
+          if (r != 0) sql += ',';
+          sql += "(" + std::to_string(i * rows_per_tx + r) + "," + sent + ")";
+        }
         if (mysql_real_query(db, sql.data(), sql.size()) != 0) {
           std::fprintf(stderr, "e2e_client: writer %d: %s\n", w, mysql_error(db));
           writer_failed = true;
@@ -209,8 +221,10 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds) {
   }
   std::sort(latencies.begin(), latencies.end());
   auto pct = [&](double p) { return latencies[static_cast<size_t>(p * (latencies.size() - 1))] / 1000.0; };
-  std::printf("{\"mode\":\"latency\",\"rows\":%zu,\"rate\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
-              latencies.size(), rate, pct(0.5), pct(0.99), latencies.back() / 1000.0);
+  std::printf(
+      "{\"mode\":\"latency\",\"rows\":%zu,\"rate\":%d,\"rows_per_tx\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
+      "\"max_ms\":%.2f}\n",
+      latencies.size(), rate, rows_per_tx, pct(0.5), pct(0.99), latencies.back() / 1000.0);
   return 0;
 }
 
@@ -246,7 +260,7 @@ int main(int argc, char** argv) {
   std::string address = "127.0.0.1:11111", destination = "example";
   uint64_t rows = 1'000'000;
   int64_t t0_ms = NowUs() / 1000;
-  int mysql_port = 13306, rate = 10'000, seconds = 10, batch = 100, pause_ms = 50;
+  int mysql_port = 13306, rate = 10'000, seconds = 10, batch = 100, pause_ms = 50, rows_per_tx = 1;
   auto common = [&](CLI::App* sub) {
     sub->add_option("--address", address);
     sub->add_option("--destination", destination);
@@ -265,6 +279,7 @@ int main(int argc, char** argv) {
   latency->add_option("--mysql-port", mysql_port);
   latency->add_option("--rate", rate);
   latency->add_option("--seconds", seconds);
+  latency->add_option("--rows-per-tx", rows_per_tx);
   CLI::App* slow = app.add_subcommand("slow");
   common(slow);
   slow->add_option("--batch", batch);
@@ -274,6 +289,6 @@ int main(int argc, char** argv) {
   o.address = address;
   o.destination = destination;
   if (catchup->parsed()) return Catchup(o, rows, t0_ms, catchup_batch, catchup_timeout_ms, touch_columns);
-  if (latency->parsed()) return Latency(o, mysql_port, rate, seconds);
+  if (latency->parsed()) return Latency(o, mysql_port, rate, seconds, rows_per_tx);
   return Slow(o, batch, pause_ms, seconds);
 }

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "canal/client/connector.h"
@@ -29,11 +30,16 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop = true; }
 
-void PrintColumns(const google::protobuf::RepeatedPtrField<entry::Column>& columns) {
-  for (const auto& c : columns) {
-    std::printf("%s : %s    update=%s\n", c.name().c_str(),
-                canal::client::IsNull(c) ? "NULL" : c.value().c_str(), c.updated() ? "true" : "false");
+// Prints the before (or after) image of a row, one column a line.
+Status PrintColumns(canal::client::RowDataView& row, bool after) {
+  canal::client::ColumnView c;
+  Status s;
+  while (after ? row.NextAfter(&c, &s) : row.NextBefore(&c, &s)) {
+    const std::string_view value = c.is_null() ? std::string_view("NULL") : c.value();
+    std::printf("%.*s : %.*s    update=%s\n", static_cast<int>(c.name().size()), c.name().data(),
+                static_cast<int>(value.size()), value.data(), c.updated() ? "true" : "false");
   }
+  return s;
 }
 
 std::string TimeText(int64_t ms) {
@@ -45,64 +51,76 @@ std::string TimeText(int64_t ms) {
   return buf;
 }
 
-// Prints one entry the way Canal's example client does.
-Status PrintEntry(const entry::Entry& e) {
-  const entry::Header& h = e.header();
+// printf's argument for a view: "%.*s".
+int Len(std::string_view v) { return static_cast<int>(v.size()); }
+
+// Prints one entry the way Canal's example client does, read in place
+// (entry views: no protobuf objects, no copies).
+Status PrintEntry(const canal::client::EntryView& e) {
+  const canal::client::HeaderView& h = e.header();
+  const std::string where = std::string(h.logfile_name()) + ":" + std::to_string(h.logfile_offset());
   const auto type = canal::client::EntryTypeOf(e);
   if (type == entry::TRANSACTIONBEGIN || type == entry::TRANSACTIONEND) {
     const int64_t delay = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count() - h.executetime();
-    std::printf("================> binlog[%s:%lld] , executeTime : %lld(%s) , gtid : (%s) , delay : %lldms\n",
-                h.logfilename().c_str(), static_cast<long long>(h.logfileoffset()),
-                static_cast<long long>(h.executetime()), TimeText(h.executetime()).c_str(), h.gtid().c_str(),
-                static_cast<long long>(delay));
+                              std::chrono::system_clock::now().time_since_epoch()).count() - h.execute_time();
+    std::printf("================> binlog[%.*s:%lld] , executeTime : %lld(%s) , gtid : (%.*s) , delay : %lldms\n",
+                Len(h.logfile_name()), h.logfile_name().data(), static_cast<long long>(h.logfile_offset()),
+                static_cast<long long>(h.execute_time()), TimeText(h.execute_time()).c_str(), Len(h.gtid()),
+                h.gtid().data(), static_cast<long long>(delay));
     if (type == entry::TRANSACTIONBEGIN) {
-      entry::TransactionBegin begin;
-      if (!begin.ParseFromString(e.storevalue())) {
-        return Status::Corruption("TransactionBegin at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+      canal::client::TransactionBeginView begin;
+      if (Status s = canal::client::TransactionBeginView::Parse(e.store_value(), &begin); !s.ok()) {
+        return s.WithContext("TransactionBegin at " + where);
       }
-      std::printf(" BEGIN ----> Thread id: %lld\n", static_cast<long long>(begin.threadid()));
+      std::printf(" BEGIN ----> Thread id: %lld\n", static_cast<long long>(begin.thread_id()));
     } else {
-      entry::TransactionEnd end;
-      if (!end.ParseFromString(e.storevalue())) {
-        return Status::Corruption("TransactionEnd at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+      canal::client::TransactionEndView end;
+      if (Status s = canal::client::TransactionEndView::Parse(e.store_value(), &end); !s.ok()) {
+        return s.WithContext("TransactionEnd at " + where);
       }
-      std::printf(" END ----> transaction id: %s\n", end.transactionid().c_str());
+      std::printf(" END ----> transaction id: %.*s\n", Len(end.transaction_id()), end.transaction_id().data());
     }
     return Status::OK();
   }
   if (type != entry::ROWDATA) return Status::OK();  // heartbeats, GTID entries
 
-  entry::RowChange change;
-  if (!change.ParseFromString(e.storevalue())) {
-    return Status::Corruption("RowChange at " + h.logfilename() + ":" + std::to_string(h.logfileoffset()));
+  canal::client::RowChangeView change;
+  if (Status s = canal::client::RowChangeView::Parse(e.store_value(), &change); !s.ok()) {
+    return s.WithContext("RowChange at " + where);
   }
   const auto event = canal::client::EventTypeOf(change);
-  std::printf("================> binlog[%s:%lld] , name[%s,%s] , eventType : %s\n", h.logfilename().c_str(),
-              static_cast<long long>(h.logfileoffset()), h.schemaname().c_str(), h.tablename().c_str(),
+  std::printf("================> binlog[%.*s:%lld] , name[%.*s,%.*s] , eventType : %s\n", Len(h.logfile_name()),
+              h.logfile_name().data(), static_cast<long long>(h.logfile_offset()), Len(h.schema_name()),
+              h.schema_name().data(), Len(h.table_name()), h.table_name().data(),
               canal::client::EventTypeName(event).c_str());
   if (canal::client::IsDdl(change)) {
-    std::printf(" sql ----> %s\n", change.sql().c_str());
+    std::printf(" sql ----> %.*s\n", Len(change.sql()), change.sql().data());
     return Status::OK();
   }
-  for (const auto& row : change.rowdatas()) {
+  canal::client::RowDataView row;
+  Status s;
+  while (change.NextRow(&row, &s)) {
     if (event == entry::DELETE) {
-      PrintColumns(row.beforecolumns());
+      CANAL_RETURN_IF_ERROR(PrintColumns(row, false));
     } else if (event == entry::INSERT) {
-      PrintColumns(row.aftercolumns());
+      CANAL_RETURN_IF_ERROR(PrintColumns(row, true));
     } else {
       std::printf("-------> before\n");
-      PrintColumns(row.beforecolumns());
+      CANAL_RETURN_IF_ERROR(PrintColumns(row, false));
       std::printf("-------> after\n");
-      PrintColumns(row.aftercolumns());
+      CANAL_RETURN_IF_ERROR(PrintColumns(row, true));
     }
   }
+  if (!s.ok()) return s.WithContext("RowChange at " + where);
   return Status::OK();
 }
 
-Status PrintBatch(Message& m) {
-  CANAL_RETURN_IF_ERROR(m.ParseEntries());
-  for (const auto& e : m.entries()) CANAL_RETURN_IF_ERROR(PrintEntry(e));
+Status PrintBatch(const Message& m) {
+  canal::client::EntryView e;
+  for (size_t i = 0; i < m.raw_entry_count(); ++i) {
+    CANAL_RETURN_IF_ERROR(m.View(i, &e));
+    CANAL_RETURN_IF_ERROR(PrintEntry(e));
+  }
   if (std::fflush(stdout) != 0) return Status::IOError("writing to stdout");
   return Status::OK();
 }

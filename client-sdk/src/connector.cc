@@ -527,17 +527,10 @@ Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeou
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": expected a MESSAGES packet, got " +
                                              PacketTypeName(p.pb.type())));
   }
-  proto::Messages msgs;
-  if (!msgs.ParseFromString(p.pb.body())) {
-    return FailConnection(Status::Corruption(Where() + ": " + doing + ": unparsable Messages body"));
+  // The entries stay in the body, viewed in place (no string per entry).
+  if (Status s = Message::FromMessagesBody(std::move(*p.pb.mutable_body()), out); !s.ok()) {
+    return FailConnection(Status::Corruption(Where() + ": " + doing + ": " + std::string(s.message())));
   }
-  std::vector<std::string> raw;
-  raw.reserve(msgs.messages_size());
-  for (auto& m : *msgs.mutable_messages()) raw.push_back(std::move(m));
-  // An empty batch is id -1 whatever the server wrote: it must never be acked.
-  const int64_t batch_id = raw.empty() ? -1 : msgs.batch_id();
-  *out = Message(batch_id, std::move(raw));
-  out->set_server_warning(std::move(*msgs.mutable_server_warning()));
   return Status::OK();
 }
 

@@ -1,10 +1,59 @@
 #include "canal/client/message.h"
 
+#include "wire_reader.h"
+
 namespace canal::client {
 
+Message::Message(int64_t batch_id, const std::vector<std::string>& raw_entries) : batch_id_(batch_id) {
+  size_t total = 0;
+  for (const std::string& e : raw_entries) total += e.size();
+  storage_.reserve(total);
+  raw_.reserve(raw_entries.size());
+  for (const std::string& e : raw_entries) {
+    raw_.push_back(Span{storage_.size(), e.size()});
+    storage_ += e;
+  }
+}
+
+Status Message::FromMessagesBody(std::string body, Message* out) {
+  *out = Message();
+  out->storage_ = std::move(body);
+  const std::string_view bytes = out->storage_;
+  wire::WireReader r(bytes, 0);
+  wire::Field f;
+  int64_t batch_id = -1;
+  while (r.Next(&f)) {
+    if (f.number == 1 && f.wire_type == wire::kVarint) {
+      batch_id = static_cast<int64_t>(f.varint);  // int64: two's complement on the wire
+    } else if (f.number == 2 && f.wire_type == wire::kLengthDelimited) {
+      out->raw_.push_back(Span{static_cast<size_t>(f.bytes.data() - bytes.data()), f.bytes.size()});
+    } else if (f.number == 100 && f.wire_type == wire::kLengthDelimited) {
+      out->server_warning_.assign(f.bytes);
+    }
+  }
+  if (r.failed()) {
+    Status s = r.Error("Messages body");
+    *out = Message();
+    return s;
+  }
+  // An empty batch must never be acked, whatever id it carries.
+  out->batch_id_ = out->raw_.empty() ? -1 : batch_id;
+  return Status::OK();
+}
+
+std::vector<std::string_view> Message::raw_entries() const {
+  std::vector<std::string_view> out;
+  out.reserve(raw_.size());
+  for (size_t i = 0; i < raw_.size(); ++i) out.push_back(raw_entry(i));
+  return out;
+}
+
 std::vector<std::string> Message::TakeRawEntries() {
-  std::vector<std::string> out = std::move(raw_);
+  std::vector<std::string> out;
+  out.reserve(raw_.size());
+  for (size_t i = 0; i < raw_.size(); ++i) out.emplace_back(raw_entry(i));
   raw_.clear();
+  storage_.clear();
   parsed_.clear();
   parse_done_ = false;
   parse_status_ = Status::OK();
@@ -18,9 +67,10 @@ Status Message::ParseEntries() {
   parsed_.reserve(raw_.size());
   for (size_t i = 0; i < raw_.size(); ++i) {
     canal::entry::Entry e;
-    if (!e.ParseFromString(raw_[i])) {
+    const std::string_view bytes = raw_entry(i);
+    if (!e.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       parse_status_ = Status::Corruption("batch " + std::to_string(batch_id_) + ": entry " + std::to_string(i) +
-                                         " of " + std::to_string(raw_.size()) + " (" + std::to_string(raw_[i].size()) +
+                                         " of " + std::to_string(raw_.size()) + " (" + std::to_string(bytes.size()) +
                                          " bytes) is not a serialised canal.entry.Entry");
       break;
     }
@@ -34,7 +84,7 @@ Status Message::View(size_t i, EntryView* out) const {
     return Status::InvalidArgument("batch " + std::to_string(batch_id_) + ": no entry " + std::to_string(i) +
                                    " (the batch holds " + std::to_string(raw_.size()) + ")");
   }
-  Status s = EntryView::Parse(raw_[i], out);
+  Status s = EntryView::Parse(raw_entry(i), out);
   if (!s.ok()) {
     return s.WithContext("batch " + std::to_string(batch_id_) + ": entry " + std::to_string(i) + " of " +
                          std::to_string(raw_.size()));

@@ -167,8 +167,8 @@ Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
       p.included = true;
       p.transaction_begin = txn.begin_offset;
     }
-    CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
-    ReleaseIfOversized(&staged_);
+    CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
+    ReleaseIfOversized(&staged_);  // the buffer the ring handed back
     entries_.fetch_add(1, std::memory_order_relaxed);
     if (safe) NoteSafePut();
   }
@@ -191,8 +191,8 @@ Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
     p.transaction_begin = txn.begin_offset;
   }
   staged_full_ = false;
-  CANAL_RETURN_IF_ERROR(store_->Put(staged_, staged_meta_));
-  ReleaseIfOversized(&staged_);
+  CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
+  ReleaseIfOversized(&staged_);  // the buffer the ring handed back
   entries_.fetch_add(1, std::memory_order_relaxed);
   NoteSafePut();
   return Status::OK();
@@ -343,7 +343,7 @@ Status EntrySink::PutEmptyMarker() {
   ctx_.event_length = 0;
   CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, p.thread_id, &next_));
   SetMeta(store::EntryKind::kTransactionBegin);
-  CANAL_RETURN_IF_ERROR(store_->Put(next_, next_meta_));
+  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
   entries_.fetch_add(1, std::memory_order_relaxed);
 
   pos.position = p.commit_offset;
@@ -358,7 +358,7 @@ Status EntrySink::PutEmptyMarker() {
   SetMeta(store::EntryKind::kTransactionEnd);
   next_meta_.safe_resume_point = true;
   next_meta_.position.position = p.end_offset;  // resume at the skipped transaction's end
-  CANAL_RETURN_IF_ERROR(store_->Put(next_, next_meta_));
+  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
   entries_.fetch_add(1, std::memory_order_relaxed);
   empty_markers_.fetch_add(1, std::memory_order_relaxed);
   NoteSafePut();

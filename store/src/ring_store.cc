@@ -157,26 +157,38 @@ Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) 
   return result;
 }
 
-void RingStore::Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes, const EntryMeta& meta) {
+RingStore::Slot& RingStore::SlotToFill(uint64_t put) {
   // A default ring (16384 slots and their buffers) outgrows L2, and a slot
   // comes back to the producer only after the consumer has read it, so fetch
   // ahead: the slot itself a few puts ahead, then the buffers it points to.
-  {
-    const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
-    for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
-    const Slot& near = slots_[(put + 8) & mask_];
-    __builtin_prefetch(near.bytes.data(), 1);
-    __builtin_prefetch(near.meta.position.journal_name.data(), 1);
-  }
-  Slot& slot = slots_[put & mask_];
+  const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
+  for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
+  const Slot& near = slots_[(put + 8) & mask_];
+  __builtin_prefetch(near.bytes.data(), 1);
+  __builtin_prefetch(near.meta.position.journal_name.data(), 1);
+  return slots_[put & mask_];
+}
+
+void RingStore::CopyInto(Slot& slot, std::string_view bytes) const {
   // A slot keeps a big entry's buffer only until a small one arrives, so an
   // idle ring's spare capacity stays near max(memunit, 256) bytes per slot.
   if (slot.bytes.capacity() > retained_capacity_ && bytes.size() <= retained_capacity_) {
     std::string().swap(slot.bytes);
   }
   slot.bytes.assign(bytes.data(), bytes.size());
+}
+
+bool RingStore::MayKeep(size_t capacity, size_t size) const {
+  // What a slot may hold: the spare a small entry may keep, or at most twice
+  // its own entry (what a growing std::string reaches). Held bytes bound the
+  // ring, so this bounds the buffers too.
+  return capacity <= retained_capacity_ || capacity / 2 <= size;
+}
+
+void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const EntryMeta& meta) {
+  const uint64_t size = slot.bytes.size();
   slot.meta = meta;
-  const uint64_t end_bytes = put_bytes + bytes.size();
+  const uint64_t end_bytes = put_bytes + size;
   slot.end_bytes = end_bytes;
   put_bytes_.store(end_bytes, kRelease);
   put_.store(put + 1, kRelease);
@@ -197,7 +209,34 @@ Status RingStore::Put(std::string_view bytes, const EntryMeta& meta) {
   if (!Fits(put, put_bytes, bytes.size()) && !RefreshAndFits(put, put_bytes, bytes.size())) {
     CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, bytes.size()));
   }
-  Publish(put, put_bytes, bytes, meta);
+  Slot& slot = SlotToFill(put);
+  CopyInto(slot, bytes);
+  Publish(put, put_bytes, slot, meta);
+  return Status::OK();
+}
+
+Status RingStore::Put(std::string* bytes, const EntryMeta& meta) {
+  if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
+  const uint64_t put = put_.load(kRelaxed);
+  const uint64_t put_bytes = put_bytes_.load(kRelaxed);
+  const uint64_t size = bytes->size();
+  if (!Fits(put, put_bytes, size) && !RefreshAndFits(put, put_bytes, size)) {
+    CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, size));
+  }
+  Slot& slot = SlotToFill(put);
+  if (MayKeep(bytes->capacity(), size)) {
+    // The slot's old buffer (its entry acked) goes back to build the next
+    // entry in: a steady stream neither allocates nor copies.
+    slot.bytes.swap(*bytes);
+    // Unless it is the buffer of a far bigger entry than this one.
+    if (!MayKeep(bytes->capacity(), size)) std::string().swap(*bytes);
+  } else {
+    // A buffer that once held a far bigger entry: copy, and drop that buffer
+    // so the caller does not keep it either.
+    CopyInto(slot, *bytes);
+    std::string().swap(*bytes);
+  }
+  Publish(put, put_bytes, slot, meta);
   return Status::OK();
 }
 
@@ -210,7 +249,9 @@ bool RingStore::TryPut(std::string_view bytes, const EntryMeta& meta) {
     if (notify_target_.load(kSeqCst) != kNotArmed) FireNotify(/*force=*/true, 0, false);
     return false;
   }
-  Publish(put, put_bytes, bytes, meta);
+  Slot& slot = SlotToFill(put);
+  CopyInto(slot, bytes);
+  Publish(put, put_bytes, slot, meta);
   return true;
 }
 

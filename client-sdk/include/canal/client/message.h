@@ -1,11 +1,12 @@
 // Message: one batch returned by Connector::GetWithoutAck.
 //
 // A batch is an id plus the serialised canal.entry.Entry values the server sent.
-// The raw bytes are kept as received (move them into your own queue or forward
-// them without ever parsing); entries() parses them into Entry objects on its
-// first call only, so a client that filters by raw bytes pays nothing for it;
-// View(i) reads one entry in place, without allocating (entry_view.h), for
-// clients that must keep up with a fast stream.
+// The Message keeps the body of the MESSAGES packet as received, and the
+// entries are views into it: no allocation or copy per entry. View(i) reads
+// one entry in place, without allocating (entry_view.h), for clients that
+// must keep up with a fast stream; entries() parses protobuf Entry objects on
+// its first call only, for callers that ask for them; TakeRawEntries() copies
+// the bytes out for callers that queue them.
 //
 // An empty batch (nothing new within the get's timeout) has batch_id() == -1 and
 // no entries; it needs no ack.
@@ -29,8 +30,14 @@ class Message {
  public:
   // An empty batch (id -1).
   Message() = default;
-  Message(int64_t batch_id, std::vector<std::string> raw_entries)
-      : batch_id_(batch_id), raw_(std::move(raw_entries)) {}
+  // A batch of these entries (copied into one buffer; for tests and tools).
+  Message(int64_t batch_id, const std::vector<std::string>& raw_entries);
+
+  // Reads the body of a MESSAGES packet (canal.protocol.Messages: batch_id 1,
+  // messages 2, server_warning 100; other fields skipped) without copying an
+  // entry: *out keeps `body` and views into it. Corruption saying where when
+  // the bytes are malformed. An empty batch is id -1 whatever the server wrote.
+  static Status FromMessagesBody(std::string body, Message* out);
 
   Message(Message&&) noexcept = default;
   Message& operator=(Message&&) noexcept = default;
@@ -43,9 +50,10 @@ class Message {
 
   // The serialised entries, in server order.
   size_t raw_entry_count() const { return raw_.size(); }
-  std::string_view raw_entry(size_t i) const { return raw_[i]; }
-  const std::vector<std::string>& raw_entries() const { return raw_; }
-  // Takes the bytes out (the Message is then empty of entries; batch_id stays).
+  std::string_view raw_entry(size_t i) const { return {storage_.data() + raw_[i].offset, raw_[i].size}; }
+  // Views of every entry, valid while this Message holds its entries.
+  std::vector<std::string_view> raw_entries() const;
+  // Copies the bytes out (the Message is then empty of entries; batch_id stays).
   std::vector<std::string> TakeRawEntries();
 
   // A zero-copy view of entry i (entry_view.h), valid while this Message
@@ -69,9 +77,17 @@ class Message {
   void set_server_warning(std::string warning) { server_warning_ = std::move(warning); }
 
  private:
+  // Where an entry's bytes are in storage_ (offsets, not views: a copied or
+  // moved Message keeps them right).
+  struct Span {
+    size_t offset = 0;
+    size_t size = 0;
+  };
+
   int64_t batch_id_ = -1;
   std::string server_warning_;
-  std::vector<std::string> raw_;
+  std::string storage_;  // the MESSAGES body (or the entries, back to back)
+  std::vector<Span> raw_;
   std::vector<canal::entry::Entry> parsed_;
   bool parse_done_ = false;
   Status parse_status_;

@@ -1,9 +1,10 @@
 // RingStore: the bounded ring of serialised entries between one destination's
 // sink (the producer) and the client session subscribed to it (the consumer).
 //
-// Every entry was serialised once by the sink; the ring copies those bytes
-// into a slot whose buffer it reuses, so a steady stream of small entries
-// allocates nothing. Three sequences count entries from 0:
+// Every entry was serialised once by the sink; the ring takes that buffer
+// into a slot and hands the slot's old buffer back for the next entry (or,
+// from a string_view, copies into a slot whose buffer it reuses), so a
+// steady stream of entries neither allocates nor copies. Three sequences count entries from 0:
 //
 //   ack <= get <= put,   put - ack <= buffer_size
 //
@@ -138,6 +139,15 @@ class RingStore {
   // (also when Stop ends the wait); the entry is then not stored.
   Status Put(std::string_view bytes, const EntryMeta& meta);
 
+  // Put without the copy: takes the buffer of `*bytes` into the slot and
+  // leaves in `*bytes` the slot's old buffer (contents unspecified) to build
+  // the next entry in, so buffers circulate between producer and ring. A
+  // buffer far larger than its entry (more than twice it and more than
+  // max(memunit, 256) bytes) is copied from instead and released, so neither
+  // side keeps a huge entry's buffer for small ones. On error `*bytes` is
+  // unchanged.
+  Status Put(std::string* bytes, const EntryMeta& meta);
+
   // Put without waiting: false when the ring is full or stopped (stopped()
   // tells which); the entry is then not stored.
   bool TryPut(std::string_view bytes, const EntryMeta& meta);
@@ -222,7 +232,11 @@ class RingStore {
   bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const;
   bool RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size);
   Status WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size);
-  void Publish(uint64_t put, uint64_t put_bytes, std::string_view bytes, const EntryMeta& meta);
+  Slot& SlotToFill(uint64_t put);
+  void CopyInto(Slot& slot, std::string_view bytes) const;
+  bool MayKeep(size_t capacity, size_t size) const;
+  // Publishes the entry now in `slot` (its bytes already filled in).
+  void Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const EntryMeta& meta);
   // Runs the armed callback if any; unless `force`, only if the producer's
   // progress (`put` or bytes) reached the target or a DDL arrived.
   void FireNotify(bool force, uint64_t progress, bool ddl);
