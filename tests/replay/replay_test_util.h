@@ -1,0 +1,51 @@
+// Shared by the replay-primary tests: the MySQL 8.x fixtures it serves, what
+// decoding a fixture directly gives, and a replica session read to the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/mysql/dump_connection.h"
+#include "support/replay_primary/replay_primary.h"
+
+namespace canal::testing {
+
+// MySQL 8.0 / 8.2 / 9.x fixtures (CRC32, v2 rows events, TRANSACTION_PAYLOAD,
+// GTID and anonymous GTID events), paths relative to fixtures/binlog.
+const std::vector<std::string>& Mysql8Fixtures();
+// Of those, the ones with (untagged) GTID transactions.
+const std::vector<std::string>& Mysql8GtidFixtures();
+
+// A fixture decoded from the file.
+struct FileDecode {
+  std::vector<std::string> events;        // outer events after the FORMAT_DESCRIPTION, raw bytes
+  std::vector<uint64_t> offsets;          // where each starts
+  std::vector<std::string> gtids;         // "uuid:gno" of each GTID transaction, in order
+  // Rendered rows (support/row_render.h), each tagged with its transaction's
+  // GTID ("" outside one).
+  std::vector<std::pair<std::string, std::string>> rows;
+};
+Status DecodeFixtureFile(const std::string& path, FileDecode* out);
+// The rows of `d` whose transaction is not among the first `skip` GTIDs.
+std::vector<std::string> RowsAfterGtids(const FileDecode& d, size_t skip);
+
+// A dump read until the first heartbeat (which the primary sends only once it
+// has sent everything).
+struct StreamDecode {
+  std::vector<std::string> events;  // as received, checksum included
+  std::vector<std::string> rows;
+  bool heartbeat = false;
+};
+// Reads and decodes events from `conn` (after a Dump*) until a heartbeat, an
+// error, or `max_events`.
+Status ReadStream(mysql::DumpConnection* conn, StreamDecode* out, size_t max_events = 100'000);
+
+// Options for our client against `primary`.
+mysql::ConnectionOptions ReplicaOptions(const ReplayPrimary& primary, const ReplayPrimaryOptions& o);
+
+// A primary with `o`, started; a test failure (and nullptr) when it cannot start.
+std::unique_ptr<ReplayPrimary> StartPrimary(ReplayPrimaryOptions o);
+
+}  // namespace canal::testing

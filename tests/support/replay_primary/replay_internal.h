@@ -1,0 +1,159 @@
+// Internals of the replay primary shared by its source files.
+#pragma once
+
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "support/replay_primary/replay_primary.h"
+
+namespace canal::testing::replay {
+
+// ---- one client socket, plain or TLS, framed as MySQL packets ---------------
+
+class PacketConn {
+ public:
+  PacketConn(int fd, const std::atomic<bool>* stop) : fd_(fd), stop_(stop) {}
+  ~PacketConn();
+  PacketConn(const PacketConn&) = delete;
+  PacketConn& operator=(const PacketConn&) = delete;
+
+  // One message (packets of 0xFFFFFF joined); false on close, stop, or after
+  // `timeout_ms` of silence (< 0: wait until stop). At most `limit` bytes.
+  bool Read(std::string* payload, int timeout_ms, size_t limit = 1 << 24);
+  // One message, split the protocol's way, with the next sequence numbers.
+  bool Write(std::string_view payload);
+  // The packet header and only the first `keep` bytes of the payload (a
+  // connection cut in the middle of a message).
+  bool WriteTruncated(std::string_view payload, size_t keep);
+  void ResetSequence() { seq_ = 0; }
+  bool StartTls(SSL_CTX* ctx);
+  bool tls() const { return ssl_ != nullptr; }
+  // Waits up to `ms` for input; *closed when the peer has gone away.
+  void WaitInput(int ms, bool* readable, bool* closed);
+  void Shutdown();
+
+ private:
+  bool ReadExactly(char* dst, size_t n, int timeout_ms);
+  bool WriteRaw(std::string_view bytes);
+
+  int fd_;
+  const std::atomic<bool>* stop_;
+  SSL* ssl_ = nullptr;
+  uint8_t seq_ = 0;
+};
+
+// ---- little-endian helpers ---------------------------------------------------
+
+inline void PutInt(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+inline uint64_t GetInt(std::string_view s, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(s[at + i])} << (8 * i);
+  return v;
+}
+void PutLenenc(std::string* out, uint64_t v);
+void PutLenencString(std::string* out, std::string_view s);
+
+// ---- crypto -------------------------------------------------------------------
+
+struct KeyMaterial {
+  EVP_PKEY* key = nullptr;   // RSA 2048, for TLS and caching_sha2_password
+  SSL_CTX* tls = nullptr;    // server context with a self-signed certificate
+  std::string public_pem;    // "-----BEGIN PUBLIC KEY-----..."
+  std::string cert_pem;
+  ~KeyMaterial();
+};
+Status MakeKeyMaterial(KeyMaterial* km);
+std::string Sha1(std::string_view a, std::string_view b = {});
+std::string Sha256(std::string_view a, std::string_view b = {});
+std::string RandomBytes(size_t n);  // printable, no NUL, as servers send nonces
+// RSA-OAEP decryption of a caching_sha2_password full-auth message.
+bool RsaDecrypt(EVP_PKEY* key, std::string_view cipher, std::string* plain);
+
+// ---- binlog files ---------------------------------------------------------------
+
+struct BinlogFile {
+  std::string name;   // base name
+  std::string bytes;  // the whole file
+  size_t fde_offset = 4, fde_size = 0;
+  bool fde_has_checksum = false;  // the FDE carries an algorithm byte and a CRC32
+  bool crc32 = false;             // the FDE's checksum algorithm is CRC32
+  std::vector<size_t> event_offsets;  // every framed event (FDE included)
+};
+Status LoadBinlogFile(const std::string& path, BinlogFile* file);
+// CRC32 of an event's bytes before its checksum, written over its last 4 bytes.
+void FixChecksum(std::string* event);
+
+// A MySQL GTID set as COM_BINLOG_DUMP_GTID carries it.
+class GtidSet {
+ public:
+  bool Decode(std::string_view data);  // false when malformed
+  bool Contains(std::string_view sid16, uint64_t gno) const;
+  bool empty() const { return intervals_.empty(); }
+
+ private:
+  struct Interval {
+    std::string sid;
+    uint64_t start, end;  // [start, end)
+  };
+  std::vector<Interval> intervals_;
+};
+
+// ---- state shared by the sessions ---------------------------------------------
+
+struct Shared {
+  ReplayPrimaryOptions options;
+  std::vector<BinlogFile> files;
+  KeyMaterial keys;
+  std::atomic<bool> stop{false};
+
+  mutable std::mutex mu;  // guards what follows
+  ReplayPrimaryStats stats;
+  std::set<std::string> sha2_cache;  // users cached by caching_sha2_password
+  int64_t drop_at = -1, corrupt_at = -1;
+  bool unknown_plugin = false, purged = false;
+  std::vector<int> open_fds;
+
+  template <typename F>
+  void Count(F f) {
+    std::lock_guard<std::mutex> lock(mu);
+    f(stats);
+  }
+  // Takes the armed event fault for this event index, if any.
+  bool TakeFault(int64_t* armed, uint64_t index) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (*armed < 0 || static_cast<uint64_t>(*armed) != index) return false;
+    *armed = -1;
+    ++stats.faults_fired;
+    return true;
+  }
+};
+
+// Runs one client connection to its end.
+void ServeClient(Shared* shared, int fd);
+
+// The replica side, after COM_BINLOG_DUMP(_GTID): streams until the client goes.
+struct DumpRequest {
+  std::string file;
+  uint64_t position = 4;
+  bool gtid = false;
+  GtidSet executed;
+  bool checksum_aware = false;
+  int64_t heartbeat_ns = 0;
+};
+void StreamBinlog(Shared* shared, PacketConn* conn, const DumpRequest& req);
+
+// An ERR packet.
+std::string ErrPacket(uint16_t code, std::string_view state, std::string_view message);
+
+}  // namespace canal::testing::replay
