@@ -43,11 +43,13 @@ Status DecodeFixtureFile(const std::string& path, FileDecode* out) {
   binlog::BinlogFileReader reader(&decoder);
   CANAL_RETURN_IF_ERROR(reader.Open(path));
   std::string gtid;
+  uint64_t outer_offset = 0;
   for (;;) {
     binlog::Event ev;
     bool eof = false;
     CANAL_RETURN_IF_ERROR(reader.Next(&ev, &eof));
     if (eof) return Status::OK();
+    if (!ev.in_payload) outer_offset = ev.offset;
     if (!ev.in_payload && ev.type() != binlog::EventType::kFormatDescription) {
       out->events.emplace_back(ev.raw);
       out->offsets.push_back(ev.offset);
@@ -59,7 +61,10 @@ Status DecodeFixtureFile(const std::string& path, FileDecode* out) {
     if (const auto* r = ev.As<binlog::RowsEvent>()) {
       std::vector<std::string> lines;
       CANAL_RETURN_IF_ERROR(RenderRows(*r, &lines));
-      for (std::string& l : lines) out->rows.emplace_back(gtid, std::move(l));
+      for (std::string& l : lines) {
+        out->rows.emplace_back(gtid, std::move(l));
+        out->row_offsets.push_back(outer_offset);
+      }
     }
   }
 }

@@ -26,6 +26,7 @@ struct FileDecode {
   // Rendered rows (support/row_render.h), each tagged with its transaction's
   // GTID ("" outside one).
   std::vector<std::pair<std::string, std::string>> rows;
+  std::vector<uint64_t> row_offsets;  // offset of each row's (outer) event
 };
 Status DecodeFixtureFile(const std::string& path, FileDecode* out);
 // The rows of `d` whose transaction is not among the first `skip` GTIDs.

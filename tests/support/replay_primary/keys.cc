@@ -67,8 +67,12 @@ KeyMaterial::~KeyMaterial() {
 }
 
 Status MakeKeyMaterial(KeyMaterial* km) {
-  km->key = EVP_RSA_gen(2048);
-  if (km->key == nullptr) return Status::IOError(OpenSslError("generating the RSA key"));
+  // One key per process: making a 2048-bit key costs a few hundred ms, and a
+  // suite starts dozens of primaries.
+  static EVP_PKEY* const shared_key = EVP_RSA_gen(2048);
+  if (shared_key == nullptr) return Status::IOError(OpenSslError("generating the RSA key"));
+  if (EVP_PKEY_up_ref(shared_key) != 1) return Status::IOError(OpenSslError("EVP_PKEY_up_ref"));
+  km->key = shared_key;
 
   std::unique_ptr<X509, decltype(&X509_free)> cert(X509_new(), &X509_free);
   if (!cert) return Status::IOError(OpenSslError("X509_new"));
