@@ -392,6 +392,12 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     binlog::Event ev;
     s = decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), offset, &ev);
     if (!s.ok()) {
+      // A checksum that does not match: the bytes were damaged on their way
+      // here, and reading them again from the resume point is the cure (a file
+      // damaged on the primary's disk keeps failing, with backoff, and says so).
+      if (s.IsCorruption() && s.message().find("checksum mismatch") != std::string_view::npos) {
+        return retry(s.WithContext(where));
+      }
       // A TABLE_MAP the history does not match: say how to fix it.
       if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
           s.message().find("schema history") == std::string_view::npos) {
