@@ -220,6 +220,14 @@ Status QueryConnection::Connect() {
     if (m.last_error.code == kErAccessDenied) {
       return Status::IOError(std::string(s.message()) + " (check canal.instance.dbUsername / dbPassword)");
     }
+    // The server switched to a plugin Connector/C does not have (its fallback
+    // then reports the server's refusal): name the fix, as the dump connection does.
+    if (s.message().find("could not be loaded") != std::string_view::npos) {
+      return Status::IOError(std::string(s.message()) +
+                             " (the replication user's authentication plugin is not supported; use "
+                             "mysql_native_password or caching_sha2_password for it, e.g. ALTER USER ... IDENTIFIED "
+                             "WITH mysql_native_password BY '...')");
+    }
     return s;
   }
   // Some Connector/C builds let ENFORCE pass against a server without TLS;
