@@ -67,6 +67,10 @@ class ReplayParser : public ::testing::Test {
   }
 
   std::unique_ptr<parser::EventParser> MakeParser(RowSink* sink) {
+    return std::make_unique<parser::EventParser>(Options(), sink);
+  }
+
+  parser::EventParserOptions Options() const {
     parser::EventParserOptions po;
     po.destination = "replay";
     po.master = ReplicaOptions(*primary_, o_);
@@ -76,7 +80,7 @@ class ReplayParser : public ::testing::Test {
     po.heartbeat_period_ms = 500;
     po.reconnect_initial_ms = 50;
     po.reconnect_max_ms = 500;
-    return std::make_unique<parser::EventParser>(po, sink);
+    return po;
   }
 
   // Waits (generously) until the sink has `n` rows or the parser stopped.
@@ -130,6 +134,36 @@ TEST_F(ReplayParser, StreamsBothFilesWithCachingSha2) {
   EXPECT_GE(ps.fast_auths, 1u);
   EXPECT_EQ(ps.registrations, 1u);
   EXPECT_EQ(ps.last_slave_server_id, 9001u);
+}
+
+TEST_F(ReplayParser, GtidStartSkipsTheExecutedTransactions) {
+  StartPrimary();
+  if (HasFatalFailure()) return;
+  const FileDecode& first = decoded_[0];
+  ASSERT_GE(first.gtids.size(), 4u);
+  // The first file's transactions up to and including its first row change.
+  size_t k = 0;
+  while (k < first.gtids.size() && first.gtids[k] != first.rows.front().first) ++k;
+  ASSERT_LT(k, first.gtids.size());
+  ++k;
+  std::string executed;
+  for (size_t i = 0; i < k; ++i) executed += (i ? "," : "") + first.gtids[i];
+  std::vector<std::string> expected = RowsAfterGtids(first, k);
+  for (const auto& row : decoded_[1].rows) expected.push_back(row.second);
+  ASSERT_LT(expected.size(), expected_.size());
+
+  RowSink sink;
+  parser::EventParserOptions po = Options();
+  po.start = parser::StartPosition{};
+  po.start.gtid = executed;
+  parser::EventParser p(po, &sink);
+  p.Start();
+  WaitForRows(sink, p, expected.size());
+  EXPECT_EQ(sink.rows(), expected);
+  EXPECT_TRUE(p.running()) << p.status().last_error;
+  p.Stop();
+  EXPECT_EQ(primary_->stats().gtid_dumps, 1u);
+  EXPECT_EQ(primary_->stats().transactions_skipped, k);
 }
 
 TEST_F(ReplayParser, RecoversFromAConnectionDroppedMidEvent) {
