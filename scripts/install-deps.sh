@@ -17,6 +17,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libre2-dev
   default-libmysqlclient-dev
+  # Connector/C's client plugins (caching_sha2_password.so): the replay-primary suite logs in with them
+  libmariadb3
   libzookeeper-mt-dev
   librdkafka-dev librabbitmq-dev
   # servers for integration tests, the benchmark and the quick start
