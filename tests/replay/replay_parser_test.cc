@@ -166,6 +166,34 @@ TEST_F(ReplayParser, GtidStartSkipsTheExecutedTransactions) {
   EXPECT_EQ(primary_->stats().transactions_skipped, k);
 }
 
+// No start position: the primary's current end, from SHOW MASTER STATUS on 8.0
+// and SHOW BINARY LOG STATUS on 8.4 (which no longer has the old statement).
+TEST_F(ReplayParser, StartsAtTheCurrentEndOnMysql80And84) {
+  for (const std::string version : {"8.0.36-replay", "8.4.3-replay"}) {
+    SCOPED_TRACE(version);
+    o_.server_version = version;
+    StartPrimary();
+    if (HasFatalFailure()) return;
+    RowSink sink;
+    parser::EventParserOptions po = Options();
+    po.start = parser::StartPosition{};
+    parser::EventParser p(po, &sink);
+    p.Start();
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (primary_->stats().heartbeats == 0 && p.running() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(p.running()) << p.status().last_error;
+    EXPECT_GE(primary_->stats().heartbeats, 1u);
+    const ReplayPrimaryStats ps = primary_->stats();
+    EXPECT_EQ(ps.last_dump_file, Files()[1].substr(Files()[1].rfind('/') + 1));
+    EXPECT_EQ(ps.last_dump_position, decoded_[1].offsets.back() + decoded_[1].events.back().size());
+    EXPECT_EQ(ps.events_sent, 0u);
+    p.Stop();
+    EXPECT_TRUE(sink.rows().empty());
+  }
+}
+
 TEST_F(ReplayParser, RecoversFromAConnectionDroppedMidEvent) {
   StartPrimary();
   if (HasFatalFailure()) return;
