@@ -19,18 +19,6 @@ constexpr uint8_t kStopEvent = 3, kRotateEvent = 4, kFdeEvent = 15, kHeartbeatEv
 constexpr uint16_t kArtificialFlag = 0x20, kInUseFlag = 0x01;
 constexpr uint16_t kErMasterFatalReadingBinlog = 1236;
 
-// "8.0.28-log" -> 80028; 0 when there is no leading number.
-int VersionNumber(std::string_view v) {
-  int parts[3] = {0, 0, 0};
-  size_t i = 0;
-  for (int k = 0; k < 3 && i < v.size(); ++k) {
-    if (v[i] < '0' || v[i] > '9') break;
-    while (i < v.size() && v[i] >= '0' && v[i] <= '9') parts[k] = parts[k] * 10 + (v[i++] - '0');
-    if (i < v.size() && v[i] == '.') ++i;
-  }
-  return parts[0] * 10000 + parts[1] * 100 + parts[2];
-}
-
 std::string MakeEvent(const Shared& sh, uint8_t type, uint64_t log_pos, uint16_t flags, std::string_view body,
                       bool crc) {
   std::string ev;

@@ -61,6 +61,18 @@ inline uint64_t GetInt(std::string_view s, size_t at, int bytes) {
   for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(s[at + i])} << (8 * i);
   return v;
 }
+// "8.0.28-log" -> 80028; 0 when there is no leading number.
+inline int VersionNumber(std::string_view v) {
+  int parts[3] = {0, 0, 0};
+  size_t i = 0;
+  for (int k = 0; k < 3 && i < v.size(); ++k) {
+    if (v[i] < '0' || v[i] > '9') break;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9' && parts[k] < 10000) parts[k] = parts[k] * 10 + (v[i++] - '0');
+    if (i < v.size() && v[i] == '.') ++i;
+  }
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
 void PutLenenc(std::string* out, uint64_t v);
 void PutLenencString(std::string* out, std::string_view s);
 
@@ -153,7 +165,15 @@ struct DumpRequest {
 };
 void StreamBinlog(Shared* shared, PacketConn* conn, const DumpRequest& req);
 
-// An ERR packet.
+// An ERR packet; an OK packet (autocommit, nothing affected).
 std::string ErrPacket(uint16_t code, std::string_view state, std::string_view message);
+std::string OkPacket();
+// Printable for an error message: a client's bytes are never echoed raw.
+std::string Printable(std::string_view s);
+
+// Answers one COM_QUERY (statements.cc); false when the connection failed. The
+// SETs a dump depends on (@master_binlog_checksum, @master_heartbeat_period)
+// land in *dump.
+bool AnswerStatement(Shared* sh, PacketConn* conn, DumpRequest* dump, std::string_view sql);
 
 }  // namespace canal::testing::replay

@@ -2,9 +2,6 @@
 // switching the client to it when it answered with another), then commands
 // until it quits or starts a binlog dump.
 #include <algorithm>
-#include <cctype>
-#include <map>
-#include <optional>
 
 #include "support/replay_primary/replay_internal.h"
 
@@ -20,60 +17,10 @@ constexpr std::string_view kUnknownPlugin = "replay_unknown_plugin";
 constexpr int kLoginTimeoutMs = 10'000;
 constexpr size_t kMaxCommand = 1 << 20;  // no replica command comes near this
 
-std::string Ok() { return std::string("\x00\x00\x00\x02\x00\x00\x00", 7); }
-std::string Eof() { return std::string("\xfe\x00\x00\x02\x00", 5); }
 
 std::string Xor(std::string a, std::string_view b) {
   for (size_t i = 0; i < a.size() && !b.empty(); ++i) a[i] = static_cast<char>(a[i] ^ b[i % b.size()]);
   return a;
-}
-
-std::string Upper(std::string_view s) {
-  std::string u(s);
-  for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return u;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.front())) != 0)) s.remove_prefix(1);
-  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.back())) != 0 || s.back() == ';')) s.remove_suffix(1);
-  return s;
-}
-
-// Printable for an error message: a client's bytes are never echoed raw.
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 80)) out.push_back(std::isprint(static_cast<unsigned char>(c)) != 0 ? c : '?');
-  if (s.size() > 80) out += "...";
-  return out;
-}
-
-// The single-quoted strings of a statement, in order.
-std::vector<std::string> QuotedStrings(std::string_view s) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\'') continue;
-    std::string v;
-    for (++i; i < s.size() && s[i] != '\''; ++i) v.push_back(s[i]);
-    out.push_back(v);
-  }
-  return out;
-}
-
-// SQL LIKE with % and _, case-insensitive as variable names are.
-bool Like(std::string_view text, std::string_view pat) {
-  if (pat.empty()) return text.empty();
-  if (pat[0] == '%') {
-    for (size_t i = 0; i <= text.size(); ++i) {
-      if (Like(text.substr(i), pat.substr(1))) return true;
-    }
-    return false;
-  }
-  if (text.empty()) return false;
-  if (pat[0] != '_' && std::tolower(static_cast<unsigned char>(pat[0])) != std::tolower(static_cast<unsigned char>(text[0]))) {
-    return false;
-  }
-  return Like(text.substr(1), pat.substr(1));
 }
 
 struct Login {
@@ -198,7 +145,7 @@ class Session {
     const bool ok = o.account_plugin == kNative ? NativeAuth(auth) : Sha2Auth(auth);
     if (!ok) return Deny(login.user);
     sh_->Count([](ReplayPrimaryStats& s) { ++s.logins; });
-    return conn_.Write(Ok());
+    return conn_.Write(OkPacket());
   }
 
   bool NativeAuth(std::string_view auth) {
@@ -258,11 +205,11 @@ class Session {
         case 0x01: return;  // COM_QUIT
         case 0x02:          // COM_INIT_DB
         case 0x0e:          // COM_PING
-          if (!conn_.Write(Ok())) return;
+          if (!conn_.Write(OkPacket())) return;
           break;
         case 0x03:
           sh_->Count([](ReplayPrimaryStats& s) { ++s.queries; });
-          if (!Query(Trim(std::string_view(cmd).substr(1)))) return;
+          if (!AnswerStatement(sh_, &conn_, &dump_, std::string_view(cmd).substr(1))) return;
           break;
         case 0x15:  // COM_REGISTER_SLAVE
           if (cmd.size() < 5) {
@@ -273,7 +220,7 @@ class Session {
             ++s.registrations;
             s.last_slave_server_id = static_cast<uint32_t>(GetInt(cmd, 1, 4));
           });
-          if (!conn_.Write(Ok())) return;
+          if (!conn_.Write(OkPacket())) return;
           break;
         case 0x12: DumpByPosition(cmd); return;
         case 0x1e: DumpByGtid(cmd); return;
@@ -327,158 +274,6 @@ class Session {
       s.last_dump_position = dump_.position;
     });
     StreamBinlog(sh_, &conn_, dump_);
-  }
-
-  std::map<std::string, std::string> Variables() const {
-    const ReplayPrimaryOptions& o = sh_->options;
-    const bool crc = !sh_->files.empty() && sh_->files.front().crc32;
-    std::map<std::string, std::string> v = {
-        {"version", o.server_version},
-        {"version_comment", "canal replay primary"},
-        {"server_id", std::to_string(o.server_id)},
-        {"server_uuid", o.server_uuid},
-        {"log_bin", "ON"},
-        {"binlog_format", "ROW"},
-        {"binlog_row_image", "FULL"},
-        {"binlog_row_metadata", "FULL"},
-        {"binlog_checksum", crc ? "CRC32" : "NONE"},
-        {"gtid_mode", "ON"},
-        {"enforce_gtid_consistency", "ON"},
-        {"gtid_executed", o.gtid_executed},
-        {"gtid_purged", ""},
-        {"max_allowed_packet", "67108864"},
-        {"character_set_server", "utf8mb4"},
-        {"collation_server", "utf8mb4_0900_ai_ci"},
-        {"lower_case_table_names", "0"},
-        {"time_zone", "SYSTEM"},
-        {"system_time_zone", "UTC"},
-    };
-    for (const auto& [name, value] : o.variables) v[name] = value;
-    return v;
-  }
-
-  bool SendResult(const std::vector<std::string>& columns,
-                  const std::vector<std::vector<std::optional<std::string>>>& rows) {
-    std::string p;
-    PutLenenc(&p, columns.size());
-    if (!conn_.Write(p)) return false;
-    for (const std::string& c : columns) {
-      p.clear();
-      PutLenencString(&p, "def");
-      PutLenencString(&p, "");
-      PutLenencString(&p, "");
-      PutLenencString(&p, "");
-      PutLenencString(&p, c);
-      PutLenencString(&p, c);
-      p.push_back('\x0c');
-      PutInt(&p, 255, 2);   // utf8mb4
-      PutInt(&p, 1024, 4);  // display length
-      p.push_back('\xfd');  // VAR_STRING
-      PutInt(&p, 0, 2);     // flags
-      p.push_back('\0');    // decimals
-      PutInt(&p, 0, 2);
-      if (!conn_.Write(p)) return false;
-    }
-    if (!conn_.Write(Eof())) return false;
-    for (const auto& row : rows) {
-      p.clear();
-      for (const auto& v : row) {
-        if (v) {
-          PutLenencString(&p, *v);
-        } else {
-          p.push_back('\xfb');
-        }
-      }
-      if (!conn_.Write(p)) return false;
-    }
-    return conn_.Write(Eof());
-  }
-
-  bool Syntax(std::string_view sql) {
-    return conn_.Write(ErrPacket(1064, "42000", "the replay primary does not answer '" + Printable(sql) + "'"));
-  }
-
-  bool Set(std::string_view sql) {
-    // SET @a = x, @b = 'y': the replica's session settings the dump depends on.
-    std::string upper = Upper(sql);
-    auto value_of = [&](std::string_view name) -> std::optional<std::string> {
-      const size_t at = upper.find(name);
-      if (at == std::string::npos) return std::nullopt;
-      size_t eq = upper.find('=', at);
-      if (eq == std::string::npos) return std::nullopt;
-      size_t end = upper.find(',', eq);
-      return std::string(Trim(std::string_view(upper).substr(eq + 1, end == std::string::npos ? end : end - eq - 1)));
-    };
-    if (auto v = value_of("@MASTER_BINLOG_CHECKSUM")) dump_.checksum_aware = *v != "'NONE'" && *v != "NONE";
-    if (auto v = value_of("@SOURCE_BINLOG_CHECKSUM")) dump_.checksum_aware = *v != "'NONE'" && *v != "NONE";
-    if (auto v = value_of("@MASTER_HEARTBEAT_PERIOD")) {
-      int64_t ns = 0;
-      for (char c : *v) {
-        if (c < '0' || c > '9') break;
-        ns = ns * 10 + (c - '0');
-        if (ns > (int64_t{1} << 50)) break;
-      }
-      dump_.heartbeat_ns = ns;
-    }
-    return conn_.Write(Ok());
-  }
-
-  bool Query(std::string_view sql) {
-    const std::string u = Upper(sql);
-    const ReplayPrimaryOptions& o = sh_->options;
-    const auto vars = Variables();
-    auto starts = [&](std::string_view p) { return u.rfind(p, 0) == 0; };
-    if (starts("SET ")) return Set(sql);
-    if (u == "SELECT VERSION()") return SendResult({"VERSION()"}, {{o.server_version}});
-    if (starts("SELECT @@")) {
-      std::vector<std::string> names;
-      std::vector<std::optional<std::string>> row;
-      std::string_view rest = std::string_view(sql).substr(7);
-      while (!rest.empty()) {
-        const size_t comma = rest.find(',');
-        std::string_view item = Trim(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (item.rfind("@@", 0) != 0) return Syntax(sql);
-        std::string name(item.substr(2));
-        for (std::string_view scope : {"global.", "GLOBAL.", "session.", "SESSION."}) {
-          if (name.rfind(scope, 0) == 0) name.erase(0, scope.size());
-        }
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        const auto it = vars.find(name);
-        if (it == vars.end()) {
-          return conn_.Write(ErrPacket(1193, "HY000", "Unknown system variable '" + Printable(name) + "'"));
-        }
-        names.emplace_back(item);
-        row.emplace_back(it->second);
-      }
-      return SendResult(names, {row});
-    }
-    if (starts("SHOW VARIABLES") || starts("SHOW GLOBAL VARIABLES") || starts("SHOW SESSION VARIABLES")) {
-      const std::vector<std::string> wanted = QuotedStrings(sql);
-      const bool like = u.find(" LIKE ") != std::string::npos;
-      std::vector<std::vector<std::optional<std::string>>> rows;
-      for (const auto& [name, value] : vars) {
-        bool match = wanted.empty();
-        for (const std::string& w : wanted) match = match || (like ? Like(name, w) : Upper(name) == Upper(w));
-        if (match) rows.push_back({name, value});
-      }
-      return SendResult({"Variable_name", "Value"}, rows);
-    }
-    const int version = (o.server_version[0] - '0') * 100 + (o.server_version.size() > 2 ? o.server_version[2] - '0' : 0);
-    const bool old_status = u == "SHOW MASTER STATUS" && version < 804;  // 8.4 removed it
-    const bool new_status = u == "SHOW BINARY LOG STATUS" && version >= 802;  // 8.2 added it
-    if (old_status || new_status) {
-      if (sh_->files.empty()) return SendResult({"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB", "Executed_Gtid_Set"}, {});
-      const BinlogFile& last = sh_->files.back();
-      return SendResult({"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB", "Executed_Gtid_Set"},
-                        {{last.name, std::to_string(last.bytes.size()), "", "", o.gtid_executed}});
-    }
-    if (u == "SHOW BINARY LOGS" || u == "SHOW MASTER LOGS") {
-      std::vector<std::vector<std::optional<std::string>>> rows;
-      for (const BinlogFile& f : sh_->files) rows.push_back({f.name, std::to_string(f.bytes.size()), "No"});
-      return SendResult({"Log_name", "File_size", "Encrypted"}, rows);
-    }
-    return Syntax(sql);
   }
 
   Shared* sh_;
