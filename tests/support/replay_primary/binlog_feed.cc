@@ -190,9 +190,10 @@ void StreamBinlog(Shared* sh, PacketConn* conn, const DumpRequest& req) {
       }
       ev.assign(raw);
       if (sh->TakeFault(&sh->corrupt_at, index)) ev.back() = static_cast<char>(ev.back() ^ 0x5A);
+      // Counted first: a client may act on the event before this thread runs on.
+      sh->Count([](ReplayPrimaryStats& s) { ++s.events_sent; });
       if (!SendEvent(conn, ev)) return;
       ++index;
-      sh->Count([](ReplayPrimaryStats& s) { ++s.events_sent; });
     }
   }
 
@@ -211,11 +212,11 @@ void StreamBinlog(Shared* sh, PacketConn* conn, const DumpRequest& req) {
       return;
     }
     if (period_ms > 0 && std::chrono::steady_clock::now() >= next_beat) {
+      sh->Count([](ReplayPrimaryStats& s) { ++s.heartbeats; });
       if (!SendEvent(conn, MakeEvent(*sh, kHeartbeatEvent, last.bytes.size(), kArtificialFlag, last.name,
                                      last.crc32))) {
         return;
       }
-      sh->Count([](ReplayPrimaryStats& s) { ++s.heartbeats; });
       next_beat = std::chrono::steady_clock::now() + std::chrono::milliseconds(period_ms);
     }
   }

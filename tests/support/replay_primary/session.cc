@@ -132,11 +132,11 @@ class Session {
       unknown_plugin = sh_->unknown_plugin;
     }
     if (unknown_plugin) {
+      sh_->Count([](ReplayPrimaryStats& s) { ++s.auth_failures; });
       std::string reply;
       if (SwitchTo(kUnknownPlugin, &reply)) {  // a client without the plugin has given up by now
         conn_.Write(ErrPacket(1251, "08004", "Client does not support authentication protocol requested by server"));
       }
-      sh_->Count([](ReplayPrimaryStats& s) { ++s.auth_failures; });
       return false;
     }
     if (login.user != o.user) return Deny(login.user);
