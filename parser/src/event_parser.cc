@@ -664,7 +664,10 @@ Status EventParser::FindByTimestamp(mysql::QueryConnection* query, const mysql::
       binlog::Event ev;
       CANAL_RETURN_IF_ERROR(decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(),
                                            log_pos >= size ? log_pos - size : 0, &ev));
-      if (const auto* rot = ev.As<binlog::RotateEvent>(); rot != nullptr && log_pos != 0) {
+      // The file ends at its ROTATE. One ended by a restart (STOP) or a crash
+      // (no last event) is followed at once by the next file's artificial
+      // ROTATE: either ends it, or the next file's events would pass for its own.
+      if (ev.As<binlog::RotateEvent>() != nullptr || type == static_cast<uint8_t>(binlog::EventType::kStop)) {
         bool more = true;
         CANAL_RETURN_IF_ERROR(on_event(ev, decoder, 0, 0, &more));  // end of this file
         return Status::OK();

@@ -194,6 +194,54 @@ TEST_F(ReplayParser, StartsAtTheCurrentEndOnMysql80And84) {
   }
 }
 
+// Event time (seconds) of an event's raw bytes.
+uint32_t EventTime(std::string_view ev) {
+  uint32_t t = 0;
+  for (int i = 3; i >= 0; --i) t = (t << 8) | static_cast<uint8_t>(ev[i]);
+  return t;
+}
+
+// canal.instance.master.timestamp: the parser scans the files it finds in
+// SHOW BINARY LOGS through dumps of its own, then starts at the first
+// transaction at or after the time. The first file ends with STOP (a restart),
+// so its dump runs straight on into the second file.
+TEST_F(ReplayParser, TimestampStartFindsTheTransaction) {
+  StartPrimary();
+  if (HasFatalFailure()) return;
+  auto run = [&](uint32_t ts, const std::vector<std::string>& expected) {
+    SCOPED_TRACE("timestamp " + std::to_string(ts));
+    RowSink sink;
+    parser::EventParserOptions po = Options();
+    po.start = parser::StartPosition{};
+    po.start.timestamp_ms = int64_t{ts} * 1000;
+    parser::EventParser p(po, &sink);
+    p.Start();
+    WaitForRows(sink, p, expected.size());
+    EXPECT_EQ(sink.rows(), expected);
+    EXPECT_TRUE(p.running()) << p.status().last_error;
+    p.Stop();
+  };
+  std::vector<std::string> second_file;
+  for (const auto& row : decoded_[1].rows) second_file.push_back(row.second);
+  // The second row transaction of each file.
+  for (size_t f = 0; f < 2; ++f) {
+    const FileDecode& d = decoded_[f];
+    size_t i = 0;
+    while (i < d.offsets.size() && d.offsets[i] != d.row_offsets[1]) ++i;
+    ASSERT_LT(i, d.offsets.size());
+    std::vector<std::string> expected;
+    for (size_t k = 1; k < d.rows.size(); ++k) expected.push_back(d.rows[k].second);
+    if (f == 0) expected.insert(expected.end(), second_file.begin(), second_file.end());
+    run(EventTime(d.events[i]), expected);
+  }
+  // After everything in the first file, before the second was created: the
+  // second file from its start (not the second file's offsets in the first).
+  const uint32_t first_end = EventTime(decoded_[0].events.back());
+  const uint32_t second_start = EventTime(decoded_[1].events.front());
+  ASSERT_LT(first_end + 1, second_start);
+  run(first_end + 1, second_file);
+}
+
 TEST_F(ReplayParser, RecoversFromAConnectionDroppedMidEvent) {
   StartPrimary();
   if (HasFatalFailure()) return;
