@@ -95,6 +95,19 @@ class ReplayParser : public ::testing::Test {
     while (p.running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
   }
 
+  // A parser starting at `start` delivers exactly `expected`, and streams on.
+  void ExpectRowsFrom(const parser::StartPosition& start, const std::vector<std::string>& expected) {
+    RowSink sink;
+    parser::EventParserOptions po = Options();
+    po.start = start;
+    parser::EventParser p(po, &sink);
+    p.Start();
+    WaitForRows(sink, p, expected.size());
+    EXPECT_EQ(sink.rows(), expected);
+    EXPECT_TRUE(p.running()) << p.status().last_error;
+    p.Stop();
+  }
+
   // Index (as the primary counts events in a dump) of the first rows event of
   // the second row transaction of the first file: the middle of the stream.
   size_t MidStreamRowsEvent() const {
@@ -152,16 +165,9 @@ TEST_F(ReplayParser, GtidStartSkipsTheExecutedTransactions) {
   for (const auto& row : decoded_[1].rows) expected.push_back(row.second);
   ASSERT_LT(expected.size(), expected_.size());
 
-  RowSink sink;
-  parser::EventParserOptions po = Options();
-  po.start = parser::StartPosition{};
-  po.start.gtid = executed;
-  parser::EventParser p(po, &sink);
-  p.Start();
-  WaitForRows(sink, p, expected.size());
-  EXPECT_EQ(sink.rows(), expected);
-  EXPECT_TRUE(p.running()) << p.status().last_error;
-  p.Stop();
+  parser::StartPosition start;
+  start.gtid = executed;
+  ExpectRowsFrom(start, expected);
   EXPECT_EQ(primary_->stats().gtid_dumps, 1u);
   EXPECT_EQ(primary_->stats().transactions_skipped, k);
 }
@@ -210,16 +216,9 @@ TEST_F(ReplayParser, TimestampStartFindsTheTransaction) {
   if (HasFatalFailure()) return;
   auto run = [&](uint32_t ts, const std::vector<std::string>& expected) {
     SCOPED_TRACE("timestamp " + std::to_string(ts));
-    RowSink sink;
-    parser::EventParserOptions po = Options();
-    po.start = parser::StartPosition{};
-    po.start.timestamp_ms = int64_t{ts} * 1000;
-    parser::EventParser p(po, &sink);
-    p.Start();
-    WaitForRows(sink, p, expected.size());
-    EXPECT_EQ(sink.rows(), expected);
-    EXPECT_TRUE(p.running()) << p.status().last_error;
-    p.Stop();
+    parser::StartPosition start;
+    start.timestamp_ms = int64_t{ts} * 1000;
+    ExpectRowsFrom(start, expected);
   };
   std::vector<std::string> second_file;
   for (const auto& row : decoded_[1].rows) second_file.push_back(row.second);
