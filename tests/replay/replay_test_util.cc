@@ -92,8 +92,9 @@ Status ReadStream(mysql::DumpConnection* conn, StreamDecode* out, size_t max_eve
     out->events.emplace_back(raw);
     const std::string& ev_bytes = out->events.back();
     binlog::Event ev;
-    const uint64_t offset = 0;  // positions are checked against the file's events byte for byte
-    CANAL_RETURN_IF_ERROR(decoder.Decode(reinterpret_cast<const uint8_t*>(ev_bytes.data()), ev_bytes.size(), offset, &ev));
+    // Offset 0: positions are checked against the file's events byte for byte.
+    const auto* data = reinterpret_cast<const uint8_t*>(ev_bytes.data());
+    CANAL_RETURN_IF_ERROR(decoder.Decode(data, ev_bytes.size(), 0, &ev));
     for (;;) {
       if (const auto* r = ev.As<binlog::RowsEvent>()) CANAL_RETURN_IF_ERROR(RenderRows(*r, &out->rows));
       if (!decoder.has_pending_inner()) break;

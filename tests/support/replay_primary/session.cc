@@ -98,7 +98,8 @@ class Session {
 
   bool Deny(std::string_view user) {
     sh_->Count([](ReplayPrimaryStats& s) { ++s.auth_failures; });
-    conn_.Write(ErrPacket(1045, "28000", "Access denied for user '" + Printable(user) + "'@'127.0.0.1' (using password: YES)"));
+    conn_.Write(ErrPacket(1045, "28000",
+                          "Access denied for user '" + Printable(user) + "'@'127.0.0.1' (using password: YES)"));
     return false;
   }
 

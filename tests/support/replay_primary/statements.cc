@@ -46,7 +46,8 @@ bool Like(std::string_view text, std::string_view pat) {
     return false;
   }
   if (text.empty()) return false;
-  if (pat[0] != '_' && std::tolower(static_cast<unsigned char>(pat[0])) != std::tolower(static_cast<unsigned char>(text[0]))) {
+  const auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  if (pat[0] != '_' && lower(pat[0]) != lower(text[0])) {
     return false;
   }
   return Like(text.substr(1), pat.substr(1));
@@ -198,10 +199,11 @@ class Statements {
     const bool old_status = u == "SHOW MASTER STATUS" && version < 80400;       // 8.4 removed it
     const bool new_status = u == "SHOW BINARY LOG STATUS" && version >= 80200;  // 8.2 added it
     if (old_status || new_status) {
-      if (sh_->files.empty()) return SendResult({"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB", "Executed_Gtid_Set"}, {});
+      const std::vector<std::string> columns = {"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB",
+                                                "Executed_Gtid_Set"};
+      if (sh_->files.empty()) return SendResult(columns, {});
       const BinlogFile& last = sh_->files.back();
-      return SendResult({"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB", "Executed_Gtid_Set"},
-                        {{last.name, std::to_string(last.bytes.size()), "", "", o.gtid_executed}});
+      return SendResult(columns, {{last.name, std::to_string(last.bytes.size()), "", "", o.gtid_executed}});
     }
     if (u == "SHOW BINARY LOGS" || u == "SHOW MASTER LOGS") {
       std::vector<std::vector<std::optional<std::string>>> rows;
