@@ -72,6 +72,7 @@ struct ReplayPrimaryStats {
   uint64_t native_auths = 0;
   uint64_t auth_failures = 0;
   uint64_t queries = 0;
+  uint64_t schema_queries = 0;     // SELECTs from information_schema (answered with no rows)
   uint64_t registrations = 0;      // COM_REGISTER_SLAVE
   uint64_t dumps = 0;              // COM_BINLOG_DUMP
   uint64_t gtid_dumps = 0;         // COM_BINLOG_DUMP_GTID

@@ -210,6 +210,21 @@ class Statements {
       for (const BinlogFile& f : sh_->files) rows.push_back({f.name, std::to_string(f.bytes.size()), "No"});
       return SendResult({"Log_name", "File_size", "Encrypted"}, rows);
     }
+    // The primary has no tables (its binlogs are recordings): information_schema
+    // answers with the columns asked for and no rows, so a replica keeps the
+    // binlog's positional column names.
+    const size_t from = u.find(" FROM INFORMATION_SCHEMA.");
+    if (starts("SELECT ") && from != std::string::npos) {
+      std::vector<std::string> columns;
+      std::string_view list = sql.substr(7, from - 7);
+      while (!list.empty()) {
+        const size_t comma = list.find(',');
+        columns.emplace_back(Trim(list.substr(0, comma)));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+      sh_->Count([](ReplayPrimaryStats& s) { ++s.schema_queries; });
+      return SendResult(columns, {});
+    }
     return Syntax(sql);
   }
 
