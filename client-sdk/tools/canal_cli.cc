@@ -18,10 +18,10 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
-#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
+#include "canal/client/canal_connector.h"
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/entry_view.h"
@@ -305,10 +305,11 @@ int Fail(const Status& s) {
 }
 
 // Prints batches until --count, a signal or an error. `connector` is connected
-// and subscribed. *lost_active says the cluster connector stopped because
-// another client became the active one (the caller waits to be elected again).
-template <typename C>
-int Consume(C& connector, const Options& o, const std::string& where, Printer& printer, bool* lost_active) {
+// and subscribed; `cluster` says it is a ClusterConnector. *lost_active says
+// the cluster connector stopped because another client became the active one
+// (the caller waits to be elected again).
+int Consume(canal::client::CanalConnector& connector, bool cluster, const Options& o, const std::string& where,
+            Printer& printer, bool* lost_active) {
   *lost_active = false;
   std::string out;
   std::string warning;  // the server's last warning about the destination
@@ -320,7 +321,7 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       *lost_active = true;
       return kExitOk;
     }
-    if constexpr (std::is_same_v<C, Connector>) {
+    if (!cluster) {
       // Error 409: the server did not apply our last ack and delivers that
       // batch again; reconnect and go on (it is printed twice). A server that
       // no longer serves the destination then refuses the subscription.
@@ -399,7 +400,7 @@ int Run(const Options& o) {
   if (!s.ok()) return Fail(s);
   Printer printer(o.json, o.count);
   bool lost_active = false;
-  const int rc = Consume(connector, o, "canal server " + o.connector.address, printer, &lost_active);
+  const int rc = Consume(connector, false, o, "canal server " + o.connector.address, printer, &lost_active);
   connector.Disconnect();  // no Unsubscribe: the server keeps our cursor for the next run
   return rc;
 }
@@ -432,7 +433,7 @@ int RunCluster(const Options& o) {
                                    connector.current_address().c_str());
     said_standby = false;
     bool lost_active = false;
-    const int rc = Consume(connector, o, "destination " + co.destination, printer, &lost_active);
+    const int rc = Consume(connector, true, o, "destination " + co.destination, printer, &lost_active);
     if (!lost_active) {
       connector.Disconnect();  // ends the ZooKeeper session: a standby takes over at once
       return rc;
