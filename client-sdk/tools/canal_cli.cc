@@ -25,7 +25,7 @@
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/entry_view.h"
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 
 namespace {
 
@@ -218,15 +218,8 @@ class Printer {
 
   // {"file":..,"pos":..,"gtid":..,"ts":.. — as canal-binlog's lines begin.
   static void AppendJsonPosition(const HeaderView& h, std::string* out) {
-    out->append("{\"file\":");
-    canal::tools::AppendJsonString(h.logfile_name(), out);
-    out->append(",\"pos\":");
-    AppendNumber(h.logfile_offset(), out);
-    out->append(",\"gtid\":");
-    canal::tools::AppendJsonString(h.gtid(), out);
     // executeTime is milliseconds; canal-binlog prints the event's seconds.
-    out->append(",\"ts\":");
-    AppendNumber(h.execute_time() / 1000, out);
+    canal::tools::AppendLineHead(h.logfile_name(), h.logfile_offset(), h.gtid(), h.execute_time() / 1000, out);
   }
 
   template <typename Next>
@@ -253,13 +246,7 @@ class Printer {
   static bool AppendJsonRow(const HeaderView& h, entry::EventType event, std::string_view event_name,
                             RowDataView* row, std::string* out) {
     AppendJsonPosition(h, out);
-    out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schema_name(), out);
-    out->append(",\"table\":");
-    canal::tools::AppendJsonString(h.table_name(), out);
-    out->append(",\"type\":\"");
-    out->append(event_name);
-    out->push_back('"');
+    canal::tools::AppendRowTarget(h.schema_name(), h.table_name(), event_name, out);
     if (event == entry::UPDATE || event == entry::DELETE) {
       out->append(",\"before\":");
       if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextBefore(c, s); }, out)) return false;
@@ -282,10 +269,7 @@ class Printer {
       return;
     }
     AppendJsonPosition(h, out);
-    out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schema_name(), out);
-    out->append(ddl ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
-    canal::tools::AppendJsonString(change.sql(), out);
+    canal::tools::AppendStatement(h.schema_name(), ddl, change.sql(), out);
     out->append("}\n");
   }
 

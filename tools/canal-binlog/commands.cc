@@ -22,7 +22,7 @@
 #include "canal/parser/history_schema_provider.h"
 #include "canal/schema/history_log.h"
 #include "canal/schema/statement.h"
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 
 namespace canal::tools {
 
@@ -90,14 +90,7 @@ struct Position {
 };
 
 void AppendHeader(const Position& p, std::string& b) {
-  b.append("{\"file\":");
-  AppendJsonString(p.file, &b);
-  b.append(",\"pos\":");
-  b.append(std::to_string(p.pos));
-  b.append(",\"gtid\":");
-  AppendJsonString(p.gtid, &b);
-  b.append(",\"ts\":");
-  b.append(std::to_string(p.ts));
+  AppendLineHead(p.file, static_cast<int64_t>(p.pos), p.gtid, p.ts, &b);
 }
 
 // A user variable's value as text: strings as their bytes, numbers decoded from
@@ -518,13 +511,7 @@ int RunDecode(const DecodeCommandOptions& o) {
         spare_buffers.pop_back();
       }
       AppendHeader(pos, task->prefix);
-      task->prefix.append(",\"db\":");
-      AppendJsonString(t.db, &task->prefix);
-      task->prefix.append(",\"table\":");
-      AppendJsonString(t.table, &task->prefix);
-      task->prefix.append(",\"type\":\"");
-      task->prefix.append(KindName(rows_ev->info.kind));
-      task->prefix.push_back('"');
+      AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
       if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
       const bool stateful = rows_ev->json_rows != nullptr;
       // A hand-off (task, queue lock, wake-up, in-order wait) costs more than
@@ -569,10 +556,7 @@ int RunDecode(const DecodeCommandOptions& o) {
         auto task = std::make_shared<OutputTask>();
         std::string& b = task->out;
         AppendHeader(pos, b);
-        b.append(",\"db\":");
-        AppendJsonString(q->db, &b);
-        b.append(IsDdl(q->query) ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
-        AppendJsonString(q->query, &b);
+        AppendStatement(q->db, IsDdl(q->query), q->query, &b);
         if (!context.empty() || !user_vars.empty()) {
           b.append(",\"context\":{");
           b.append(context);
