@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace canal::sink::wire {
 
@@ -190,11 +190,11 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
                !options_.fields->Lists(t.db, t.table, info.name)) &&
              !(options_.black_fields && options_.black_fields->Lists(t.db, t.table, info.name));
     if (i != 0) AppendVarintField(column_field::kIndex, Int32Bits(static_cast<int32_t>(i)), &c.head);
-    const int sql_type = binlog::CanalSqlType(info);
+    const int sql_type = render::CanalSqlType(info);
     if (sql_type != 0) AppendVarintField(column_field::kSqlType, Int32Bits(sql_type), &c.head);
     if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, &c.head);
     if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
-    const std::string mysql_type = binlog::CanalMysqlType(info, options_.values, t.integer_display_widths);
+    const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
     if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &c.tail);
   }
 }
@@ -214,7 +214,7 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
     c.column = static_cast<uint32_t>(i);
     c.is_null = v.is_null();
     c.value_offset = values_.size();
-    if (!c.is_null) CANAL_RETURN_IF_ERROR(binlog::AppendCanalValue(v, t.columns[i], options_.values, &values_));
+    if (!c.is_null) CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
     c.value_size = values_.size() - c.value_offset;
     // Canal marks every column of an insert as updated, and an update's after
     // column when it differs from the before image (or had none there).
