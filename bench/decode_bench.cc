@@ -24,11 +24,12 @@
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace {
 
 using namespace canal::binlog;
+using namespace canal::render;
 
 struct Input {
   std::string path;

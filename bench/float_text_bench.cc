@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace {
 
 using namespace canal::binlog;
+using namespace canal::render;
 
 enum Set { kDecimal, kRandom, kInteger, kFloat, kScientific };
 

@@ -128,7 +128,8 @@ Status PrintBatch(const Message& m) {
 bool IsRefusal(const Status& s) { return s.code() == Status::Code::kAborted || s.IsNotSupported(); }
 
 // Connects and subscribes; on failure says why on stderr.
-Status Open(Connector& c, const std::string& filter) {
+// Takes any CanalConnector: the same loop runs on a ClusterConnector.
+Status Open(canal::client::CanalConnector& c, const std::string& filter) {
   Status s = c.Connect();
   if (s.ok()) s = c.Subscribe(filter);
   if (!s.ok()) std::fprintf(stderr, "simple_client: %s\n", s.ToString().c_str());

@@ -462,29 +462,16 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
   return Status::OK();
 }
 
-Status Connector::GetWithoutAck(int32_t batch_size, Message* out) {
+Status Connector::Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  return GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out);
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, out));
+  return ack ? AckLocked(out->batch_id()) : Status::OK();
 }
 
-Status Connector::GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GetLocked(batch_size, true, timeout, unit, out);
-}
-
-Status Connector::Get(int32_t batch_size, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out));
-  return AckLocked(out->batch_id());
-}
-
-Status Connector::Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, true, timeout, unit, out));
-  return AckLocked(out->batch_id());
-}
-
-Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out) {
+Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* out) {
+  const bool has_timeout = get_wait != nullptr;
+  const int64_t timeout = has_timeout ? get_wait->timeout : -1;
+  const TimeUnit unit = has_timeout ? get_wait->unit : TimeUnit::kMilliseconds;
   *out = Message();
   if (static_cast<int32_t>(unit) < 0 || static_cast<int32_t>(unit) > 6) {
     return Status::InvalidArgument(Where() + ": get with time unit " + std::to_string(static_cast<int32_t>(unit)) +

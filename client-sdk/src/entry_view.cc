@@ -2,15 +2,15 @@
 
 #include <string>
 
-#include "wire_reader.h"
+#include "canal/proto/wire.h"
 
 namespace canal::client {
 namespace {
 
-using wire::Field;
-using wire::kLengthDelimited;
-using wire::kVarint;
-using wire::WireReader;
+using proto::wire::Field;
+using proto::wire::kLengthDelimited;
+using proto::wire::kVarint;
+using proto::wire::WireReader;
 
 // Protobuf reads int32 and enum fields as a varint cut to 32 bits.
 int32_t AsInt32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }

@@ -1,8 +1,10 @@
 #include "canal/client/message.h"
 
-#include "wire_reader.h"
+#include "canal/proto/wire.h"
 
 namespace canal::client {
+
+namespace wire = proto::wire;
 
 Message::Message(int64_t batch_id, const std::vector<std::string>& raw_entries) : batch_id_(batch_id) {
   size_t total = 0;

@@ -18,14 +18,14 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
-#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
+#include "canal/client/canal_connector.h"
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/entry_view.h"
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 
 namespace {
 
@@ -218,15 +218,8 @@ class Printer {
 
   // {"file":..,"pos":..,"gtid":..,"ts":.. — as canal-binlog's lines begin.
   static void AppendJsonPosition(const HeaderView& h, std::string* out) {
-    out->append("{\"file\":");
-    canal::tools::AppendJsonString(h.logfile_name(), out);
-    out->append(",\"pos\":");
-    AppendNumber(h.logfile_offset(), out);
-    out->append(",\"gtid\":");
-    canal::tools::AppendJsonString(h.gtid(), out);
     // executeTime is milliseconds; canal-binlog prints the event's seconds.
-    out->append(",\"ts\":");
-    AppendNumber(h.execute_time() / 1000, out);
+    canal::tools::AppendLineHead(h.logfile_name(), h.logfile_offset(), h.gtid(), h.execute_time() / 1000, out);
   }
 
   template <typename Next>
@@ -253,13 +246,7 @@ class Printer {
   static bool AppendJsonRow(const HeaderView& h, entry::EventType event, std::string_view event_name,
                             RowDataView* row, std::string* out) {
     AppendJsonPosition(h, out);
-    out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schema_name(), out);
-    out->append(",\"table\":");
-    canal::tools::AppendJsonString(h.table_name(), out);
-    out->append(",\"type\":\"");
-    out->append(event_name);
-    out->push_back('"');
+    canal::tools::AppendRowTarget(h.schema_name(), h.table_name(), event_name, out);
     if (event == entry::UPDATE || event == entry::DELETE) {
       out->append(",\"before\":");
       if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextBefore(c, s); }, out)) return false;
@@ -282,10 +269,7 @@ class Printer {
       return;
     }
     AppendJsonPosition(h, out);
-    out->append(",\"db\":");
-    canal::tools::AppendJsonString(h.schema_name(), out);
-    out->append(ddl ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
-    canal::tools::AppendJsonString(change.sql(), out);
+    canal::tools::AppendStatement(h.schema_name(), ddl, change.sql(), out);
     out->append("}\n");
   }
 
@@ -305,10 +289,11 @@ int Fail(const Status& s) {
 }
 
 // Prints batches until --count, a signal or an error. `connector` is connected
-// and subscribed. *lost_active says the cluster connector stopped because
-// another client became the active one (the caller waits to be elected again).
-template <typename C>
-int Consume(C& connector, const Options& o, const std::string& where, Printer& printer, bool* lost_active) {
+// and subscribed; `cluster` says it is a ClusterConnector. *lost_active says
+// the cluster connector stopped because another client became the active one
+// (the caller waits to be elected again).
+int Consume(canal::client::CanalConnector& connector, bool cluster, const Options& o, const std::string& where,
+            Printer& printer, bool* lost_active) {
   *lost_active = false;
   std::string out;
   std::string warning;  // the server's last warning about the destination
@@ -320,7 +305,7 @@ int Consume(C& connector, const Options& o, const std::string& where, Printer& p
       *lost_active = true;
       return kExitOk;
     }
-    if constexpr (std::is_same_v<C, Connector>) {
+    if (!cluster) {
       // Error 409: the server did not apply our last ack and delivers that
       // batch again; reconnect and go on (it is printed twice). A server that
       // no longer serves the destination then refuses the subscription.
@@ -399,7 +384,7 @@ int Run(const Options& o) {
   if (!s.ok()) return Fail(s);
   Printer printer(o.json, o.count);
   bool lost_active = false;
-  const int rc = Consume(connector, o, "canal server " + o.connector.address, printer, &lost_active);
+  const int rc = Consume(connector, false, o, "canal server " + o.connector.address, printer, &lost_active);
   connector.Disconnect();  // no Unsubscribe: the server keeps our cursor for the next run
   return rc;
 }
@@ -432,7 +417,7 @@ int RunCluster(const Options& o) {
                                    connector.current_address().c_str());
     said_standby = false;
     bool lost_active = false;
-    const int rc = Consume(connector, o, "destination " + co.destination, printer, &lost_active);
+    const int rc = Consume(connector, true, o, "destination " + co.destination, printer, &lost_active);
     if (!lost_active) {
       connector.Disconnect();  // ends the ZooKeeper session: a standby takes over at once
       return rc;

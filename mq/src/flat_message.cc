@@ -4,7 +4,7 @@
 #include <string>
 
 #include "canal/client/entry_view.h"
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 #include "text.h"
 
 namespace canal::mq {

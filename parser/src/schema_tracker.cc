@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 #include "canal/parser/history_schema_provider.h"
 #include "canal/schema/ddl.h"
 #include "canal/schema/statement.h"
@@ -181,7 +181,7 @@ Status SchemaTracker::LearnTable(const binlog::TableMap& tm) {
   for (const binlog::ColumnInfo& c : tm.columns) {
     // The column's type as Canal prints it ("int(11) unsigned", "enum('a')"), read by the DDL parser.
     schema::DdlStatement ddl;
-    const std::string type = binlog::CanalMysqlType(c);
+    const std::string type = c.column_type.empty() ? binlog::ColumnTypeText(c, false) : c.column_type;
     if (!schema::ParseDdl("CREATE TABLE t (c " + type + ")", "d", o, &ddl).ok() || ddl.columns.size() != 1) {
       return Status::Corruption("the schema history holds no table " + TableName(tm.db, tm.table) +
                                 " and its TABLE_MAP's column " + c.name + " (" + type + ") cannot be read" +

@@ -519,9 +519,9 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   if (forms && !forms->empty()) {
     const std::string f = Lower(*forms);
     if (f == "canal") {
-      config.sink.entries.values.forms = binlog::TextForms::kCanal;
+      config.sink.entries.values.forms = render::TextForms::kCanal;
     } else if (f == "mysql") {
-      config.sink.entries.values.forms = binlog::TextForms::kMysql;
+      config.sink.entries.values.forms = render::TextForms::kMysql;
     } else {
       return keys.Bad("canal.instance.value.format", *forms, source,
                       "not one of canal (Java's FLOAT/DOUBLE text, mysqlType with display widths) or mysql");

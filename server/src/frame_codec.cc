@@ -3,39 +3,30 @@
 #include <cstring>
 #include <limits>
 
+#include "canal/proto/wire.h"
 #include "canal/store/ring_store.h"
 
 namespace canal::server {
 
 namespace {
 
-// Protobuf wire tags (field number << 3 | wire type) of the fields we write by hand.
-constexpr uint8_t kPacketVersionTag = (2 << 3) | 0;  // Packet.version, varint
-constexpr uint8_t kPacketTypeTag = (3 << 3) | 0;     // Packet.type, varint
-constexpr uint8_t kPacketBodyTag = (5 << 3) | 2;     // Packet.body, length-delimited
-constexpr uint8_t kBatchIdTag = (1 << 3) | 0;        // Messages.batch_id, varint
-constexpr uint8_t kMessageTag = (2 << 3) | 2;        // Messages.messages, length-delimited
+using proto::wire::Int64Bits;
+using proto::wire::kLengthDelimited;
+using proto::wire::kVarint;
+using proto::wire::Tag;
+using proto::wire::VarintSize;
+using proto::wire::WriteDelimited;
+using proto::wire::WriteVarint;
+
+// The fields of Packet and Messages (proto/canal/packet.proto) written by hand.
+constexpr char kPacketVersionTag = Tag(2, kVarint);
+constexpr char kPacketTypeTag = Tag(3, kVarint);
+constexpr char kPacketBodyTag = Tag(5, kLengthDelimited);
+constexpr char kBatchIdTag = Tag(1, kVarint);
+constexpr char kMessageTag = Tag(2, kLengthDelimited);
 
 // A Java client reads the frame length into an int.
 constexpr uint64_t kMaxOutgoingFrame = std::numeric_limits<int32_t>::max();
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-char* PutVarint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
 
 char* PutFrameLength(char* p, uint32_t length) {
   p[0] = static_cast<char>(length >> 24);
@@ -82,8 +73,8 @@ void EncodeErrorAckFrame(int32_t error_code, std::string_view message, std::stri
 
 Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out) {
   // Sized first, then written once: entries can add up to megabytes.
-  uint64_t body = 1 + VarintSize(static_cast<uint64_t>(batch_id));
-  for (const store::EntryView& e : batch.entries) body += 1 + VarintSize(e.bytes.size()) + e.bytes.size();
+  uint64_t body = 1 + VarintSize(Int64Bits(batch_id));
+  for (const store::EntryView& e : batch.entries) body += proto::wire::DelimitedSize(e.bytes.size());
   // Canal's server writes a batch with entries by hand, without `version`;
   // its empty batch goes through the Packet builder and carries version 1
   // (shared/protocol/CAPTURED_FRAMES.md). Byte for byte the same here.
@@ -97,21 +88,16 @@ Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::str
   out->resize(kFrameHeaderBytes + packet);
   char* p = PutFrameLength(out->data(), static_cast<uint32_t>(packet));
   if (with_version) {
-    *p++ = static_cast<char>(kPacketVersionTag);
+    *p++ = kPacketVersionTag;
     *p++ = static_cast<char>(kPacketVersion);
   }
-  *p++ = static_cast<char>(kPacketTypeTag);
+  *p++ = kPacketTypeTag;
   *p++ = static_cast<char>(protocol::MESSAGES);
-  *p++ = static_cast<char>(kPacketBodyTag);
-  p = PutVarint(p, body);
-  *p++ = static_cast<char>(kBatchIdTag);
-  p = PutVarint(p, static_cast<uint64_t>(batch_id));  // two's complement, as protobuf encodes int64
-  for (const store::EntryView& e : batch.entries) {
-    *p++ = static_cast<char>(kMessageTag);
-    p = PutVarint(p, e.bytes.size());
-    if (!e.bytes.empty()) std::memcpy(p, e.bytes.data(), e.bytes.size());
-    p += e.bytes.size();
-  }
+  *p++ = kPacketBodyTag;
+  p = WriteVarint(body, p);
+  *p++ = kBatchIdTag;
+  p = WriteVarint(Int64Bits(batch_id), p);
+  for (const store::EntryView& e : batch.entries) p = WriteDelimited(kMessageTag, e.bytes, p);
   return Status::OK();
 }
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace canal::sink::wire {
 
@@ -92,44 +92,6 @@ bool SameColumns(const std::vector<binlog::ColumnInfo>& a, const std::vector<bin
   return true;
 }
 
-// Most pieces of a row (a column's constant fields, a value's text) are a few
-// bytes to a few dozen: copied inline with overlapping word moves rather than a
-// call into the C library per piece.
-[[gnu::always_inline]] inline char* WriteBytes(std::string_view bytes, char* p) {
-  const char* s = bytes.data();
-  const size_t n = bytes.size();
-  if (n >= 16 && n <= 32) {
-    char a[16], b[16];
-    std::memcpy(a, s, 16);
-    std::memcpy(b, s + n - 16, 16);
-    std::memcpy(p, a, 16);
-    std::memcpy(p + n - 16, b, 16);
-  } else if (n >= 8 && n < 16) {
-    uint64_t a, b;
-    std::memcpy(&a, s, 8);
-    std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(p, &a, 8);
-    std::memcpy(p + n - 8, &b, 8);
-  } else if (n >= 4 && n < 8) {
-    uint32_t a, b;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(p, &a, 4);
-    std::memcpy(p + n - 4, &b, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) p[i] = s[i];
-  } else {
-    std::memcpy(p, s, n);
-  }
-  return p + n;
-}
-
-char* WriteDelimited(char tag, std::string_view bytes, char* p) {
-  *p++ = tag;
-  p = WriteVarint(bytes.size(), p);
-  return WriteBytes(bytes, p);
-}
-
 // proto3 leaves a scalar out when it holds its default (0, "").
 size_t OptionalVarintSize(uint64_t v) { return v == 0 ? 0 : 1 + VarintSize(v); }
 size_t OptionalBytesSize(std::string_view s) { return s.empty() ? 0 : DelimitedSize(s.size()); }
@@ -195,21 +157,6 @@ struct HeaderFields {
 
 }  // namespace
 
-void AppendVarintField(int field, uint64_t v, std::string* out) {
-  char buf[11];
-  buf[0] = Tag(field, kVarint);
-  char* end = WriteVarint(v, buf + 1);
-  out->append(buf, static_cast<size_t>(end - buf));
-}
-
-void AppendBytesField(int field, std::string_view bytes, std::string* out) {
-  char buf[11];
-  buf[0] = Tag(field, kLengthDelimited);
-  char* end = WriteVarint(bytes.size(), buf + 1);
-  out->append(buf, static_cast<size_t>(end - buf));
-  out->append(bytes);
-}
-
 const RowsEntryWriter::TablePlan& RowsEntryWriter::PlanFor(const binlog::TableMap& t) {
   ++use_clock_;
   TablePlan* victim = nullptr;
@@ -243,11 +190,11 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
                !options_.fields->Lists(t.db, t.table, info.name)) &&
              !(options_.black_fields && options_.black_fields->Lists(t.db, t.table, info.name));
     if (i != 0) AppendVarintField(column_field::kIndex, Int32Bits(static_cast<int32_t>(i)), &c.head);
-    const int sql_type = binlog::CanalSqlType(info);
+    const int sql_type = render::CanalSqlType(info);
     if (sql_type != 0) AppendVarintField(column_field::kSqlType, Int32Bits(sql_type), &c.head);
     if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, &c.head);
     if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
-    const std::string mysql_type = binlog::CanalMysqlType(info, options_.values, t.integer_display_widths);
+    const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
     if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &c.tail);
   }
 }
@@ -267,7 +214,7 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
     c.column = static_cast<uint32_t>(i);
     c.is_null = v.is_null();
     c.value_offset = values_.size();
-    if (!c.is_null) CANAL_RETURN_IF_ERROR(binlog::AppendCanalValue(v, t.columns[i], options_.values, &values_));
+    if (!c.is_null) CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
     c.value_size = values_.size() - c.value_offset;
     // Canal marks every column of an insert as updated, and an update's after
     // column when it differs from the before image (or had none there).

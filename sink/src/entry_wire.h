@@ -19,50 +19,25 @@
 
 #include "canal/common/status.h"
 #include "canal/parser/binlog/rows_event.h"
+#include "canal/proto/wire.h"
 #include "canal/parser/binlog/table_map.h"
 #include "canal/sink/entry_builder.h"
 
 namespace canal::sink::wire {
 
-// ---- protobuf wire primitives ----------------------------------------------
-
-inline constexpr uint8_t kVarint = 0;
-inline constexpr uint8_t kLengthDelimited = 2;
-
-// A tag of a field numbered below 16, which is always one byte.
-constexpr char Tag(int field, uint8_t wire_type) { return static_cast<char>((field << 3) | wire_type); }
-
-// Bytes of `v` as a base-128 varint (1 to 10).
-inline size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// Writes `v` as a varint at p; returns the byte after it.
-inline char* WriteVarint(uint64_t v, char* p) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-// protobuf writes int32 and enum values sign-extended to 64 bits, so a
-// negative one takes ten bytes.
-inline uint64_t Int32Bits(int32_t v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
-inline uint64_t Int64Bits(int64_t v) { return static_cast<uint64_t>(v); }
-
-// Size of a length-delimited field with a one-byte tag and a body of `n` bytes.
-inline size_t DelimitedSize(size_t n) { return 1 + VarintSize(n) + n; }
-
-// Appends a whole field to a std::string (for the per-table constants).
-void AppendVarintField(int field, uint64_t v, std::string* out);
-void AppendBytesField(int field, std::string_view bytes, std::string* out);
+// The protobuf wire primitives (canal_wire).
+using proto::wire::AppendBytesField;
+using proto::wire::AppendVarintField;
+using proto::wire::DelimitedSize;
+using proto::wire::Int32Bits;
+using proto::wire::Int64Bits;
+using proto::wire::kLengthDelimited;
+using proto::wire::kVarint;
+using proto::wire::Tag;
+using proto::wire::VarintSize;
+using proto::wire::WriteBytes;
+using proto::wire::WriteDelimited;
+using proto::wire::WriteVarint;
 
 // ---- transaction boundaries --------------------------------------------------
 

@@ -40,12 +40,12 @@ Status AddColumns(const EntryBuilderOptions& options, const binlog::TableMap& t,
     if (!v.is_present() || !Keep(options, t, info)) continue;
     entry::Column* c = out->Add();
     c->set_index(static_cast<int32_t>(i));
-    c->set_sqltype(binlog::CanalSqlType(info));
+    c->set_sqltype(render::CanalSqlType(info));
     c->set_name(info.name);
     c->set_iskey(info.is_key);
     c->set_isnull(v.is_null());
     after_text.clear();
-    if (!v.is_null()) CANAL_RETURN_IF_ERROR(binlog::AppendCanalValue(v, info, options.values, &after_text));
+    if (!v.is_null()) CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, info, options.values, &after_text));
     bool updated = false;
     if (after) {
       if (insert || before == nullptr || !before->values[i].is_present()) {
@@ -56,14 +56,14 @@ Status AddColumns(const EntryBuilderOptions& options, const binlog::TableMap& t,
           updated = true;
         } else if (!v.is_null()) {
           before_text.clear();
-          CANAL_RETURN_IF_ERROR(binlog::AppendCanalValue(b, info, options.values, &before_text));
+          CANAL_RETURN_IF_ERROR(render::AppendCanalValue(b, info, options.values, &before_text));
           updated = before_text != after_text;
         }
       }
     }
     c->set_updated(updated);
     c->set_value(after_text);
-    c->set_mysqltype(binlog::CanalMysqlType(info, options.values, t.integer_display_widths));
+    c->set_mysqltype(render::CanalMysqlType(info, options.values, t.integer_display_widths));
   }
   return Status::OK();
 }

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/client/canal_connector.h"
 #include "canal/client/connector.h"
 #include "client/fake_canal_server.h"
 
@@ -201,6 +202,50 @@ class BuiltProgramTest : public ::testing::Test {
 
  private:
   std::string name_;
+};
+
+// One session written against the common interface (canal_connector.h), run
+// on a Connector and on a ClusterConnector alike: connect, subscribe with
+// `filter`, a get that waits 2 s and acks, then a get without timeout that
+// does not ack.
+struct InterfaceSession {
+  pb::Sub sub;
+  pb::Get get_with_wait;
+  pb::ClientAck ack;
+  pb::Get get_at_once;
+
+  // The server side; records what the client sent.
+  void Serve(FakeSession& s) {
+    if (!s.AcceptLoginAndSubscribe(nullptr, &sub)) return;
+    if (!s.AnswerGet(5, {RowEntry("mysql-bin.000002", 4, "shop", "orders", ce::INSERT, {Row({}, {Col("id", "7")})})},
+                     &get_with_wait)) {
+      return;
+    }
+    if (!s.Expect(pb::CLIENTACK, &ack) || !s.AnswerGet(-1, {}, &get_at_once)) return;
+    s.WaitForClose();
+  }
+
+  static Status Run(CanalConnector& c, std::string_view filter, Message* acked, Message* empty) {
+    CANAL_RETURN_IF_ERROR(c.Connect());
+    CANAL_RETURN_IF_ERROR(c.Subscribe(filter));
+    CANAL_RETURN_IF_ERROR(c.Get(20, 2, TimeUnit::kSeconds, acked));
+    CANAL_RETURN_IF_ERROR(c.GetWithoutAck(30, empty));
+    c.Disconnect();
+    return c.connected() ? Status::Aborted("still connected after Disconnect()") : Status::OK();
+  }
+
+  void ExpectRecorded(std::string_view filter, const Message& acked, const Message& empty) const {
+    EXPECT_EQ(sub.filter(), filter);
+    EXPECT_EQ(acked.batch_id(), 5);
+    EXPECT_EQ(acked.raw_entry_count(), 1u);
+    EXPECT_EQ(get_with_wait.fetch_size(), 20);
+    EXPECT_EQ(get_with_wait.timeout(), 2);
+    EXPECT_EQ(get_with_wait.unit(), static_cast<int>(TimeUnit::kSeconds));
+    EXPECT_EQ(ack.batch_id(), 5) << "Get acks the batch it returns";
+    EXPECT_EQ(empty.batch_id(), -1);
+    EXPECT_EQ(get_at_once.fetch_size(), 30);
+    EXPECT_EQ(get_at_once.timeout(), -1) << "the form without timeout sends none";
+  }
 };
 
 }  // namespace canal::client::test

@@ -157,6 +157,20 @@ TEST(ClusterConnectorFixedListTest, FailsOverInOrderResubscribingWithTheSameFilt
   EXPECT_EQ(get_b.fetch_size(), 10);
 }
 
+TEST(ClusterConnectorFixedListTest, ServesTheCommonConnectorInterface) {
+  InterfaceSession session;
+  FakeCanalServer server([&](FakeSession& s) { session.Serve(s); });
+  ClusterConnectorOptions o = QuickOptions();
+  o.addresses = {server.address()};
+  ClusterConnector c(o);
+  Message acked, empty;
+  Status st = InterfaceSession::Run(c, kFilter, &acked, &empty);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  server.Join();
+  session.ExpectRecorded(kFilter, acked, empty);
+  EXPECT_EQ(c.reconnects(), 0);
+}
+
 TEST(ClusterConnectorFixedListTest, WrapsAroundToTheFirstAddress) {
   FakeCanalServer a(std::vector<FakeCanalServer::Script>{
       [](FakeSession& s) {

@@ -292,6 +292,17 @@ TEST(ConnectorGet, GetAcksTheBatchItReturns) {
   EXPECT_EQ(ack.client_id(), "1001");
 }
 
+TEST(ConnectorGet, ServesTheCommonConnectorInterface) {
+  InterfaceSession session;
+  FakeCanalServer server([&](FakeSession& s) { session.Serve(s); });
+  Connector c(OptionsFor(server));
+  Message acked, empty;
+  Status st = InterfaceSession::Run(c, "shop\\..*", &acked, &empty);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  server.Join();
+  session.ExpectRecorded("shop\\..*", acked, empty);
+}
+
 TEST(ConnectorGet, WaitsForTheServerSideTimeoutBeyondTheReadTimeout) {
   SubscribedConnector t(
       [](FakeSession& s) {

@@ -12,7 +12,7 @@
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "support/mariadb_sandbox.h"
@@ -318,7 +318,7 @@ Decoded DecodeTable(const std::string& path, binlog::TableSchemaProvider* provid
   binlog::EventDecoder decoder(options);
   binlog::BinlogFileReader reader(&decoder);
   d.status = reader.Open(path);
-  binlog::ValueFormatOptions readable;
+  render::ValueFormatOptions readable;
   readable.readable = true;
   binlog::RowsReader rows_reader;
   binlog::RowChange change;
@@ -332,7 +332,7 @@ Decoded DecodeTable(const std::string& path, binlog::TableSchemaProvider* provid
       std::vector<std::string> names, types;
       for (const auto& c : tm->table->columns) {
         names.push_back(c.name);
-        types.push_back(binlog::CanalMysqlType(c, {}, tm->table->integer_display_widths));
+        types.push_back(render::CanalMysqlType(c, {}, tm->table->integer_display_widths));
       }
       d.table_maps.push_back(names);
       d.mysql_types.push_back(types);
@@ -351,7 +351,7 @@ Decoded DecodeTable(const std::string& path, binlog::TableSchemaProvider* provid
           if (v.is_null()) {
             line += "NULL";
           } else if (v.is_present()) {
-            Status fs = binlog::AppendCanalValue(v, re->table->columns[i], readable, &line);
+            Status fs = render::AppendCanalValue(v, re->table->columns[i], readable, &line);
             if (!fs.ok()) line += "<" + fs.ToString() + ">";
           }
           line += ";";

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 namespace internal {

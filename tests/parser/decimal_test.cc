@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 namespace {

@@ -10,7 +10,7 @@
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 #include "binlog/format_description.h"
 
 namespace canal::binlog {
@@ -181,7 +181,7 @@ Decoded DecodeAll(const std::string& bytes, DecoderOptions opts = {}) {
     if (const auto* re = ev.As<RowsEvent>()) {
       d.mysql_types.clear();
       for (const ColumnInfo& c : re->table->columns) {
-        d.mysql_types.push_back(CanalMysqlType(c, {}, re->table->integer_display_widths));
+        d.mysql_types.push_back(render::CanalMysqlType(c, {}, re->table->integer_display_widths));
       }
       rows.Reset(*re);
       while (true) {
@@ -197,7 +197,7 @@ Decoded DecodeAll(const std::string& bytes, DecoderOptions opts = {}) {
             line += "NULL";
           } else {
             std::string s;
-            Status fs = AppendCanalValue(v, re->table->columns[i], {}, &s);
+            Status fs = render::AppendCanalValue(v, re->table->columns[i], {}, &s);
             line += fs.ok() ? s : fs.ToString();
           }
           line += ";";

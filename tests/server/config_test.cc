@@ -387,15 +387,15 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
 TEST_F(ConfigTest, ValueFormatDefaultsToCanalsFormsAndMysqlChoosesMySqls) {
   InstanceConfig i;
   ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
-  EXPECT_EQ(i.sink.entries.values.forms, binlog::TextForms::kCanal);
+  EXPECT_EQ(i.sink.entries.values.forms, render::TextForms::kCanal);
   InstanceConfig m;
   Status s = LoadInstance("canal.instance.value.format = canal\n",
                           std::string(kMinimalInstance) + "canal.instance.value.format = MySQL\n", &m);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(m.sink.entries.values.forms, binlog::TextForms::kMysql);  // the instance file wins; any case
+  EXPECT_EQ(m.sink.entries.values.forms, render::TextForms::kMysql);  // the instance file wins; any case
   InstanceConfig g;
   ASSERT_TRUE(LoadInstance("canal.instance.value.format = mysql\n", kMinimalInstance, &g).ok());
-  EXPECT_EQ(g.sink.entries.values.forms, binlog::TextForms::kMysql);  // canal.properties' default
+  EXPECT_EQ(g.sink.entries.values.forms, render::TextForms::kMysql);  // canal.properties' default
 }
 
 TEST_F(ConfigTest, APositionWithoutAJournalNameIsRefused) {

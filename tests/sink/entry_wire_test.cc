@@ -1,13 +1,11 @@
 // The wire writer behind EntryBuilder::RowsEntry against the protobuf-object
 // path it replaced (entry_wire_reference.h): for every rows event of the
 // fixture binlogs and for hand-built tables of every column type, the bytes are
-// identical and parse into equal messages. Also the wire primitives, the
-// per-table cache (a reused TableMap address, many tables) and allocation-free
-// rows once the buffers are warm.
+// identical and parse into equal messages. Also the per-table cache (a reused
+// TableMap address, many tables) and allocation-free rows once the buffers are
+// warm. (The wire primitives themselves: tests/proto/wire_codec_test.cc.)
 #include <gtest/gtest.h>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
@@ -105,50 +103,6 @@ EntryContext Context(uint64_t offset) {
   ctx.position.timestamp_ms = 1591600659000;
   ctx.event_length = 321;
   return ctx;
-}
-
-// ---- wire primitives ------------------------------------------------------------
-
-std::string ProtobufVarint(uint64_t v) {
-  std::string s;
-  {
-    google::protobuf::io::StringOutputStream zs(&s);
-    google::protobuf::io::CodedOutputStream cs(&zs);
-    cs.WriteVarint64(v);
-  }
-  return s;
-}
-
-TEST(EntryWire, VarintsMatchProtobufAtEveryLengthBoundary) {
-  std::vector<uint64_t> values = {0, 1, 127, 128, 16383, 16384, (1u << 21) - 1, 1u << 21, (1u << 28) - 1,
-                                  1u << 28, uint64_t{1} << 35, uint64_t{1} << 63, ~uint64_t{0}};
-  for (uint64_t v : values) {
-    char buf[10];
-    char* end = wire::WriteVarint(v, buf);
-    const std::string mine(buf, static_cast<size_t>(end - buf));
-    EXPECT_EQ(mine, ProtobufVarint(v)) << v;
-    EXPECT_EQ(wire::VarintSize(v), mine.size()) << v;
-    EXPECT_EQ(wire::VarintSize(v), google::protobuf::io::CodedOutputStream::VarintSize64(v)) << v;
-  }
-}
-
-TEST(EntryWire, NegativeInt32IsWrittenSignExtendedToTenBytesAsProtobufDoes) {
-  entry::Column c;
-  c.set_sqltype(-6);  // TINYINT
-  std::string field;
-  wire::AppendVarintField(2, wire::Int32Bits(-6), &field);
-  EXPECT_EQ(field.size(), 11u);
-  EXPECT_EQ(field, c.SerializeAsString());
-}
-
-TEST(EntryWire, FieldsWithTagsLengthsAndBytes) {
-  entry::Column c;
-  c.set_name(std::string(300, 'n'));
-  std::string field;
-  wire::AppendBytesField(3, std::string(300, 'n'), &field);
-  EXPECT_EQ(field, c.SerializeAsString());
-  EXPECT_EQ(wire::DelimitedSize(300), field.size());
-  EXPECT_EQ(wire::Tag(12, wire::kLengthDelimited), 98);
 }
 
 // ---- hand-built rows events --------------------------------------------------------

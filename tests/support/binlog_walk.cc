@@ -2,7 +2,7 @@
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace canal::testing {
 
@@ -17,7 +17,7 @@ WalkResult WalkBinlog(const std::string& path, const WalkOptions& options, const
   binlog::Event ev;
   binlog::RowsReader rows;
   binlog::RowChange change;
-  binlog::ValueFormatOptions fo;
+  render::ValueFormatOptions fo;
   std::string text;
   while (true) {
     bool eof = false;
@@ -42,7 +42,7 @@ WalkResult WalkBinlog(const std::string& path, const WalkOptions& options, const
               const auto& v = img->values[i];
               if (!v.is_present() || v.is_null()) continue;
               text.clear();
-              s = binlog::AppendCanalValue(v, re->table->columns[i], fo, &text);
+              s = render::AppendCanalValue(v, re->table->columns[i], fo, &text);
               if (!s.ok()) {
                 s = s.WithContext(path + ": offset " + std::to_string(ev.offset) + ": `" + re->table->db + "`.`" +
                                   re->table->table + "` column " + std::to_string(i + 1));

@@ -4,7 +4,7 @@
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace canal::testing {
 
@@ -12,7 +12,7 @@ Status RenderRows(const binlog::RowsEvent& rows, std::vector<std::string>* out) 
   binlog::RowsReader reader;
   reader.Reset(rows);
   binlog::RowChange change;
-  binlog::ValueFormatOptions fmt;
+  render::ValueFormatOptions fmt;
   for (;;) {
     bool done = false;
     CANAL_RETURN_IF_ERROR(reader.Next(&change, &done));
@@ -30,7 +30,7 @@ Status RenderRows(const binlog::RowsEvent& rows, std::vector<std::string>* out) 
         if (v.is_null()) {
           line += "NULL";
         } else {
-          Status s = binlog::AppendCanalValue(v, rows.table->columns[i], fmt, &line);
+          Status s = render::AppendCanalValue(v, rows.table->columns[i], fmt, &line);
           if (!s.ok()) line += "<" + s.ToString() + ">";
         }
       }

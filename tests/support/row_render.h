@@ -2,7 +2,7 @@
 // same from every source, so that what the live replica, the file decoder and
 // a Canal client received can be compared line for line.
 //
-// Values are Canal's Column.value strings (binlog::AppendCanalValue with the
+// Values are Canal's Column.value strings (render::AppendCanalValue with the
 // default options); a NULL is "NULL", a column absent from the row image is
 // left out. An INSERT has only "after:", a DELETE only "before:", an UPDATE
 // both.

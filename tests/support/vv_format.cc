@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "canal/common/status.h"  // value_format.h uses Status without including it
-#include "canal/parser/binlog/value_format.h"
+#include "canal/common/status.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::testing {
 

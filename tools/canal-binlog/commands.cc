@@ -18,11 +18,12 @@
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
+#include "canal/render/canal_value.h"
 #include "canal/parser/history_schema_provider.h"
 #include "canal/schema/history_log.h"
 #include "canal/schema/statement.h"
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 
 namespace canal::tools {
 
@@ -90,14 +91,7 @@ struct Position {
 };
 
 void AppendHeader(const Position& p, std::string& b) {
-  b.append("{\"file\":");
-  AppendJsonString(p.file, &b);
-  b.append(",\"pos\":");
-  b.append(std::to_string(p.pos));
-  b.append(",\"gtid\":");
-  AppendJsonString(p.gtid, &b);
-  b.append(",\"ts\":");
-  b.append(std::to_string(p.ts));
+  AppendLineHead(p.file, static_cast<int64_t>(p.pos), p.gtid, p.ts, &b);
 }
 
 // A user variable's value as text: strings as their bytes, numbers decoded from
@@ -136,7 +130,7 @@ void UserVarText(const binlog::UserVarEvent& uv, std::string* out) {
 
 // Kinds whose Canal text is always printable ASCII without quotes or
 // backslashes (ENUM/SET print labels in readable mode, so only in Canal mode).
-bool NeedsNoEscaping(const ColumnValue& v, const binlog::ValueFormatOptions& fo) {
+bool NeedsNoEscaping(const ColumnValue& v, const render::ValueFormatOptions& fo) {
   switch (v.kind) {
     case ColumnValue::Kind::kSigned:
     case ColumnValue::Kind::kFloat:
@@ -172,7 +166,7 @@ struct ColumnKeys {
 };
 
 Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
-                   const binlog::ValueFormatOptions& fo, const Position& pos, std::string* scratch, std::string& b) {
+                   const render::ValueFormatOptions& fo, const Position& pos, std::string* scratch, std::string& b) {
   b.push_back('{');
   bool first = true;
   for (size_t i = 0; i < img.values.size(); ++i) {
@@ -189,13 +183,13 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
     if (NeedsNoEscaping(v, fo)) {
       // Numbers and dates are plain ASCII: render straight into the line.
       b.push_back('"');
-      s = binlog::AppendCanalValue(v, t.columns[i], fo, &b);
+      s = render::AppendCanalValue(v, t.columns[i], fo, &b);
       b.push_back('"');
     } else if (v.kind == ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(t.columns[i].charset)) {
       AppendJsonString(v.raw, &b);  // the Canal text is the bytes themselves
     } else {
       scratch->clear();
-      s = binlog::AppendCanalValue(v, t.columns[i], fo, scratch);
+      s = render::AppendCanalValue(v, t.columns[i], fo, scratch);
       if (s.ok()) AppendJsonString(*scratch, &b);
     }
     if (!s.ok()) {
@@ -275,7 +269,7 @@ struct OutputTask {
   bool done = false;
 };
 
-void FormatRows(OutputTask* t, const binlog::ValueFormatOptions& fo, binlog::RowsReader* reader,
+void FormatRows(OutputTask* t, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
                 binlog::RowChange* change, std::string* scratch) {
   reader->Reset(t->event);
   const binlog::TableMap& table = t->table->table;
@@ -303,7 +297,7 @@ void FormatRows(OutputTask* t, const binlog::ValueFormatOptions& fo, binlog::Row
 // Formats rows events on worker threads; results are written in event order.
 class FormatPool {
  public:
-  FormatPool(int threads, const binlog::ValueFormatOptions& fo) : fo_(fo) {
+  FormatPool(int threads, const render::ValueFormatOptions& fo) : fo_(fo) {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
   }
   ~FormatPool() {
@@ -349,7 +343,7 @@ class FormatPool {
     }
   }
 
-  const binlog::ValueFormatOptions fo_;
+  const render::ValueFormatOptions fo_;
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
@@ -434,9 +428,9 @@ class SchemaFromHistory {
 
 int RunDecode(const DecodeCommandOptions& o) {
   if (o.count_only) return CountOnly(o);
-  binlog::ValueFormatOptions fo;
+  render::ValueFormatOptions fo;
   fo.readable = o.readable;
-  fo.forms = o.mysql_forms ? binlog::TextForms::kMysql : binlog::TextForms::kCanal;
+  fo.forms = o.mysql_forms ? render::TextForms::kMysql : render::TextForms::kCanal;
   fo.timestamp_utc_offset_seconds = o.tz_offset_seconds;
   const int threads = o.threads;
   std::unique_ptr<FormatPool> pool;
@@ -518,13 +512,7 @@ int RunDecode(const DecodeCommandOptions& o) {
         spare_buffers.pop_back();
       }
       AppendHeader(pos, task->prefix);
-      task->prefix.append(",\"db\":");
-      AppendJsonString(t.db, &task->prefix);
-      task->prefix.append(",\"table\":");
-      AppendJsonString(t.table, &task->prefix);
-      task->prefix.append(",\"type\":\"");
-      task->prefix.append(KindName(rows_ev->info.kind));
-      task->prefix.push_back('"');
+      AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
       if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
       const bool stateful = rows_ev->json_rows != nullptr;
       // A hand-off (task, queue lock, wake-up, in-order wait) costs more than
@@ -569,10 +557,7 @@ int RunDecode(const DecodeCommandOptions& o) {
         auto task = std::make_shared<OutputTask>();
         std::string& b = task->out;
         AppendHeader(pos, b);
-        b.append(",\"db\":");
-        AppendJsonString(q->db, &b);
-        b.append(IsDdl(q->query) ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
-        AppendJsonString(q->query, &b);
+        AppendStatement(q->db, IsDdl(q->query), q->query, &b);
         if (!context.empty() || !user_vars.empty()) {
           b.append(",\"context\":{");
           b.append(context);

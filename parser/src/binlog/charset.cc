@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 namespace internal {
@@ -182,7 +182,7 @@ void AppendUtf32(std::string_view bytes, std::string* out) {
 }  // namespace
 
 namespace internal {
-// Shared with value_format.cc (for varchar(N) in characters); 0 when unknown.
+// Shared with column_type_text.cc (for varchar(N) in characters); 0 when unknown.
 int CharsetMaxBytesPerChar(uint32_t collation) {
   return LookupCharset(collation).max_bytes_per_char;
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 namespace {

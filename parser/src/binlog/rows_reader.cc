@@ -5,7 +5,7 @@
 #include "binlog/json_row_cache.h"
 #include "canal/parser/binlog/json_binary.h"
 #include "canal/parser/binlog/rows_event.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 

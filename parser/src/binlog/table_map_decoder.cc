@@ -5,7 +5,7 @@
 
 #include "binlog/byte_reader.h"
 #include "canal/parser/binlog/column_type.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
 

@@ -54,6 +54,7 @@
 #include <string>
 #include <string_view>
 
+#include "canal/client/canal_connector.h"
 #include "canal/client/message.h"
 #include "canal/common/status.h"
 
@@ -84,29 +85,18 @@ struct ConnectorOptions {
   bool low_latency_get = false;
 };
 
-// The unit of a get's timeout, numbered as on the wire (java.util.concurrent.TimeUnit).
-enum class TimeUnit : int32_t {
-  kNanoseconds = 0,
-  kMicroseconds = 1,
-  kMilliseconds = 2,
-  kSeconds = 3,
-  kMinutes = 4,
-  kHours = 5,
-  kDays = 6,
-};
-
-class Connector {
+class Connector final : public CanalConnector {
  public:
   explicit Connector(ConnectorOptions options);
   // Closes the socket (no Unsubscribe: the server keeps this client's cursor).
-  ~Connector();
+  ~Connector() override;
   Connector(const Connector&) = delete;
   Connector& operator=(const Connector&) = delete;
 
   // Opens the TCP connection (TCP_NODELAY, keep-alive), checks the handshake
   // (packet version 1) and authenticates. A connected Connector closes its old
   // connection first, so this is also "reconnect".
-  Status Connect();
+  Status Connect() override;
 
   // Sends CLIENTROLLBACK of batch 0 (drops batches this client id left
   // unacknowledged, as Canal's Java client does) and then SUBSCRIPTION. A
@@ -115,37 +105,32 @@ class Connector {
   // another client subscribed, ...) closes the connection: Canal may answer
   // the rollback with the same error, so the stream holds an unknown number of
   // replies. Connect() again to retry.
-  Status Subscribe(std::string_view filter = "");
+  Status Subscribe(std::string_view filter) override;
+  Status Subscribe() override { return Subscribe(""); }
 
   // Ends the subscription. On Canal this also forgets the client's cursor; to
   // resume later from where you stopped, just Disconnect().
-  Status Unsubscribe();
+  Status Unsubscribe() override;
 
-  // Fetches up to `batch_size` entries (<= 0 means 1000) without acknowledging
-  // them. The server returns what it has at once (no timeout form), waits up to
-  // `timeout` for more (timeout > 0), or waits until a full batch exists
-  // (timeout == 0). *out is an empty batch (id -1) when there was nothing.
-  Status GetWithoutAck(int32_t batch_size, Message* out);
-  Status GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
-
-  // GetWithoutAck followed by Ack of the batch (none for an empty batch).
-  Status Get(int32_t batch_size, Message* out);
-  Status Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
+  // Get / GetWithoutAck (canal_connector.h): the server returns what it has at
+  // once (no timeout form), waits up to `timeout` for more (timeout > 0), or
+  // waits until a full batch exists (timeout == 0). A unit outside TimeUnit is
+  // InvalidArgument.
 
   // Confirms a batch: the server may drop it. Batches must be acked oldest
   // first. Not answered by the server: a failure is reported by the next call.
-  Status Ack(int64_t batch_id);
+  Status Ack(int64_t batch_id) override;
 
   // Rollback() gives back every unacknowledged batch; Rollback(id) gives back
   // that one. The server sends them again on later gets. Not answered by the
   // server: a failure is reported by the next call.
-  Status Rollback();
-  Status Rollback(int64_t batch_id);
+  Status Rollback() override;
+  Status Rollback(int64_t batch_id) override;
 
   // Closes the socket. Safe to call when not connected.
-  void Disconnect();
+  void Disconnect() override;
 
-  bool connected() const;
+  bool connected() const override;
   const ConnectorOptions& options() const { return options_; }
 
  private:
@@ -154,7 +139,8 @@ class Connector {
 
   Status EnsureConnected(std::string_view doing) const;
   Status ConnectLocked();
-  Status GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out);
+  Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) override;
+  Status GetLocked(int32_t batch_size, const Wait* get_wait, Message* out);
   Status SendFireAndForget(int type, const std::string& body, std::string what);
   Status SendPacket(int type, const std::string& body, std::string_view doing);
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);

@@ -18,7 +18,7 @@
 #include "canal/common/status.h"
 #include "canal/parser/binlog/events.h"
 #include "canal/parser/binlog/rows_event.h"
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 #include "canal/sink/table_filter.h"
 
 namespace canal::sink {
@@ -30,7 +30,7 @@ struct EntryContext {
 };
 
 struct EntryBuilderOptions {
-  binlog::ValueFormatOptions values;  // Canal (default) or readable value strings
+  render::ValueFormatOptions values;  // Canal (default) or readable value strings
   const FieldFilter* fields = nullptr;        // keep only these columns (canal.instance.filter.field)
   const FieldFilter* black_fields = nullptr;  // drop these columns (canal.instance.filter.black.field)
 };

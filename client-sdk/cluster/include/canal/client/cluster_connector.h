@@ -1,4 +1,5 @@
-// ClusterConnector: a Connector that finds the active Canal server and fails
+// ClusterConnector (library canal_client_cluster, which adds ZooKeeper to
+// canal_client): a CanalConnector (canal_connector.h) that finds the active Canal server and fails
 // over to the next one by itself, with Canal's client-side election of one
 // active client per client id.
 //
@@ -74,6 +75,7 @@
 #include <string_view>
 #include <vector>
 
+#include "canal/client/canal_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/message.h"
 #include "canal/common/status.h"
@@ -122,41 +124,38 @@ struct ClusterConnectorOptions {
   bool low_latency_get = false;  // ConnectorOptions::low_latency_get
 };
 
-class ClusterConnector {
+class ClusterConnector final : public CanalConnector {
  public:
   explicit ClusterConnector(ClusterConnectorOptions options);
   // Disconnect(): closes the connection and the ZooKeeper session.
-  ~ClusterConnector();
+  ~ClusterConnector() override;
   ClusterConnector(const ClusterConnector&) = delete;
   ClusterConnector& operator=(const ClusterConnector&) = delete;
 
   // With client HA, waits to become the active client; then finds the server
   // and connects (within the retry policy). Forgets an earlier subscription:
   // call Subscribe() next. InvalidArgument for unusable options.
-  Status Connect();
+  Status Connect() override;
 
   // Subscribe() sends options().filter; Subscribe(filter) sends `filter` and
   // keeps it for every later resubscription.
-  Status Subscribe();
-  Status Subscribe(std::string_view filter);
-  Status Unsubscribe();
+  Status Subscribe() override;
+  Status Subscribe(std::string_view filter) override;
+  Status Unsubscribe() override;
 
-  Status GetWithoutAck(int32_t batch_size, Message* out);
-  Status GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
-  // GetWithoutAck then Ack. If the ack fails, *out still holds the batch and
-  // the status is the ack's (NotFound: it will be delivered again).
-  Status Get(int32_t batch_size, Message* out);
-  Status Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out);
+  // Get / GetWithoutAck (canal_connector.h). If Get's ack fails, *out still
+  // holds the batch and the status is the ack's (NotFound: it will be
+  // delivered again).
 
-  Status Ack(int64_t batch_id);
-  Status Rollback();
-  Status Rollback(int64_t batch_id);
+  Status Ack(int64_t batch_id) override;
+  Status Rollback() override;
+  Status Rollback(int64_t batch_id) override;
 
   // Closes the connection and the ZooKeeper session (releasing the client
   // running node). Safe to call at any time, from any thread.
-  void Disconnect();
+  void Disconnect() override;
 
-  bool connected() const;
+  bool connected() const override;
   // The server of the current connection ("" when none).
   std::string current_address() const;
   // Whether this connector holds the client running node (false without client HA).
@@ -208,7 +207,8 @@ class ClusterConnector {
   Status WithFailover(std::string_view doing, std::chrono::steady_clock::time_point deadline,
                       const std::function<Status()>& op);
   Status SubscribeLocked(std::string filter);
-  Status GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out);
+  Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) override;
+  Status GetLocked(int32_t batch_size, const Wait* wait, Message* out);
   Status AckLocked(int64_t batch_id);
   // Waits until a ZooKeeper event after `seen` (Signals::events), `until`, or
   // Disconnect(); false for Disconnect().

@@ -1,5 +1,8 @@
-// Rendering decoded column values as the strings Canal clients expect
-// (CANAL_PROTOCOL.md "Value strings"), and the java.sql.Types code of a column.
+// Canal's strings for the decoder's typed values (library canal_render): a
+// column value as the text Canal clients expect (CANAL_PROTOCOL.md "Value
+// strings"), Column.sqlType (java.sql.Types) and Column.mysqlType. Used by the
+// sink (entries) and the tools (canal-binlog decode); the decoder itself
+// produces ColumnValue and ColumnInfo and knows nothing of Canal's forms.
 //
 // Pure functions; thread-safe. Output is appended, so a caller can reuse one
 // std::string across rows without allocating.
@@ -13,7 +16,10 @@
 #include "canal/parser/binlog/column_value.h"
 #include "canal/parser/binlog/table_map.h"
 
-namespace canal::binlog {
+namespace canal::render {
+
+using binlog::ColumnInfo;
+using binlog::ColumnValue;
 
 // Whose text FLOAT/DOUBLE values and Column.mysqlType follow
 // (canal.instance.value.format; canal-binlog decode --value-format).
@@ -54,27 +60,4 @@ int CanalSqlType(const ColumnInfo& column);
 std::string CanalMysqlType(const ColumnInfo& column, const ValueFormatOptions& options = {},
                            bool integer_display_widths = false);
 
-// Decimal text with exactly `scale` fraction digits, from MySQL's binary decimal.
-// `raw` must be DecimalBinarySize(precision, scale) bytes.
-Status AppendDecimalText(std::string_view raw, int precision, int scale, std::string* out);
-size_t DecimalBinarySize(int precision, int scale);
-
-// Appends `bytes` in collation `charset` as UTF-8. UTF-8 family and ASCII copy
-// through; latin1 (cp1252), binary and ucs2/utf16/utf16le/utf32 convert here;
-// gbk, big5, sjis, cp932, gb2312, gb18030, euckr, ujis, cp1251, cp1250, the
-// ISO-8859 and KOI8 families and the other charsets iconv knows convert through
-// iconv (undefined bytes become U+FFFD); dec8, hp8, swe7, keybcs2, macce and
-// geostd8 copy through unchanged.
-void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out);
-
-// The default collation id of a character set name ("gbk" -> 28), 0 when unknown.
-uint32_t DefaultCollationOfCharset(std::string_view charset);
-
-// True when AppendAsUtf8 copies bytes of this collation unchanged, so a caller
-// that escapes text anyway may use a kString value's raw bytes directly.
-bool CopiesThroughAsUtf8(uint32_t charset);
-
-// True when the collation id is a binary one (63) — BLOB vs TEXT, BINARY vs CHAR.
-inline bool IsBinaryCharset(uint32_t charset) { return charset == 63; }
-
-}  // namespace canal::binlog
+}  // namespace canal::render

@@ -1,6 +1,7 @@
-#include "json_lines.h"
+#include "canal/tools/row_json.h"
 
 #include <array>
+#include <charconv>
 #include <cstring>
 
 namespace canal::tools {
@@ -36,6 +37,12 @@ constexpr std::array<bool, 256> MakeSpecial() {
   return t;
 }
 constexpr std::array<bool, 256> kSpecial = MakeSpecial();
+
+void AppendInteger(int64_t v, std::string* out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, static_cast<size_t>(r.ptr - buf));
+}
 
 // True when any of the 8 bytes in `w` needs attention: a control byte (< 0x20),
 // '"', '\\' or a byte >= 0x80. Classic SWAR zero-byte tests, so plain ASCII text
@@ -97,6 +104,35 @@ void AppendJsonString(std::string_view s, std::string* out) {
   }
   out->append(s.data() + run, i - run);
   out->push_back('"');
+}
+
+void AppendLineHead(std::string_view file, int64_t pos, std::string_view gtid, int64_t ts_seconds,
+                    std::string* out) {
+  out->append("{\"file\":");
+  AppendJsonString(file, out);
+  out->append(",\"pos\":");
+  AppendInteger(pos, out);
+  out->append(",\"gtid\":");
+  AppendJsonString(gtid, out);
+  out->append(",\"ts\":");
+  AppendInteger(ts_seconds, out);
+}
+
+void AppendRowTarget(std::string_view db, std::string_view table, std::string_view type, std::string* out) {
+  out->append(",\"db\":");
+  AppendJsonString(db, out);
+  out->append(",\"table\":");
+  AppendJsonString(table, out);
+  out->append(",\"type\":\"");
+  out->append(type);
+  out->push_back('"');
+}
+
+void AppendStatement(std::string_view db, bool ddl, std::string_view sql, std::string* out) {
+  out->append(",\"db\":");
+  AppendJsonString(db, out);
+  out->append(ddl ? ",\"type\":\"DDL\",\"sql\":" : ",\"type\":\"QUERY\",\"sql\":");
+  AppendJsonString(sql, out);
 }
 
 }  // namespace canal::tools

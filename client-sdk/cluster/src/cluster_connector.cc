@@ -597,15 +597,15 @@ Status ClusterConnector::Unsubscribe() {
   return Status::OK();
 }
 
-Status ClusterConnector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit,
-                                   Message* out) {
+Status ClusterConnector::GetLocked(int32_t batch_size, const Wait* wait, Message* out) {
   *out = Message();
   const auto deadline = CallDeadline();
   const std::string doing = "get from " + Where();
   CANAL_RETURN_IF_ERROR(EnsureConnection(doing, deadline));
   CANAL_RETURN_IF_ERROR(FollowMovedServer(deadline));
   CANAL_RETURN_IF_ERROR(WithFailover(doing, deadline, [&] {
-    return has_timeout ? conn_->GetWithoutAck(batch_size, timeout, unit, out) : conn_->GetWithoutAck(batch_size, out);
+    return wait != nullptr ? conn_->GetWithoutAck(batch_size, wait->timeout, wait->unit, out)
+                           : conn_->GetWithoutAck(batch_size, out);
   }));
   if (out->batch_id() != -1) {
     held_batches_.insert(out->batch_id());
@@ -614,26 +614,10 @@ Status ClusterConnector::GetLocked(int32_t batch_size, bool has_timeout, int64_t
   return Status::OK();
 }
 
-Status ClusterConnector::GetWithoutAck(int32_t batch_size, Message* out) {
+Status ClusterConnector::Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  return GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out);
-}
-
-Status ClusterConnector::GetWithoutAck(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GetLocked(batch_size, true, timeout, unit, out);
-}
-
-Status ClusterConnector::Get(int32_t batch_size, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, false, -1, TimeUnit::kMilliseconds, out));
-  return AckLocked(out->batch_id());
-}
-
-Status ClusterConnector::Get(int32_t batch_size, int64_t timeout, TimeUnit unit, Message* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, true, timeout, unit, out));
-  return AckLocked(out->batch_id());
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, out));
+  return ack ? AckLocked(out->batch_id()) : Status::OK();
 }
 
 Status ClusterConnector::Ack(int64_t batch_id) {

@@ -13,10 +13,17 @@
 #include <random>
 #include <string>
 
-#include "canal/parser/binlog/value_format.h"
+#include "canal/render/canal_value.h"
 
 namespace canal::binlog {
 namespace {
+
+// The renderer under test; the values and columns it takes are the decoder's.
+using render::AppendCanalValue;
+using render::CanalMysqlType;
+using render::CanalSqlType;
+using render::TextForms;
+using render::ValueFormatOptions;
 
 using Kind = ColumnValue::Kind;
 

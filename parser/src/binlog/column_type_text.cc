@@ -1,0 +1,186 @@
+// A column's type text as the server prints it, derived from the binlog's
+// TABLE_MAP metadata (column_text.h). Builds a fresh string: callers cache it
+// per table.
+#include <string>
+#include <string_view>
+
+#include "canal/parser/binlog/column_text.h"
+
+namespace canal::binlog {
+
+namespace internal {
+// Defined in charset.cc: maximum bytes per character of a collation's charset,
+// 0 when the collation id is unknown.
+int CharsetMaxBytesPerChar(uint32_t collation);
+}  // namespace internal
+
+namespace {
+
+void AppendInt(uint64_t v, std::string* out) { *out += std::to_string(v); }
+
+void AppendParenthesized(uint64_t n, std::string* out) {
+  out->push_back('(');
+  AppendInt(n, out);
+  out->push_back(')');
+}
+
+// CHAR/VARCHAR length in characters when the charset is known, else in bytes.
+uint32_t LengthInChars(uint32_t bytes, uint32_t charset) {
+  const int per_char = internal::CharsetMaxBytesPerChar(charset);
+  return per_char > 0 ? bytes / static_cast<uint32_t>(per_char) : bytes;
+}
+
+void AppendLabelList(std::string_view keyword, const ColumnInfo& column, std::string* out) {
+  out->append(keyword);
+  if (column.enum_or_set_labels.empty()) return;
+  out->push_back('(');
+  bool first = true;
+  for (const std::string& label : column.enum_or_set_labels) {
+    if (!first) out->push_back(',');
+    first = false;
+    out->push_back('\'');
+    std::string utf8;
+    AppendAsUtf8(label, column.charset, &utf8);
+    for (char c : utf8) {
+      if (c == '\'') out->push_back('\'');  // SQL quoting, as SHOW CREATE TABLE prints it
+      out->push_back(c);
+    }
+    out->push_back('\'');
+  }
+  out->push_back(')');
+}
+
+std::string_view GeometryTypeName(uint8_t geometry_type) {
+  switch (geometry_type) {
+    case 1: return "point";
+    case 2: return "linestring";
+    case 3: return "polygon";
+    case 4: return "multipoint";
+    case 5: return "multilinestring";
+    case 6: return "multipolygon";
+    case 7: return "geometrycollection";
+    default: return "geometry";
+  }
+}
+
+// The display width SHOW CREATE TABLE prints for an integer column declared
+// without one (MariaDB; MySQL before 8.0.19): the characters of the type's
+// widest value, the sign included (BIGINT: 20 either way).
+uint32_t DefaultDisplayWidth(ColumnType t, bool is_unsigned) {
+  switch (t) {
+    case ColumnType::kTiny: return is_unsigned ? 3 : 4;
+    case ColumnType::kShort: return is_unsigned ? 5 : 6;
+    case ColumnType::kInt24: return is_unsigned ? 8 : 9;
+    case ColumnType::kLong: return is_unsigned ? 10 : 11;
+    case ColumnType::kLongLong: return 20;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths) {
+  const bool widths = integer_display_widths;
+  const ColumnType t = EffectiveType(column);
+  std::string s;
+  bool numeric = true;
+  switch (t) {
+    case ColumnType::kTiny: s = "tinyint"; break;
+    case ColumnType::kShort: s = "smallint"; break;
+    case ColumnType::kInt24: s = "mediumint"; break;
+    case ColumnType::kLong: s = "int"; break;
+    case ColumnType::kLongLong: s = "bigint"; break;
+    case ColumnType::kFloat: s = "float"; break;
+    case ColumnType::kDouble: s = "double"; break;
+    case ColumnType::kDecimal:
+    case ColumnType::kNewDecimal:
+      s = "decimal";
+      if (column.precision != 0) {
+        s.push_back('(');
+        AppendInt(unsigned{column.precision}, &s);
+        s.push_back(',');
+        AppendInt(unsigned{column.decimals}, &s);
+        s.push_back(')');
+      }
+      break;
+    default: numeric = false; break;
+  }
+  if (numeric) {
+    if (widths && DefaultDisplayWidth(t, column.is_unsigned) != 0) {
+      AppendParenthesized(DefaultDisplayWidth(t, column.is_unsigned), &s);
+    }
+    if (column.is_unsigned) s += " unsigned";
+    return s;
+  }
+
+  const uint8_t fsp = static_cast<uint8_t>(column.meta > 6 ? 6 : column.meta);
+  switch (t) {
+    case ColumnType::kBit:
+      s = "bit";
+      if (column.max_length != 0) AppendParenthesized(column.max_length, &s);
+      return s;
+    case ColumnType::kYear: return widths ? "year(4)" : "year";
+    case ColumnType::kDate:
+    case ColumnType::kNewDate: return "date";
+    case ColumnType::kTime: return "time";
+    case ColumnType::kDateTime: return "datetime";
+    case ColumnType::kTimestamp: return "timestamp";
+    case ColumnType::kTime2:
+    case ColumnType::kDateTime2:
+    case ColumnType::kTimestamp2:
+      s = t == ColumnType::kTime2 ? "time" : t == ColumnType::kDateTime2 ? "datetime" : "timestamp";
+      if (fsp != 0) AppendParenthesized(fsp, &s);
+      return s;
+    case ColumnType::kVarchar:
+    case ColumnType::kVarString: {
+      const uint32_t bytes = column.max_length != 0 ? column.max_length : column.meta;
+      if (IsBinaryCharset(column.charset)) {
+        s = "varbinary";
+        AppendParenthesized(bytes, &s);
+      } else {
+        s = "varchar";
+        AppendParenthesized(LengthInChars(bytes, column.charset), &s);
+      }
+      return s;
+    }
+    case ColumnType::kString:
+      if (IsBinaryCharset(column.charset)) {
+        s = "binary";
+        AppendParenthesized(column.max_length, &s);
+      } else {
+        s = "char";
+        AppendParenthesized(LengthInChars(column.max_length, column.charset), &s);
+      }
+      return s;
+    case ColumnType::kEnum:
+      AppendLabelList("enum", column, &s);
+      return s;
+    case ColumnType::kSet:
+      AppendLabelList("set", column, &s);
+      return s;
+    case ColumnType::kTinyBlob:
+    case ColumnType::kMediumBlob:
+    case ColumnType::kLongBlob:
+    case ColumnType::kBlob: {
+      // BLOB's metadata is the size of its length prefix: 1..4 bytes.
+      int size_class = t == ColumnType::kTinyBlob     ? 1
+                       : t == ColumnType::kBlob       ? 2
+                       : t == ColumnType::kMediumBlob ? 3
+                                                      : 4;
+      if (t == ColumnType::kBlob && column.meta >= 1 && column.meta <= 4) size_class = column.meta;
+      static constexpr std::string_view kPrefixes[] = {"tiny", "", "medium", "long"};
+      s = kPrefixes[size_class - 1];
+      s += IsTextBlob(column) ? "text" : "blob";
+      return s;
+    }
+    case ColumnType::kJson: return "json";
+    case ColumnType::kGeometry: return std::string(GeometryTypeName(column.geometry_type));
+    case ColumnType::kVector:
+      s = "vector";
+      if (column.vector_dimensions != 0) AppendParenthesized(column.vector_dimensions, &s);
+      return s;
+    default: return std::string();
+  }
+}
+
+}  // namespace canal::binlog
