@@ -115,9 +115,11 @@ settle() {
 
 status=0
 results=()
-# judge NAME PEAK_MIB: records a txn figure and checks both bounds.
+# judge NAME ROWS_READ PEAK_MIB [ROWS_PER_S]: records a txn figure and checks both bounds.
 judge() {
-  local line="{\"mode\":\"$1\",\"rows\":$rows,\"rows_read\":$2,\"peak_rss_mib\":$3,\"rss_after_mib\":$rss_after_mib,\"seconds_to_under_${max_after}_mib\":$settle_s}"
+  local rate=""
+  [ -n "${4:-}" ] && rate=",\"rows_per_s\":$4"
+  local line="{\"mode\":\"$1\",\"rows\":$rows,\"rows_read\":$2$rate,\"peak_rss_mib\":$3,\"rss_after_mib\":$rss_after_mib,\"seconds_to_under_${max_after}_mib\":$settle_s}"
   say "$line"
   say "$1: peak RSS $3 MiB (target < 256, bound $max_peak); RSS $rss_after_mib MiB $(
     [ "$settle_s" = 11 ] && echo "still after 10 s" || echo "after ${settle_s} s") (target < 64 within 10 s," \
@@ -144,7 +146,9 @@ if [ -z "$only" ] || [ "$only" = txn ]; then
   peak=$(($(status_kib VmHWM) / 1024))
   settle
   stop_server
-  judge txn_fast_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak"
+  # (rows/s from the server's start: the catch-up through the ring, for A/B runs)
+  judge txn_fast_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak" \
+    "$(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["rows_per_s"]))' "$out")"
 
   start_server txn-slow $((port + 11)) "$file" "$pos"
   out=$("$client_bin" slow --address 127.0.0.1:$((port + 11)) --destination bench --batch 20 --pause-ms 50 --seconds 15) ||
