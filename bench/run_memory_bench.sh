@@ -2,7 +2,7 @@
 # Memory benchmarks: canal-server's RSS with default settings (16384-slot,
 # 16 MiB ring) for a huge transaction and for a huge value. Release build.
 #
-#   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob]
+#   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob] [--port P]
 #
 #   txn   one transaction of N (6,000,000) small rows, made in MariaDB with
 #         INSERT ... SELECT from the seq_1_to_N table (SEQUENCE engine). Read
@@ -17,8 +17,8 @@
 #         --json must print it whole (output over 64 MiB); canal-server's peak
 #         RSS under BENCH_BLOB_MAX_RSS_MIB (256).
 #
-# Sandbox port 14701 (max_allowed_packet 1G), canal-server ports 14711-14713,
-# all under DIR/bench-memory; stopped at the end. One JSON line per figure and
+# Sandbox port P (default 14701; max_allowed_packet 1G), canal-server ports
+# P+10 to P+12, all under DIR/bench-memory; stopped at the end. One JSON line per figure and
 # DIR/memory_bench.json; exit 1 when a bound is missed.
 set -euo pipefail
 
@@ -26,16 +26,20 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build"
 rows=6000000
 only=""
+port=14701
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "run_memory_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
+[[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
+  { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }
 max_peak=${BENCH_TXN_MAX_RSS_MIB:-256}
 max_after=${BENCH_TXN_MAX_RSS_AFTER_MIB:-64}
 max_blob=${BENCH_BLOB_MAX_RSS_MIB:-256}
@@ -44,7 +48,6 @@ work="$build/bench-memory"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
 cli_bin="$build/bin/canal-cli"
-port=14701
 sbdir=/tmp/canal-bench-mariadb-$port
 say() { echo "run_memory_bench: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
@@ -112,10 +115,15 @@ settle() {
 
 status=0
 results=()
-# judge NAME PEAK_MIB: records a txn figure and checks both bounds.
+# judge NAME ROWS_READ PEAK_MIB [ROWS_PER_S]: records a txn figure and checks both bounds.
 judge() {
-  local line="{\"mode\":\"$1\",\"rows\":$rows,\"rows_read\":$2,\"peak_rss_mib\":$3,\"rss_after_mib\":$rss_after_mib,\"seconds_to_under_${max_after}_mib\":$settle_s}"
+  local rate=""
+  [ -n "${4:-}" ] && rate=",\"rows_per_s\":$4"
+  local line="{\"mode\":\"$1\",\"rows\":$rows,\"rows_read\":$2$rate,\"peak_rss_mib\":$3,\"rss_after_mib\":$rss_after_mib,\"seconds_to_under_${max_after}_mib\":$settle_s}"
   say "$line"
+  say "$1: peak RSS $3 MiB (target < 256, bound $max_peak); RSS $rss_after_mib MiB $(
+    [ "$settle_s" = 11 ] && echo "still after 10 s" || echo "after ${settle_s} s") (target < 64 within 10 s," \
+    "bound $max_after)"
   results+=("$line")
   if [ "$3" -ge "$max_peak" ]; then say "FAIL: $1: peak RSS $3 MiB >= $max_peak MiB"; status=1; fi
   if [ "$settle_s" = 11 ]; then
@@ -132,16 +140,18 @@ if [ -z "$only" ] || [ "$only" = txn ]; then
     USE m; INSERT INTO m.t SELECT seq, seq * 3, CONCAT('row-', seq) FROM seq_1_to_$rows;"
   say "txn: inserted in $((SECONDS - t)) s"
 
-  start_server txn-fast 14711 "$file" "$pos"
-  out=$("$client_bin" catchup --address 127.0.0.1:14711 --destination bench --rows "$rows") ||
+  start_server txn-fast $((port + 10)) "$file" "$pos"
+  out=$("$client_bin" catchup --address 127.0.0.1:$((port + 10)) --destination bench --rows "$rows") ||
     fail "txn fast: e2e_client failed (canal-server log: $work/txn-fast/logs)"
   peak=$(($(status_kib VmHWM) / 1024))
   settle
   stop_server
-  judge txn_fast_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak"
+  # (rows/s from the server's start: the catch-up through the ring, for A/B runs)
+  judge txn_fast_client "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"])' "$out")" "$peak" \
+    "$(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["rows_per_s"]))' "$out")"
 
-  start_server txn-slow 14712 "$file" "$pos"
-  out=$("$client_bin" slow --address 127.0.0.1:14712 --destination bench --batch 20 --pause-ms 50 --seconds 15) ||
+  start_server txn-slow $((port + 11)) "$file" "$pos"
+  out=$("$client_bin" slow --address 127.0.0.1:$((port + 11)) --destination bench --batch 20 --pause-ms 50 --seconds 15) ||
     fail "txn slow: e2e_client failed (canal-server log: $work/txn-slow/logs)"
   peak=$(($(status_kib VmHWM) / 1024))
   settle
@@ -154,21 +164,22 @@ if [ -z "$only" ] || [ "$only" = blob ]; then
   say "blob: inserting one row with a $blob_mib MiB LONGBLOB"
   "${sql[@]}" -e "CREATE DATABASE IF NOT EXISTS m; CREATE TABLE m.b (id INT PRIMARY KEY, v LONGBLOB) ENGINE=InnoDB;
     INSERT INTO m.b VALUES (1, REPEAT('x', $blob_mib * 1024 * 1024));"
-  start_server blob 14713 "$file" "$pos"
+  start_server blob $((port + 12)) "$file" "$pos"
   out="$work/blob-cli.json"
   # canal-cli does not retry its first connect: wait for the port.
   for ((i = 0; i < 300; i++)); do
-    (exec 3<>"/dev/tcp/127.0.0.1/14713") 2>/dev/null && break
+    (exec 3<>"/dev/tcp/127.0.0.1/$((port + 12))") 2>/dev/null && break
     sleep 0.1
   done
   rc=0
-  timeout 120 "$cli_bin" --address 127.0.0.1:14713 --destination bench --count 1 --json > "$out" 2> "$work/blob-cli.err" ||
+  timeout 120 "$cli_bin" --address 127.0.0.1:$((port + 12)) --destination bench --count 1 --json > "$out" 2> "$work/blob-cli.err" ||
     rc=$?
   peak=$(($(status_kib VmHWM) / 1024))
   stop_server
   bytes=$(wc -c < "$out")
   line="{\"mode\":\"blob\",\"value_mib\":$blob_mib,\"client_rc\":$rc,\"client_output_bytes\":$bytes,\"peak_rss_mib\":$peak}"
   say "$line"
+  say "blob: peak RSS $peak MiB (target < 256, bound $max_blob)"
   results+=("$line")
   if [ "$rc" != 0 ] || [ "$bytes" -lt $((blob_mib << 20)) ]; then
     say "FAIL: blob: canal-cli did not print the $blob_mib MiB row (exit $rc; $(head -c 300 "$work/blob-cli.err"))"

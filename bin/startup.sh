@@ -76,7 +76,9 @@ while :; do
     say "logs: $server_log, $logs/<destination>/<destination>.log"
     exit 0
   fi
-  if ! is_canal_server "$pid"; then
+  # Our own child: alive until we wait for it (a name check here would race
+  # with the fork's exec of nohup and then canal-server).
+  if ! kill -0 "$pid" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ]; then
     wait "$pid" 2>/dev/null
     code=$?
     rm -f "$pid_file"

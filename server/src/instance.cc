@@ -36,6 +36,10 @@ class Instance::CursorSource final : public parser::ResumePointSource {
 
 namespace {
 
+// How long Stop lets the parser stop on its own before stopping the ring
+// under it (a Put waiting for space wakes only then).
+constexpr std::chrono::milliseconds kParserStopGrace{200};
+
 std::string Bytes(uint64_t n) {
   char buf[32];
   if (n >= (uint64_t{1} << 20)) {
@@ -122,8 +126,7 @@ Status Instance::StartLocked() {
              config_.store.buffer_memunit, config_.properties_file);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (store_) retired_stores_.push_back(std::move(store_));
-    store_ = std::move(ring);
+    store_ = std::move(ring);  // the last run's ring goes with its last holder
     sink_ = std::move(sink);
     cursor_ = std::move(cursor);
     parser_ = std::move(parser);
@@ -147,10 +150,24 @@ void Instance::StopLocked() {
   if (status_thread_.joinable()) status_thread_.join();
 
   // The parser wakes from a socket read at once, but not from a Put waiting
-  // for a full ring: stop the ring too once the parser has had a moment to
-  // see its stop flag (so the ring's Aborted is not reported as a failure).
-  std::thread stopper([p = parser_.get()] { p->Stop(); });
-  for (int i = 0; i < 40 && parser_->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // for a full ring: stop the ring too once the parser has stopped or had a
+  // moment to see its stop flag (so the ring's Aborted is not reported as a
+  // failure). The stopper thread says when the parser is down.
+  struct {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  } parser_stop;
+  std::thread stopper([p = parser_.get(), &parser_stop] {
+    p->Stop();
+    std::lock_guard<std::mutex> lock(parser_stop.mu);
+    parser_stop.done = true;
+    parser_stop.cv.notify_all();  // under the lock: parser_stop outlives the call
+  });
+  {
+    std::unique_lock<std::mutex> lock(parser_stop.mu);
+    parser_stop.cv.wait_for(lock, kParserStopGrace, [&] { return parser_stop.done; });
+  }
   store_->Stop();
   stopper.join();
 
@@ -162,9 +179,9 @@ void Instance::StopLocked() {
   sink_.reset();
 }
 
-store::RingStore* Instance::store() {
+std::shared_ptr<store::RingStore> Instance::store() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_.get();
+  return store_;
 }
 
 bool Instance::Halted() const {

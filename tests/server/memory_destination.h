@@ -83,15 +83,17 @@ class MemoryDestination : public Destination {
   }
 
   explicit MemoryDestination(std::string name, store::RingStoreOptions options = SmallRing()) : name_(std::move(name)) {
-    Status s = store::RingStore::Create(options, &store_);
+    std::unique_ptr<store::RingStore> ring;
+    Status s = store::RingStore::Create(options, &ring);
     if (!s.ok()) throw std::runtime_error(s.ToString());
+    store_ = std::move(ring);
     s = meta_.Start();
     if (!s.ok()) throw std::runtime_error(s.ToString());
   }
 
   const std::string& name() const override { return name_; }
   bool running() const override { return running_.load(); }
-  store::RingStore* store() override { return store_.get(); }
+  std::shared_ptr<store::RingStore> store() override { return store_; }
   meta::MetaManager* meta() override { return &meta_; }
   CountingMetaManager* counting_meta() { return &meta_; }
 
@@ -161,7 +163,7 @@ class MemoryDestination : public Destination {
 
  private:
   const std::string name_;
-  std::unique_ptr<store::RingStore> store_;
+  std::shared_ptr<store::RingStore> store_;
   CountingMetaManager meta_;
   std::atomic<bool> running_{true};
   mutable std::mutex mu_;

@@ -487,7 +487,7 @@ TEST_F(RunningMonitorTest, TheRegistryServesOnlyWhatIsActiveHere) {
     void Stop() override { running_ = false; }
     const std::string& name() const override { return name_; }
     bool running() const override { return running_; }
-    store::RingStore* store() override { return nullptr; }
+    std::shared_ptr<store::RingStore> store() override { return nullptr; }
     meta::MetaManager* meta() override { return nullptr; }
     Status SetClientFilter(std::string_view) override { return Status::OK(); }
 

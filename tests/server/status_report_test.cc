@@ -41,7 +41,7 @@ class ReportingDestination final : public ManagedDestination {
   void Stop() override {}
   const std::string& name() const override { return dest_.name(); }
   bool running() const override { return status_.running; }
-  store::RingStore* store() override { return dest_.store(); }
+  std::shared_ptr<store::RingStore> store() override { return dest_.store(); }
   meta::MetaManager* meta() override { return dest_.meta(); }
   Status SetClientFilter(std::string_view) override { return Status::OK(); }
   bool Report(InstanceStatus* out) const override {

@@ -7,28 +7,16 @@
 #include <string>
 
 #include "canal/store/ring_store.h"
+#include "ring_store_test_util.h"
 
 namespace canal::store {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::unique_ptr<RingStore> MakeStore(uint32_t size, BatchMode mode, uint32_t memunit = 1024) {
-  RingStoreOptions o;
-  o.buffer_size = size;
-  o.buffer_memunit = memunit;
-  o.batch_mode = mode;
-  std::unique_ptr<RingStore> store;
-  EXPECT_TRUE(RingStore::Create(o, &store).ok());
-  return store;
-}
+using testing::MakeStore;
 
-EntryMeta Meta(uint64_t offset) {
-  EntryMeta m;
-  m.position.journal_name = "mysql-bin.000001";
-  m.position.position = offset;
-  return m;
-}
+EntryMeta Meta(uint64_t offset) { return testing::MetaAt(offset); }
 
 // Gets and acks one entry, checking its bytes.
 void TakeOne(RingStore* store, const std::string& want) {

@@ -255,6 +255,13 @@ void RunStress(const StressConfig& config, uint64_t total) {
       ADD_FAILURE() << "acked past what was handed out";
       break;
     }
+    // Read after our own ack, the producer's take-backs can only be newer
+    // than the ones the ack decided on: a strict check of the budget.
+    if (const RingStoreStats r = store->stats(); r.retained_bytes > r.retained_budget_bytes) {
+      ADD_FAILURE() << "acked slots keep " << r.retained_bytes << " bytes, over the budget of "
+                    << r.retained_budget_bytes;
+      break;
+    }
   }
   if (acked < total) store->Stop();  // let the producer out after a failure
   producer.join();

@@ -1,4 +1,5 @@
 #include "canal/store/ring_store.h"
+#include "ring_store_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -25,17 +26,7 @@ EntryMeta Meta(uint64_t offset, EntryKind kind = EntryKind::kOther, bool safe = 
   return m;
 }
 
-std::unique_ptr<RingStore> MakeStore(uint32_t size, BatchMode mode, uint32_t memunit = 1024,
-                                     bool ddl_isolation = false) {
-  RingStoreOptions o;
-  o.buffer_size = size;
-  o.buffer_memunit = memunit;
-  o.batch_mode = mode;
-  o.ddl_isolation = ddl_isolation;
-  std::unique_ptr<RingStore> store;
-  EXPECT_TRUE(RingStore::Create(o, &store).ok());
-  return store;
-}
+using testing::MakeStore;
 
 // Puts entries "e<offset>" at offsets first, first+1, ...
 void PutN(RingStore* store, uint64_t first, int n, EntryKind kind = EntryKind::kOther) {

@@ -30,7 +30,10 @@ class Destination {
   virtual const std::string& name() const = 0;
   // False once the instance is stopping; sessions then answer with an error.
   virtual bool running() const = 0;
-  virtual store::RingStore* store() = 0;
+  // The ring of the current run, shared: a session keeps it alive across a
+  // wait even if the destination restarts meanwhile (the old ring is then
+  // stopped, and freed with its last holder).
+  virtual std::shared_ptr<store::RingStore> store() = 0;
   virtual meta::MetaManager* meta() = 0;
   // A subscription's filter replaces the instance's canal.instance.filter.regex
   // ("" restores it). InvalidArgument quoting a bad pattern.

@@ -13,9 +13,10 @@
 // Life cycle: Start() builds a fresh ring, sink and parser and starts the
 // parse thread; it fails only for settings the ring refuses or a meta error.
 // Stop() stops the ring (a waiting session wakes with Aborted) and the parser
-// and joins them. Restart() is Stop() then Start() with the same settings:
-// rings of earlier runs stay alive (stopped) until the instance is
-// destroyed, so a session still holding one never reads freed memory.
+// and joins them. Restart() is Stop() then Start() with the same settings.
+// Rings are shared: the instance drops its ring at the next Start, and a
+// stopped ring lives on only while a session still holds it (one waiting for
+// a batch), so restarts and HA flips do not pile up rings.
 // Batches handed out by an earlier run are forgotten at Start (the new ring
 // delivers again from the cursor), as Canal forgets them at a restart.
 //
@@ -103,7 +104,7 @@ class Instance final : public ManagedDestination {
   // Destination
   const std::string& name() const override { return config_.destination; }
   bool running() const override { return running_.load(std::memory_order_acquire); }
-  store::RingStore* store() override;
+  std::shared_ptr<store::RingStore> store() override;
   meta::MetaManager* meta() override { return meta_; }
   Status SetClientFilter(std::string_view regex) override;
   bool Halted() const override;
@@ -135,8 +136,7 @@ class Instance final : public ManagedDestination {
 
   // Built by Start, read by any thread under mu_.
   mutable std::mutex mu_;
-  std::unique_ptr<store::RingStore> store_;
-  std::vector<std::unique_ptr<store::RingStore>> retired_stores_;  // see the life-cycle note
+  std::shared_ptr<store::RingStore> store_;  // the current run's (see the life-cycle note)
   std::unique_ptr<sink::EntrySink> sink_;
   std::unique_ptr<CursorSource> cursor_;
   std::unique_ptr<parser::EventParser> parser_;

@@ -51,7 +51,7 @@ class MqDestination final : public ManagedDestination {
   // Destination
   const std::string& name() const override { return instance_->name(); }
   bool running() const override { return instance_->running(); }
-  store::RingStore* store() override { return instance_->store(); }
+  std::shared_ptr<store::RingStore> store() override { return instance_->store(); }
   meta::MetaManager* meta() override { return instance_->meta(); }
   Status SetClientFilter(std::string_view regex) override;
   std::string SubscriptionRefusal() const override;

@@ -16,6 +16,14 @@
 // client. (One exception keeps a huge entry from wedging the ring: an entry
 // larger than the whole byte bound is admitted once the ring is empty.)
 //
+// The buffers of acked entries stay in their slots for reuse, within a
+// retained budget of buffer_size * memunit bytes (both modes): Ack keeps an
+// acked slot's buffer while the kept buffers fit the budget and frees it
+// otherwise, and the producer takes a kept buffer back when it reuses the
+// slot. So a ring of small entries recycles every buffer, and a long run of
+// big ones (more of them than fit the budget) holds at most the budget in
+// idle buffers, not buffer_size of them.
+//
 // Threads: exactly one producer calls Put/TryPut; exactly one consumer calls
 // Get/TryGet/BatchReady/NotifyWhenReady/CancelNotify/Ack/Rollback. The
 // consumer's calls need not come from one OS thread (an Asio strand is fine)
@@ -111,6 +119,10 @@ struct RingStoreStats {
   uint64_t put_bytes = 0;   // bytes ever put (Canal's store_produce_mem)
   uint64_t ack_bytes = 0;   // bytes ever acked (Canal's store_consume_mem)
   uint64_t put_blocked_ns = 0;  // time Put spent waiting for space (back-pressure)
+  // Heap bytes of the buffers acked slots keep for reuse (at most
+  // retained_budget_bytes once the consumer's acks are seen).
+  uint64_t retained_bytes = 0;
+  uint64_t retained_budget_bytes = 0;
 };
 
 class RingStore {
@@ -187,7 +199,8 @@ class RingStore {
   bool CancelNotify();
 
   // Frees the entries with sequence < end_sequence (a batch's
-  // end_sequence). InvalidArgument when that is beyond get (never handed
+  // end_sequence): their slots keep their buffers for the producer while the
+  // retained budget allows, and release them otherwise. InvalidArgument when that is beyond get (never handed
   // out, or handed out before a Rollback) or frees nothing new.
   Status Ack(uint64_t end_sequence);
 
@@ -217,6 +230,7 @@ class RingStore {
   struct alignas(64) Slot {
     std::string bytes;
     uint64_t end_bytes = 0;  // put_bytes_ after this entry, so acks are O(1)
+    uint64_t end_heap = 0;   // put_heap_ after this entry: acks within budget are O(1) too
     EntryMeta meta;
   };
   static constexpr uint64_t kNotArmed = ~uint64_t{0};
@@ -235,6 +249,11 @@ class RingStore {
   Slot& SlotToFill(uint64_t put);
   void CopyInto(Slot& slot, std::string_view bytes) const;
   bool MayKeep(size_t capacity, size_t size) const;
+  // Producer: the slot's buffer (kept at its ack, or freed) leaves the
+  // retained count as the producer reuses the slot.
+  void TakeRetained(const Slot& slot);
+  // Consumer: keeps or frees the buffers of the slots of [from, to).
+  void RetainOrRelease(uint64_t from, uint64_t to);
   // Publishes the entry now in `slot` (its bytes already filled in).
   void Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const EntryMeta& meta);
   // Runs the armed callback if any; unless `force`, only if the producer's
@@ -254,6 +273,7 @@ class RingStore {
   const uint64_t mask_;
   const bool asymmetric_fences_;       // membarrier pairs with a compiler barrier per put
   const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
+  const uint64_t retained_budget_;    // heap bytes acked slots may keep in all
   std::unique_ptr<Slot[]> slots_;
 
   // Written by the producer only. put_ is the publication point: a slot's
@@ -263,6 +283,10 @@ class RingStore {
   // The producer's last view of ack_/ack_bytes_; stale only on the safe side.
   uint64_t cached_ack_ = 0;
   uint64_t cached_ack_bytes_ = 0;
+  // Heap bytes of kept buffers the producer has taken back (ever); the
+  // consumer's retained_kept_ minus this is what the acked slots keep.
+  std::atomic<uint64_t> retained_taken_{0};
+  uint64_t put_heap_ = 0;  // heap bytes of every buffer published (ever)
 
   // Written by the consumer only (atomic so that the producer and stats may
   // read them).
@@ -270,6 +294,8 @@ class RingStore {
   std::atomic<uint64_t> ack_bytes_{0};
   std::atomic<uint64_t> get_{0};
   std::atomic<uint64_t> get_bytes_{0};
+  std::atomic<uint64_t> retained_kept_{0};  // heap bytes of acked buffers kept (ever)
+  uint64_t ack_heap_ = 0;                    // end_heap of the last acked entry
 
   // A blocked producer sleeps on space_epoch_; Ack (when producer_waiting_)
   // and Stop bump it.

@@ -31,8 +31,8 @@ struct RingStoreOptions {
 
   // canal.instance.memory.buffer.memunit: bytes per unit in MEMSIZE mode.
   // Also (with a floor of 256) the most spare capacity a slot's buffer keeps
-  // for reuse, so an idle ring holds about buffer_size * memunit bytes of
-  // buffers at most.
+  // for reuse; and buffer_size * memunit is the retained budget, the most
+  // that acked slots keep in buffers for reuse in all (both modes).
   uint32_t buffer_memunit = 1024;
 
   // canal.instance.memory.batch.mode
