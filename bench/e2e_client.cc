@@ -6,7 +6,6 @@
 //       T (epoch ms the server was started; default: this program's start)
 //       to the ack of the last row. --touch-columns also reads every
 //       after-image column (name and value), as a client that uses the rows.
-//       --prefetch sends each next GET before reading the batch (the SDK option).
 //   e2e_client latency --address H:P --destination D --mysql-port P
 //       [--rate R] [--seconds S] [--rows-per-tx N]
 //       writes R rows per second for S seconds into bench.latency, N rows
@@ -275,7 +274,6 @@ int main(int argc, char** argv) {
   catchup->add_option("--timeout-ms", catchup_timeout_ms, "-1: return at once");
   bool touch_columns = false;
   catchup->add_flag("--touch-columns", touch_columns, "also read every after-image column's name and value");
-  catchup->add_flag("--prefetch", o.prefetch, "ask for the next batch while reading this one (ConnectorOptions::prefetch)");
   CLI::App* latency = app.add_subcommand("latency");
   common(latency);
   latency->add_option("--mysql-port", mysql_port);

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -228,13 +227,11 @@ void Connector::Disconnect() {
   std::lock_guard<std::mutex> lock(mu_);
   socket_.reset();
   unanswered_.clear();
-  prefetched_.reset();
 }
 
 Status Connector::FailConnection(Status s) {
   socket_.reset();
   unanswered_.clear();
-  prefetched_.reset();
   return s;
 }
 
@@ -329,9 +326,7 @@ Status Connector::CheckEarlierFailures(std::string_view doing) {
 // Sends an ack or rollback; the server answers only a failure, later.
 Status Connector::SendFireAndForget(int type, const std::string& body, std::string what) {
   CANAL_RETURN_IF_ERROR(EnsureConnected(what));
-  // (With a prefetched GET's reply due, the next bytes are that reply: an
-  // earlier failure is read after it, by the next get.)
-  if (!prefetched_) CANAL_RETURN_IF_ERROR(CheckEarlierFailures(what));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(what));
   CANAL_RETURN_IF_ERROR(SendPacket(type, body, "sending the " + what));
   unanswered_.push_back(std::move(what));
   return Status::OK();
@@ -360,7 +355,6 @@ Status Connector::Connect() {
 Status Connector::ConnectLocked() {
   socket_.reset();
   unanswered_.clear();
-  prefetched_.reset();
   if (options_.destination.empty()) {
     return Status::InvalidArgument(Where() + ": no destination (ConnectorOptions::destination names the instance)");
   }
@@ -405,7 +399,6 @@ Status Connector::Subscribe(std::string_view filter) {
   const std::string doing = "subscription of client " + options_.client_id + " to destination \"" +
                             options_.destination + "\"";
   CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
-  CANAL_RETURN_IF_ERROR(DropPrefetch(doing));
   proto::ClientRollback rb;
   rb.set_destination(options_.destination);
   rb.set_client_id(options_.client_id);
@@ -441,7 +434,6 @@ Status Connector::Unsubscribe() {
   const std::string doing = "unsubscription of client " + options_.client_id + " from destination \"" +
                             options_.destination + "\"";
   CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
-  CANAL_RETURN_IF_ERROR(DropPrefetch(doing));
   CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
   proto::Unsub unsub;
   unsub.set_destination(options_.destination);
@@ -454,11 +446,10 @@ Status Connector::Unsubscribe() {
 
 // Reads the reply to the request just sent. An error Ack while acks or
 // rollbacks are unanswered belongs to the oldest of them.
-Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out, size_t earlier) {
+Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out) {
   CANAL_RETURN_IF_ERROR(ReadPacket(wait, "waiting for the reply to the " + std::string(doing), out));
-  earlier = std::min(earlier, unanswered_.size());
   proto::Ack ack;
-  if (earlier > 0 && IsErrorAck(out->pb, &ack)) {
+  if (!unanswered_.empty() && IsErrorAck(out->pb, &ack)) {
     const std::string what = unanswered_.front();
     return FailConnection(Status::Aborted(
         Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
@@ -467,7 +458,7 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
         "Subscribe() again)"));
   }
   // Any other reply means every ack and rollback before it succeeded.
-  unanswered_.erase(unanswered_.begin(), unanswered_.begin() + static_cast<std::ptrdiff_t>(earlier));
+  unanswered_.clear();
   return Status::OK();
 }
 
@@ -500,40 +491,10 @@ Status Connector::GetLocked(int32_t batch_size, bool has_timeout, int64_t timeou
                                    " (use a TimeUnit value)");
   }
   const int32_t size = batch_size <= 0 ? 1000 : batch_size;
-  std::string doing;
-  std::chrono::milliseconds wait;
-  size_t earlier = SIZE_MAX;
-  if (prefetched_ && prefetched_->size == size && prefetched_->has_timeout == has_timeout &&
-      prefetched_->timeout == timeout && prefetched_->unit == unit) {
-    // This get was sent when the last one returned: read its reply.
-    doing = std::move(prefetched_->doing);
-    wait = prefetched_->wait;
-    earlier = prefetched_->earlier;
-    prefetched_.reset();
-  } else {
-    CANAL_RETURN_IF_ERROR(DropPrefetch("get of up to " + std::to_string(size) + " entries"));
-    CANAL_RETURN_IF_ERROR(SendGet(size, has_timeout, timeout, unit, &doing, &wait));
-  }
-  CANAL_RETURN_IF_ERROR(ReadGetReply(wait, doing, earlier, out));
-  if (options_.prefetch && out->batch_id() != -1) {
-    // The next GET goes now; a failure to send it closed the connection, which
-    // the caller's ack or next get reports.
-    Prefetched next;
-    next.size = size;
-    next.has_timeout = has_timeout;
-    next.timeout = timeout;
-    next.unit = unit;
-    next.earlier = unanswered_.size();
-    if (SendGet(size, has_timeout, timeout, unit, &next.doing, &next.wait).ok()) prefetched_ = std::move(next);
-  }
-  return Status::OK();
-}
-
-Status Connector::SendGet(int32_t size, bool has_timeout, int64_t timeout, TimeUnit unit, std::string* doing,
-                          std::chrono::milliseconds* wait) {
-  *doing = "get of up to " + std::to_string(size) + " entries from destination \"" + options_.destination + "\"";
-  CANAL_RETURN_IF_ERROR(EnsureConnected(*doing));
-  if (!prefetched_) CANAL_RETURN_IF_ERROR(CheckEarlierFailures(*doing));
+  const std::string doing = "get of up to " + std::to_string(size) + " entries from destination \"" +
+                            options_.destination + "\"";
+  CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
   proto::Get get;
   get.set_destination(options_.destination);
   get.set_client_id(options_.client_id);
@@ -542,27 +503,22 @@ Status Connector::SendGet(int32_t size, bool has_timeout, int64_t timeout, TimeU
   get.set_unit(static_cast<int32_t>(unit));
   get.set_auto_ack(false);
   if (options_.low_latency_get) get.set_low_latency(true);
-  CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + *doing));
+  CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + doing));
 
   // The server may wait `timeout` before answering; timeout 0 waits for a full
   // batch, however long that takes.
-  *wait = options_.read_timeout;
+  std::chrono::milliseconds wait = options_.read_timeout;
   if (has_timeout && timeout == 0) {
-    *wait = std::chrono::milliseconds(-1);
+    wait = std::chrono::milliseconds(-1);
   } else if (has_timeout && timeout > 0) {
     const auto server_wait = TimeoutAsMillis(timeout, unit);
-    *wait = server_wait.count() > std::numeric_limits<int64_t>::max() - options_.read_timeout.count()
-                ? std::chrono::milliseconds(-1)
-                : server_wait + options_.read_timeout;
+    wait = server_wait.count() > std::numeric_limits<int64_t>::max() - options_.read_timeout.count()
+               ? std::chrono::milliseconds(-1)
+               : server_wait + options_.read_timeout;
   }
-  return Status::OK();
-}
-
-Status Connector::ReadGetReply(std::chrono::milliseconds wait, const std::string& doing, size_t earlier,
-                               Message* out) {
   if (messages_reply_ == nullptr) messages_reply_ = std::make_unique<Packet>();
   Packet& p = *messages_reply_;
-  CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p, earlier));
+  CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p));
   if (p.pb.type() == proto::ACK) {
     CANAL_RETURN_IF_ERROR(ReplyIsAck(p, doing));
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": answered by a success Ack, not MESSAGES"));
@@ -574,17 +530,6 @@ Status Connector::ReadGetReply(std::chrono::milliseconds wait, const std::string
   // The entries stay in the body, viewed in place (no string per entry).
   if (Status s = Message::FromMessagesBody(std::move(*p.pb.mutable_body()), out); !s.ok()) {
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": " + std::string(s.message())));
-  }
-  return Status::OK();
-}
-
-Status Connector::DropPrefetch(std::string_view doing) {
-  if (!prefetched_) return Status::OK();
-  Prefetched p = std::move(*prefetched_);
-  prefetched_.reset();
-  Message dropped;
-  if (Status s = ReadGetReply(p.wait, p.doing, p.earlier, &dropped); !s.ok()) {
-    return s.WithContext("before the " + std::string(doing) + ", reading the reply to the prefetched get");
   }
   return Status::OK();
 }
@@ -607,9 +552,6 @@ Status Connector::Rollback() { return Rollback(0); }
 
 Status Connector::Rollback(int64_t batch_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  // The prefetched batch is rolled back with this one (the server rolls back
-  // every batch after the one named); its reply must not be read as a later get's.
-  CANAL_RETURN_IF_ERROR(DropPrefetch("rollback"));
   proto::ClientRollback rb;
   rb.set_destination(options_.destination);
   rb.set_client_id(options_.client_id);

@@ -469,9 +469,6 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--low-latency", o.connector.low_latency_get,
                "each get returns as soon as any change is there, not when a batch is full (our server only)");
-  app.add_flag("--prefetch", o.connector.prefetch,
-               "ask for the next batch while printing this one (the server holds one more unacked batch; "
-               "--address only)");
   app.add_flag("--json", o.json, "one JSON object per row change, shaped like `canal-binlog decode`");
   app.add_option("--timeout-ms", o.timeout_ms, "how long each get waits on the server for entries")
       ->default_val(1000)

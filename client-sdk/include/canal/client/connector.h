@@ -51,7 +51,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -83,15 +82,6 @@ struct ConnectorOptions {
   // trickle of changes otherwise waits out the whole timeout). Our server
   // only; Canal's ignores it (docs/client.md).
   bool low_latency_get = false;
-  // Prefetch: once a get returns a batch, the next GET (same size and wait)
-  // is sent at once, so the server prepares the next batch while the caller
-  // processes this one, and the next GetWithoutAck only reads its reply (one
-  // round trip and the server's work taken off each batch). The server then
-  // holds one more unacked batch. Ack as usual (oldest first); Rollback,
-  // Unsubscribe and a get with other parameters first read and drop the
-  // prefetched reply (its batch is rolled back with the others). Off by
-  // default; canal-cli --prefetch turns it on.
-  bool prefetch = false;
 };
 
 // The unit of a get's timeout, numbered as on the wire (java.util.concurrent.TimeUnit).
@@ -165,19 +155,10 @@ class Connector {
   Status EnsureConnected(std::string_view doing) const;
   Status ConnectLocked();
   Status GetLocked(int32_t batch_size, bool has_timeout, int64_t timeout, TimeUnit unit, Message* out);
-  // The GET of a get call; sets *doing and *wait for reading its reply.
-  Status SendGet(int32_t size, bool has_timeout, int64_t timeout, TimeUnit unit, std::string* doing,
-                 std::chrono::milliseconds* wait);
-  Status ReadGetReply(std::chrono::milliseconds wait, const std::string& doing, size_t earlier, Message* out);
-  // Reads and drops the prefetched GET's reply (its batch is then held by the
-  // server, unacked, until a rollback or the session's end).
-  Status DropPrefetch(std::string_view doing);
   Status SendFireAndForget(int type, const std::string& body, std::string what);
   Status SendPacket(int type, const std::string& body, std::string_view doing);
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
-  // `earlier`: how many of unanswered_ were sent before the request (an
-  // error Ack read first belongs to them); the rest stay unanswered.
-  Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out, size_t earlier = SIZE_MAX);
+  Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status AckLocked(int64_t batch_id);
   Status CheckEarlierFailures(std::string_view doing);
   Status ReplyIsAck(const Packet& p, std::string_view doing);
@@ -194,17 +175,6 @@ class Connector {
   // (page-faulting) buffers per frame.
   std::string frame_buf_;
   std::unique_ptr<Packet> messages_reply_;
-  // options_.prefetch: a GET sent ahead whose reply is not read yet.
-  struct Prefetched {
-    int32_t size = 0;
-    bool has_timeout = false;
-    int64_t timeout = 0;
-    TimeUnit unit = TimeUnit::kMilliseconds;
-    std::string doing;
-    std::chrono::milliseconds wait{0};
-    size_t earlier = 0;  // unanswered_ entries sent before it
-  };
-  std::optional<Prefetched> prefetched_;
 };
 
 // The server's error code carried by a Status from this SDK ("server error
