@@ -138,6 +138,7 @@ Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::str
       inbox_space_(socket_.get_executor()),
       wake_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()),
+      flush_done_(socket_.get_executor()),
       last_receive_(Clock::now()),
       connected_at_(last_receive_),
       idle_timeout_(context->options.default_idle_timeout_ms) {
@@ -337,7 +338,7 @@ awaitable<bool> Session::WaitForRequest() {
 }
 
 awaitable<bool> Session::WriteReply() {
-  if (acks_pending_) {
+  if (acks_pending_ || flush_running_ || !flush_status_.ok()) {
     // The durability rule: acks before this reply are on disk before the
     // client can see it.
     if (Status s = co_await FlushAcksOffThread(); !s.ok()) {
@@ -818,7 +819,11 @@ void Session::HandleClientAck(const protocol::ClientAck& ack) {
     return;
   }
   if (!StillServed("ack", kErrorAckNotApplied)) return;
-  if (Status s = AckBatch(ack.batch_id()); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
+  if (Status s = AckBatch(ack.batch_id()); !s.ok()) {
+    Fail(kErrorGeneral, std::string(s.message()));
+    return;
+  }
+  StartFlush();
 }
 
 void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
@@ -858,21 +863,57 @@ void Session::RollbackAll() {
 }
 
 awaitable<Status> Session::FlushAcksOffThread() {
-  if (!acks_pending_ || !subscription_ || !context_->blocking) co_return FlushAcks();
-  const std::shared_ptr<Destination> dest = subscription_->destination;
-  const std::string destination = subscription_->identity.destination;
+  if (!context_->blocking) co_return FlushAcks();
+  for (;;) {
+    error_code ec;
+    while (flush_running_) {
+      // (CloseNow's cancels do not end this wait early: the write finishes.)
+      flush_done_.expires_at(Clock::time_point::max());
+      co_await flush_done_.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+    if (!flush_status_.ok()) {
+      Status s = std::move(flush_status_);
+      flush_status_ = Status::OK();
+      co_return s;
+    }
+    // Acks after the write began (or none written yet): write them now.
+    if (!acks_pending_ || !subscription_) co_return Status::OK();
+    StartFlush();
+  }
+}
+
+void Session::StartFlush() {
+  if (flush_running_ || !acks_pending_ || !subscription_ || !context_->blocking) return;
+  flush_running_ = true;
+  acks_pending_ = false;  // the write covers every ack so far
+  // (What to write is taken now: the coroutine starts after this request.)
+  asio::co_spawn(socket_.get_executor(),
+                 RunFlush(shared_from_this(), subscription_->destination, subscription_->identity.destination),
+                 [](std::exception_ptr) {});
+}
+
+awaitable<void> Session::RunFlush(std::shared_ptr<Session> /*keeps the session alive*/,
+                                  std::shared_ptr<Destination> dest, std::string destination) {
   // Keeps the I/O threads running until this coroutine is back on its strand.
   auto work = asio::make_work_guard(socket_.get_executor());
   const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
-  // Run on the blocking pool; the result comes back to this strand.
-  Status s = co_await asio::co_spawn(*context_->blocking, FlushMeta(dest, destination), use_awaitable);
+  Status s;
+  try {
+    // Run on the blocking pool; the result comes back to this strand.
+    s = co_await asio::co_spawn(*context_->blocking, FlushMeta(dest, destination), use_awaitable);
+  } catch (const std::exception& e) {
+    s = Status::IOError(std::string("cursor write failed: ") + e.what());
+  }
   work.reset();
   meter_.Flushed(flush_start);
-  if (!s.ok() || !subscription_ || subscription_->destination != dest) {
-    co_return s.ok() ? Status::OK() : AcksNotDurable(s);
+  flush_running_ = false;
+  // A subscription that ended meanwhile flushed (EndSubscription) or was
+  // taken over: nothing is owed to it.
+  if (!s.ok() && subscription_ && subscription_->destination == dest) {
+    acks_pending_ = true;  // not written: written again (or failed) at the next reply
+    flush_status_ = AcksNotDurable(s);
   }
-  acks_pending_ = false;
-  co_return Status::OK();
+  flush_done_.cancel();
 }
 
 Status Session::AcksNotDurable(const Status& s) const {

@@ -159,7 +159,14 @@ class Session : public std::enable_shared_from_this<Session> {
   Status FlushAcks();
   // FlushAcks with the flush itself on context_->blocking, awaited: a slow
   // disk or ZooKeeper stalls this client only, not the I/O thread.
+  // Waits for a write StartFlush began, then writes what is still pending.
   boost::asio::awaitable<Status> FlushAcksOffThread();
+  // Begins writing the acks made so far on context_->blocking at once, so
+  // that the disk's fsyncs overlap the client's next GET (its wait for the
+  // batch, the encoding) instead of delaying the reply after it.
+  void StartFlush();
+  boost::asio::awaitable<void> RunFlush(std::shared_ptr<Session> self, std::shared_ptr<Destination> dest,
+                                       std::string destination);
   Status AcksNotDurable(const Status& flush_error) const;
 
   void ReplyOk();
@@ -188,6 +195,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::steady_timer inbox_space_;    // reader waits here when the inbox is full
   boost::asio::steady_timer wake_;           // waiting GET and linger
   boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer flush_done_;     // FlushAcksOffThread waits here for RunFlush
 
   // All below: touched on the strand only.
   std::deque<std::string> inbox_;
@@ -207,7 +215,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<Subscription> subscription_;
   std::string client_label_;  // " (client id 1001, destination example)" once subscribed, for logs
   std::deque<Outstanding> outstanding_;  // oldest first, same ids as the meta manager's
-  bool acks_pending_ = false;            // acked since the last Flush
+  bool acks_pending_ = false;            // acked since the last Flush began
+  bool flush_running_ = false;           // RunFlush is writing on the blocking pool
+  Status flush_status_;                  // RunFlush's failure, for the next reply
   bool waiting_ = false;                 // a GET waits on wake_
   uint64_t wait_generation_ = 0;         // stale ring callbacks carry an older one
 

@@ -2,7 +2,9 @@
 // on the session server's blocking pool, awaited, not on an I/O thread: with
 // ONE I/O thread, a client of another destination is served while one
 // destination's flush hangs on a slow disk; and the slow client's reply still
-// comes only after its acks are durable.
+// comes only after its acks are durable. The write begins at the ack (it
+// overlaps the client's next GET), and acks made while it runs are written
+// again before the next reply.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -53,6 +55,17 @@ class BlockingFlushTest : public ::testing::Test {
     return c;
   }
 
+  // The next GET is answered with 400: the acks could not be written.
+  static void ExpectNotDurableReply(TestClient* c) {
+    c->SendGet("slow", "1001", 10);
+    TestClient::GetReply after = c->ReadGetReply();
+    ASSERT_TRUE(after.received);
+    EXPECT_FALSE(after.is_messages);
+    EXPECT_EQ(after.ack.error_code(), 400);
+    EXPECT_NE(after.ack.error_message().find("could not make the acks of"), std::string::npos)
+        << after.ack.error_message();
+  }
+
   MemoryRegistry registry_;
   std::shared_ptr<MemoryDestination> slow_, fast_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -92,13 +105,54 @@ TEST_F(BlockingFlushTest, AFailedFlushOffTheIoThreadStillFailsTheRequest) {
   ASSERT_TRUE(r.is_messages);
   slow_->counting_meta()->set_fail_flush(true);
   c->Ack("slow", "1001", r.messages.batch_id());
-  c->SendGet("slow", "1001", 10);
+  ExpectNotDurableReply(c.get());
+}
+
+TEST_F(BlockingFlushTest, TheFlushBeginsAtTheAckNotAtTheNextReply) {
+  ASSERT_TRUE(slow_->PutRange(100, 3).ok());
+  auto c = Subscribed("slow");
+  TestClient::GetReply r = c->Get("slow", "1001", 10);
+  ASSERT_TRUE(r.is_messages);
+  const int before = slow_->counting_meta()->flushes();
+  // An ack gets no reply: only the early write makes the cursor durable now.
+  c->Ack("slow", "1001", r.messages.batch_id());
+  ASSERT_TRUE(::canal::testing::WaitFor([&] { return slow_->counting_meta()->flushes() > before; }, 10s))
+      << "no cursor write began after the ack";
+  ASSERT_TRUE(::canal::testing::WaitFor(
+      [&] { return slow_->counting_meta()->flushed_cursor(1001) == MemoryDestination::Position(102); }, 10s));
+}
+
+TEST_F(BlockingFlushTest, AnAckDuringARunningFlushIsDurableBeforeTheNextReply) {
+  ASSERT_TRUE(slow_->PutRange(100, 6).ok());
+  auto c = Subscribed("slow");
+  TestClient::GetReply first = c->Get("slow", "1001", 3);
+  ASSERT_TRUE(first.is_messages);
+  TestClient::GetReply second = c->Get("slow", "1001", 3);
+  ASSERT_TRUE(second.is_messages);
+  slow_->counting_meta()->set_flush_delay(1s);
+  c->Ack("slow", "1001", first.messages.batch_id());
+  ASSERT_TRUE(::canal::testing::WaitFor([&] { return slow_->counting_meta()->in_flush(); }, 10s));
+  // This write took its cursor (batch 1) before the second ack arrives.
+  c->Ack("slow", "1001", second.messages.batch_id());
+  c->SendGet("slow", "1001", 3);
   TestClient::GetReply after = c->ReadGetReply();
   ASSERT_TRUE(after.received);
-  EXPECT_FALSE(after.is_messages);
-  EXPECT_EQ(after.ack.error_code(), 400);
-  EXPECT_NE(after.ack.error_message().find("could not make the acks of"), std::string::npos)
-      << after.ack.error_message();
+  EXPECT_TRUE(after.is_messages);
+  EXPECT_EQ(slow_->counting_meta()->flushed_cursor(1001), MemoryDestination::Position(105))
+      << "the reply came before the second ack was written";
+}
+
+TEST_F(BlockingFlushTest, AnEarlyFlushThatFailsFailsTheNextRequest) {
+  ASSERT_TRUE(slow_->PutRange(100, 3).ok());
+  auto c = Subscribed("slow");
+  TestClient::GetReply r = c->Get("slow", "1001", 10);
+  ASSERT_TRUE(r.is_messages);
+  slow_->counting_meta()->set_fail_flush(true);
+  const int before = slow_->counting_meta()->flushes();
+  c->Ack("slow", "1001", r.messages.batch_id());
+  // The early write is under way or failed already; either way the next reply reports it.
+  ASSERT_TRUE(::canal::testing::WaitFor([&] { return slow_->counting_meta()->flushes() > before; }, 10s));
+  ExpectNotDurableReply(c.get());
 }
 
 }  // namespace

@@ -227,10 +227,12 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
   Start();
   TestClient::GetReply r;
   auto c = HoldingABatch(2, &r);
+  // (The write begins at the ack: it fails while the destination is still
+  // here; the destination is gone when the reply that reports it is sent.)
+  dest_->counting_meta()->set_fail_flush(true);
   c->Ack(kDest, kClient, r.messages.batch_id());
   ASSERT_TRUE(c->QuietFor(100ms));  // applied: no answer
   registry_.Remove(kDest, "");
-  dest_->counting_meta()->set_fail_flush(true);
   r = c->Get(kDest, kClient, 10);
   ASSERT_TRUE(r.received);
   EXPECT_EQ(r.ack.error_code(), 409) << r.ack.error_message();
@@ -240,8 +242,8 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
   registry_.Put(dest_);
   dest_->counting_meta()->set_fail_flush(false);
   auto d = HoldingABatch(1, &r);
-  d->Ack(kDest, kClient, r.messages.batch_id());
   dest_->counting_meta()->set_fail_flush(true);
+  d->Ack(kDest, kClient, r.messages.batch_id());
   r = d->Get(kDest, kClient, 10);
   ASSERT_TRUE(r.received);
   EXPECT_EQ(r.ack.error_code(), 400) << r.ack.error_message();
