@@ -38,6 +38,8 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
 export JOBS=${JOBS:-2}
+# Every build here (release, asan, tsan, fuzz) treats warnings as errors.
+export CANAL_WERROR=ON
 fuzz_seconds=${FUZZ_SECONDS:-60}
 # Per-test limit, so that a hanging test fails in minutes instead of holding CI.
 ctest_timeout=${CTEST_TIMEOUT:-600}
