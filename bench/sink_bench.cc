@@ -12,7 +12,7 @@
 // per second are bytes_per_second.
 //
 // BM_RowsEntryProtobuf: the old path, filling canal.entry protobuf objects and
-// serialising them (kept in sink/src/entry_wire_reference.h).
+// serialising them (kept in tests/support/entry_wire_reference.h).
 // BM_RowsEntryWire: EntryBuilder::RowsEntry, which writes the wire format directly.
 #include <benchmark/benchmark.h>
 
@@ -26,7 +26,7 @@
 #include <string>
 #include <system_error>
 
-#include "../sink/src/entry_wire_reference.h"
+#include "support/entry_wire_reference.h"
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"

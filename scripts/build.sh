@@ -10,6 +10,7 @@
 #   --fuzz               build-fuzz/  clang, -DCANAL_BUILD_FUZZ=ON + sanitizers; builds
 #                                     only the fuzz targets unless targets are given
 #
+# Warnings are errors when CI=true or CANAL_WERROR=ON (scripts/test.sh sets it).
 # Parallelism: $JOBS (default 2). Uses ccache when installed (the top-level
 # CMakeLists.txt picks it up). A build dir configured with another generator or
 # compiler is wiped and configured afresh.
@@ -70,6 +71,14 @@ case "$mode" in
     [ ${#build_args[@]} -gt 0 ] || build_args=(--target event_decoder_fuzz ddl_parser_fuzz)
     ;;
 esac
+
+# Warnings are errors in CI (CI=true, as .ci/run sets it) and under
+# scripts/test.sh (CANAL_WERROR=ON); elsewhere they only warn.
+werror=OFF
+if [ "${CANAL_WERROR:-}" = ON ] || [ "${CI:-}" = true ]; then
+  werror=ON
+fi
+opts+=(-DCANAL_WERROR="$werror")
 
 cache="$dir/CMakeCache.txt"
 if [ -f "$cache" ]; then

@@ -1,4 +1,4 @@
-#include "client_text.h"
+#include "canal/server/client_text.h"
 
 namespace canal::server {
 

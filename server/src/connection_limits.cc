@@ -1,4 +1,4 @@
-#include "connection_limits.h"
+#include "canal/server/connection_limits.h"
 
 namespace canal::server {
 

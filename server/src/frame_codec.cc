@@ -1,4 +1,4 @@
-#include "frame_codec.h"
+#include "canal/server/frame_codec.h"
 
 #include <cstring>
 #include <limits>

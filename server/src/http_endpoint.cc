@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "canal/server/status_report.h"
+#include "listen_socket.h"
 
 namespace canal::server {
 
@@ -76,27 +77,14 @@ class HttpEndpointImpl final : public HttpEndpoint {
   ~HttpEndpointImpl() override { Stop(); }
 
   Status Listen() {
-    const std::string wanted = (options_.ip.empty() ? "0.0.0.0" : options_.ip) + ":" + std::to_string(options_.port);
-    error_code ec;
-    const asio::ip::address address =
-        options_.ip.empty() ? asio::ip::address(asio::ip::address_v4::any()) : asio::ip::make_address(options_.ip, ec);
-    if (ec) {
-      return Status::InvalidArgument("metrics endpoint: \"" + options_.ip + "\" is not an IP address (" + ec.message() +
-                                     "); set canal.metrics.pull.ip (or canal.ip) to an address");
-    }
-    const tcp::endpoint endpoint(address, options_.port);
-    const auto fail = [&](const char* step) {
-      return Status::IOError("metrics endpoint: cannot " + std::string(step) + " " + wanted + ": " + ec.message() +
-                             (ec == asio::error::address_in_use
-                                  ? "; another process uses canal.metrics.pull.port, pick a free one (0 turns it off)"
-                                  : ""));
-    };
-    if (acceptor_.open(endpoint.protocol(), ec)) return fail("open a socket for");
-    if (acceptor_.set_option(tcp::acceptor::reuse_address(true), ec)) return fail("set SO_REUSEADDR on");
-    if (acceptor_.bind(endpoint, ec)) return fail("bind");
-    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec)) return fail("listen on");
-    const tcp::endpoint bound = acceptor_.local_endpoint(ec);
-    if (ec) return fail("read the bound address of");
+    ListenAddress where;
+    where.ip = options_.ip;
+    where.port = options_.port;
+    where.listener = "metrics endpoint";
+    where.ip_fix = "set canal.metrics.pull.ip (or canal.ip) to an address";
+    where.port_in_use_fix = "another process uses canal.metrics.pull.port, pick a free one (0 turns it off)";
+    tcp::endpoint bound;
+    if (Status s = BindAndListen(where, &acceptor_, &bound); !s.ok()) return s;
     port_ = bound.port();
     address_ = bound.address().to_string() + ":" + std::to_string(port_);
     return Status::OK();

@@ -1,4 +1,4 @@
-#include "log_limiter.h"
+#include "canal/server/log_limiter.h"
 
 #include <iterator>
 

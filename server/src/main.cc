@@ -36,7 +36,7 @@
 #include "canal/server/observability.h"
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
-#include "memory_trimmer.h"
+#include "canal/server/memory_trimmer.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "memory_trimmer.h"
+#include "canal/server/memory_trimmer.h"
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>

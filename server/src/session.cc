@@ -21,8 +21,8 @@
 #include "canal/meta/meta_manager.h"
 #include "canal/packet.pb.h"
 #include "canal/proto/password_scramble.h"
-#include "client_text.h"
-#include "frame_codec.h"
+#include "canal/server/client_text.h"
+#include "canal/server/frame_codec.h"
 
 namespace canal::server {
 

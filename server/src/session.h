@@ -34,7 +34,7 @@
 #include "canal/meta/meta_types.h"
 #include "canal/server/session_server.h"
 #include "canal/store/ring_store.h"
-#include "log_limiter.h"
+#include "canal/server/log_limiter.h"
 #include "session_holders.h"
 #include "session_meter.h"
 

@@ -23,7 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "connection_limits.h"
+#include "canal/server/connection_limits.h"
+#include "listen_socket.h"
 #include "session.h"
 
 namespace canal::server {
@@ -69,26 +70,15 @@ class SessionServerImpl final : public SessionServer {
 
   Status Listen() {
     const SessionServerOptions& o = context_.options;
-    const std::string wanted = (o.ip.empty() ? "0.0.0.0" : o.ip) + ":" + std::to_string(o.port);
-    error_code ec;
-    asio::ip::address address = o.ip.empty() ? asio::ip::address(asio::ip::address_v4::any())
-                                             : asio::ip::make_address(o.ip, ec);
-    if (ec) {
-      return Status::InvalidArgument("canal server: canal.ip \"" + o.ip + "\" is not an IP address (" + ec.message() +
-                                     "); set it to an address of this host, or leave it empty for all");
-    }
-    const tcp::endpoint endpoint(address, o.port);
-    const auto fail = [&](const char* step) {
-      return Status::IOError("canal server: cannot " + std::string(step) + " " + wanted + ": " + ec.message() +
-                             (ec == asio::error::address_in_use ? "; another process uses canal.port, pick a free one"
-                                                                 : ""));
-    };
-    if (acceptor_.open(endpoint.protocol(), ec)) return fail("open a socket for");
-    if (acceptor_.set_option(tcp::acceptor::reuse_address(true), ec)) return fail("set SO_REUSEADDR on");
-    if (acceptor_.bind(endpoint, ec)) return fail("bind");
-    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec)) return fail("listen on");
-    const tcp::endpoint bound = acceptor_.local_endpoint(ec);
-    if (ec) return fail("read the bound address of");
+    ListenAddress where;
+    where.ip = o.ip;
+    where.port = o.port;
+    where.listener = "canal server";
+    where.ip_setting = "canal.ip ";
+    where.ip_fix = "set it to an address of this host, or leave it empty for all";
+    where.port_in_use_fix = "another process uses canal.port, pick a free one";
+    tcp::endpoint bound;
+    if (Status s = BindAndListen(where, &acceptor_, &bound); !s.ok()) return s;
     port_ = bound.port();
     context_.server_address = EndpointText(bound);
     return Status::OK();

@@ -1,7 +1,7 @@
 #include "canal/sink/entry_builder.h"
 
 #include "canal/entry.pb.h"
-#include "entry_wire.h"
+#include "canal/sink/entry_wire.h"
 
 namespace canal::sink {
 

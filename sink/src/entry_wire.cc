@@ -1,4 +1,4 @@
-#include "entry_wire.h"
+#include "canal/sink/entry_wire.h"
 
 #include <algorithm>
 #include <charconv>

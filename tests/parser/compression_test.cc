@@ -1,5 +1,5 @@
 // Tests for transaction-payload (zstd) and MariaDB (zlib) event decompression.
-#include "binlog/compression.h"
+#include "canal/parser/binlog/compression.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "binlog/gtid_events.h"
+#include "canal/parser/binlog/gtid_events.h"
 
 #ifndef CANAL_SHARED_DIR
 #define CANAL_SHARED_DIR ""

@@ -1,6 +1,6 @@
 // The folding CRC-32 against zlib's, on every length up to 1 KiB at every
 // alignment, across split points, and on known check values.
-#include "binlog/crc32.h"
+#include "canal/parser/binlog/crc32.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/render/canal_value.h"
-#include "binlog/format_description.h"
+#include "canal/parser/binlog/format_description.h"
 
 namespace canal::binlog {
 namespace {

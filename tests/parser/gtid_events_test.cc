@@ -1,5 +1,5 @@
 // Tests for the GTID / XA / heartbeat / transaction-payload body decoders.
-#include "binlog/gtid_events.h"
+#include "canal/parser/binlog/gtid_events.h"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "canal/parser/mysql/dump_connection.h"
-#include "mysql/auth_plugins.h"
+#include "canal/parser/mysql/auth_plugins.h"
 #include "parser/mysql_fake_server.h"
 
 namespace canal::mysql {

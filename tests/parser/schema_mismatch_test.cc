@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "binlog/table_map_decoder.h"
+#include "canal/parser/binlog/table_map_decoder.h"
 
 namespace canal::binlog {
 namespace {

@@ -1,6 +1,6 @@
 // MemoryTrimmer: freed heap pinned under a live allocation (which glibc's
 // own trimming of the heap's top cannot return) goes back to the system.
-#include "memory_trimmer.h"
+#include "canal/server/memory_trimmer.h"
 
 #include <gtest/gtest.h>
 

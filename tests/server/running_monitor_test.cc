@@ -50,6 +50,8 @@ constexpr uint16_t kZkPort = 12182;
 constexpr int kSessionMs = 4000;  // the sandbox's tick is 500 ms: 1 s to 120 s allowed
 constexpr auto kDelay = 300ms;    // takeover delay in these tests
 constexpr const char* kChildEnv = "CANAL_RUNNING_MONITOR_CHILD";
+// The parent's ZooKeeper connect string (with its chroot, when shared).
+constexpr const char* kChildZkEnv = "CANAL_RUNNING_MONITOR_CHILD_ZK";
 
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
@@ -707,7 +709,9 @@ TEST_F(HaConfigTest, RefusesBadValuesNamingKeyAndFix) {
 TEST_F(RunningMonitorTest, DISABLED_FrozenChildProcess) {
   const char* out_path = std::getenv(kChildEnv);
   if (out_path == nullptr) GTEST_SKIP() << "run by FrozenProcessNeverServesAfterItsSessionExpired";
-  Server server("127.0.0.1:" + std::to_string(kZkPort), "127.0.0.1:13514");
+  const char* zk = std::getenv(kChildZkEnv);
+  ASSERT_NE(zk, nullptr) << kChildZkEnv << " is not set";
+  Server server(zk, "127.0.0.1:13514");
   ASSERT_TRUE(server.status().ok()) << server.status().ToString();
   server.Join("frozen");
   FILE* out = std::fopen(out_path, "a");
@@ -722,10 +726,12 @@ TEST_F(RunningMonitorTest, DISABLED_FrozenChildProcess) {
 TEST_F(RunningMonitorTest, FrozenProcessNeverServesAfterItsSessionExpired) {
   const fs::path out = fs::path(::testing::TempDir()) / ("canal_frozen_" + std::to_string(::getpid()) + ".txt");
   fs::remove(out);
+  const std::string zk = sandbox_->servers();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::setenv(kChildEnv, out.c_str(), 1);
+    ::setenv(kChildZkEnv, zk.c_str(), 1);
     ::execl("/proc/self/exe", "running_monitor_child", "--gtest_also_run_disabled_tests",
             "--gtest_filter=RunningMonitorTest.DISABLED_FrozenChildProcess", static_cast<char*>(nullptr));
     ::_exit(127);

@@ -19,11 +19,13 @@
 #include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
+#include "support/wait.h"
 
 namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
+using canal::testing::WaitFor;
 using testing::CaptureSink;
 using testing::MemoryDestination;
 using testing::TestClient;
@@ -238,6 +240,9 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
   EXPECT_EQ(r.ack.error_code(), 409) << r.ack.error_message();
   EXPECT_NE(r.ack.error_message().find("durable"), std::string::npos) << r.ack.error_message();
   EXPECT_NE(r.ack.error_message().find("will be delivered again"), std::string::npos) << r.ack.error_message();
+  // The session ends after that answer and only then lets go of the
+  // subscription: the next client (same id) waits for it.
+  ASSERT_TRUE(WaitFor([&] { return server_->sessions() == 0; }, 10s)) << server_->sessions() << " sessions";
 
   registry_.Put(dest_);
   dest_->counting_meta()->set_fail_flush(false);

@@ -20,7 +20,7 @@
 
 #include "canal/entry.pb.h"
 #include "canal/store/ring_store.h"
-#include "frame_codec.h"
+#include "canal/server/frame_codec.h"
 #include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
@@ -959,12 +959,13 @@ TEST_F(SessionServerTest, CreateNamesTheAddressItCannotListenOn) {
   Status s = SessionServer::Create(o, &registry_, logger_, &other);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("127.0.0.1:" + std::to_string(server_->port())), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("another process uses canal.port"), std::string::npos) << s.ToString();
 
   o.ip = "not-an-ip";
   o.port = 0;
   s = SessionServer::Create(o, &registry_, logger_, &other);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.ToString().find("not-an-ip"), std::string::npos);
+  EXPECT_NE(s.ToString().find("canal.ip \"not-an-ip\" is not an IP address"), std::string::npos) << s.ToString();
 }
 
 // 200 clients come and go at random (some half-way through the handshake,

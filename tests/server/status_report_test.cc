@@ -491,9 +491,12 @@ TEST_F(HttpTest, PortTakenIsAnErrorNamingTheKey) {
   Status s = HttpEndpoint::Create(o, collector_.get(), nullptr, &other);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(Has(s.ToString(), "canal.metrics.pull.port")) << s.ToString();
+  EXPECT_TRUE(Has(s.ToString(), "127.0.0.1:" + std::to_string(o.port))) << s.ToString();
   o.ip = "not-an-ip";
   s = HttpEndpoint::Create(o, collector_.get(), nullptr, &other);
   EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(Has(s.ToString(), "\"not-an-ip\" is not an IP address")) << s.ToString();
+  EXPECT_TRUE(Has(s.ToString(), "canal.metrics.pull.ip")) << s.ToString();
   o.ip = "127.0.0.1";
   o.port = 0;
   o.max_connections = 0;

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "../../sink/src/entry_wire.h"
-#include "../../sink/src/entry_wire_reference.h"
+#include "canal/sink/entry_wire.h"
+#include "support/entry_wire_reference.h"
 #include "canal/entry.pb.h"
 #include "canal/sink/entry_builder.h"
 #include "support/binlog_walk.h"

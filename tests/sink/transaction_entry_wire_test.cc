@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "../../sink/src/entry_wire_reference.h"
+#include "support/entry_wire_reference.h"
 #include "canal/entry.pb.h"
 #include "canal/sink/entry_builder.h"
 

@@ -45,7 +45,7 @@ ScriptedSandbox::ScriptedSandbox(std::string name, std::string script, std::stri
 }
 
 ScriptedSandbox::~ScriptedSandbox() {
-  if (started_) Stop();
+  if (started_ && !keep_running_) Stop();
 }
 
 bool ScriptedSandbox::RunScript(const std::string& command, const std::string& arguments) {

@@ -20,7 +20,7 @@ std::string ShellQuote(const std::string& s);
 
 class ScriptedSandbox {
  public:
-  virtual ~ScriptedSandbox();  // stops the server (keeps the dir for post-mortems)
+  virtual ~ScriptedSandbox();  // stops the server unless kept running (keeps the dir for post-mortems)
   ScriptedSandbox(const ScriptedSandbox&) = delete;
   ScriptedSandbox& operator=(const ScriptedSandbox&) = delete;
 
@@ -50,6 +50,8 @@ class ScriptedSandbox {
 
   std::string error_;
   bool started_ = false;
+  // Set for a server shared by many test processes: the destructor leaves it up.
+  bool keep_running_ = false;
 
  private:
   const std::string name_;

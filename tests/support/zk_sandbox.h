@@ -5,6 +5,14 @@
 // Debian's zookeeper package is missing. Each test binary uses its own port
 // and dir. The sandbox allows sessions from 1 s to 120 s, so tests can expire
 // a session quickly.
+//
+// One ZooKeeper per test binary: ctest runs every test in a process of its
+// own, so the binary's ZooKeeper is a ctest fixture (canal_zk_fixture in
+// tests/CMakeLists.txt) started before its first test and stopped after its
+// last, with the port in CANAL_TEST_ZK_SHARED_PORTS. StartSuiteZk then joins
+// that server instead of starting one, leaves it running, and gives the test
+// a chroot of its own (servers() ends in it), so no test sees another's
+// nodes. Run directly, a binary starts one ZooKeeper per suite as before.
 #pragma once
 
 #include <cstdint>
@@ -29,13 +37,32 @@ class ZkSandbox final : public ScriptedSandbox {
   static bool Available();
   static std::string SkipReason();
 
-  // The connect string for ZkOptions::servers: "127.0.0.1:<port>".
-  std::string servers() const { return "127.0.0.1:" + std::to_string(port()); }
+  // The connect string for ZkOptions::servers: "127.0.0.1:<port>", followed
+  // by the test's chroot ("/canal-tests/<id>") when the server is shared.
+  std::string servers() const { return "127.0.0.1:" + std::to_string(port()) + chroot_; }
+  const std::string& chroot() const { return chroot_; }
+
+  // Wipes every node (the chroot's too, made again here).
+  bool StartFresh();
+
+  // Joins the running shared server: starts it if a test stopped it, never
+  // stops it, and makes `chroot` (a fresh path) this sandbox's root.
+  bool JoinShared(const std::string& chroot);
+
+ private:
+  bool MakeChroot();
+
+  std::string chroot_;
 };
 
+// Whether ctest runs this binary against a shared ZooKeeper on `port`
+// (CANAL_TEST_ZK_SHARED_PORTS, a comma-separated list, names it).
+bool ZkSharedByCtest(uint16_t port);
+
 // For a suite's SetUpTestSuite: a sandbox on `port` started from an empty data
-// dir (`dir` "" = the default), or nullptr with *error saying why. nullptr
-// without an error when ZooKeeper is not installed (SetUp skips then).
+// dir (`dir` "" = the default), or the shared one joined (see above), or
+// nullptr with *error saying why. nullptr without an error when ZooKeeper is
+// not installed (SetUp skips then).
 std::unique_ptr<ZkSandbox> StartSuiteZk(uint16_t port, std::string* error, std::string dir = "");
 
 // For SetUp: skips when ZooKeeper is missing, fails when the suite's sandbox

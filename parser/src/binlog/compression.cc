@@ -1,4 +1,4 @@
-#include "binlog/compression.h"
+#include "canal/parser/binlog/compression.h"
 
 #include <zlib.h>
 #include <zstd.h>

@@ -1,4 +1,4 @@
-#include "binlog/crc32.h"
+#include "canal/parser/binlog/crc32.h"
 
 #include <zlib.h>
 

@@ -6,13 +6,13 @@
 #include <string>
 
 #include "binlog/byte_reader.h"
-#include "binlog/compression.h"
-#include "binlog/crc32.h"
-#include "binlog/format_description.h"
-#include "binlog/gtid_events.h"
+#include "canal/parser/binlog/compression.h"
+#include "canal/parser/binlog/crc32.h"
+#include "canal/parser/binlog/format_description.h"
+#include "canal/parser/binlog/gtid_events.h"
 #include "binlog/json_row_cache.h"
 #include "binlog/query_event.h"
-#include "binlog/table_map_decoder.h"
+#include "canal/parser/binlog/table_map_decoder.h"
 
 namespace canal::binlog {
 

@@ -1,4 +1,4 @@
-#include "binlog/format_description.h"
+#include "canal/parser/binlog/format_description.h"
 
 #include <cstring>
 #include <string>

@@ -1,4 +1,4 @@
-#include "binlog/gtid_events.h"
+#include "canal/parser/binlog/gtid_events.h"
 
 #include <algorithm>
 #include <bit>

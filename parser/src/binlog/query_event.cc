@@ -1,7 +1,7 @@
 #include "binlog/query_event.h"
 
 #include "binlog/byte_reader.h"
-#include "binlog/compression.h"
+#include "canal/parser/binlog/compression.h"
 
 namespace canal::binlog {
 

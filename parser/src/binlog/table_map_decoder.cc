@@ -1,4 +1,4 @@
-#include "binlog/table_map_decoder.h"
+#include "canal/parser/binlog/table_map_decoder.h"
 
 #include <string>
 #include <vector>

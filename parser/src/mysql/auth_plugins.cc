@@ -1,4 +1,4 @@
-#include "mysql/auth_plugins.h"
+#include "canal/parser/mysql/auth_plugins.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <utility>
 
-#include "mysql/auth_plugins.h"
+#include "canal/parser/mysql/auth_plugins.h"
 #include "mysql/packet_io.h"
 
 namespace canal::mysql {

@@ -1,10 +1,10 @@
-// Internal to the sink: the ROWDATA entry of a rows event written straight in
-// protobuf wire format (tags, varints, lengths), with no protobuf objects on
+// The sink's wire writer (EntryBuilder uses it; public for its tests): the
+// ROWDATA entry of a rows event written straight in protobuf wire format (tags, varints, lengths), with no protobuf objects on
 // the row path. The bytes are the ones protobuf's own serialiser writes for the
 // same canal.entry.Entry (fields in number order, proto3 defaults left out,
 // one-field oneofs written whenever set), so Canal clients read them unchanged;
 // tests/sink/entry_wire_test.cc proves it against the protobuf-object path kept
-// in entry_wire_reference.h.
+// in tests/support/entry_wire_reference.h.
 //
 // What a column carries that does not change from row to row (index, sqlType,
 // name, isKey, mysqlType, whether the field filters keep it) is encoded once per

@@ -1,4 +1,4 @@
-#include "entry_wire_reference.h"
+#include "support/entry_wire_reference.h"
 
 #include "canal/entry.pb.h"
 

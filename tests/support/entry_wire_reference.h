@@ -1,4 +1,4 @@
-// Internal to the sink, for tests and benchmarks only: the ROWDATA entry of a
+// For the sink's tests and benchmarks only: the ROWDATA entry of a
 // rows event built the slow way, by filling the generated canal.entry protobuf
 // classes and serialising them. This was EntryBuilder::RowsEntry before the
 // wire writer (entry_wire.h); it stays as the reference the writer's bytes are
