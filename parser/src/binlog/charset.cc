@@ -122,7 +122,15 @@ constexpr std::array<char16_t, 32> kCp1252High = {
 };
 
 void AppendSingleByte(std::string_view bytes, bool cp1252, std::string* out) {
-  out->reserve(out->size() + bytes.size() * 2);
+  // The exact size (each byte from 0x80 takes two or, for cp1252's 0x80-0x9F,
+  // up to three), not the worst case: the sink renders big values into an
+  // entry sized exactly, where reserving more would move the whole entry.
+  size_t size = bytes.size();
+  for (char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
+    if (b >= 0x80) size += cp1252 && b < 0xA0 && kCp1252High[b - 0x80] >= 0x800 ? 2 : 1;
+  }
+  out->reserve(out->size() + size);
   for (char c : bytes) {
     const uint8_t b = static_cast<uint8_t>(c);
     if (b < 0x80) {
