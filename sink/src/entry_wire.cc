@@ -223,11 +223,13 @@ Status RowsEntryWriter::RenderCell(const binlog::TableMap& t, const binlog::Rows
                                    const binlog::ColumnValue& v, Cell* c) {
   const binlog::ColumnInfo& column = t.columns[c->column];
   if (v.raw.size() >= kDeferredValueBytes && Within(v.raw, rows.rows)) {
-    // Rendered here only for its size (and an update's comparison, which
-    // follows at once); scratch_ is reused by the next big value.
-    scratch_.clear();
-    CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &scratch_));
-    c->value_size = scratch_.size();
+    // Its size, counted where render/ can (binary, copied-through and
+    // single-byte text), else rendered into scratch_ and dropped.
+    if (!render::CanalValueSize(v, column, options_.values, &c->value_size)) {
+      scratch_.clear();
+      CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &scratch_));
+      c->value_size = scratch_.size();
+    }
     if (c->value_size != 0) {
       c->deferred = true;
       c->value_offset = deferred_.size();
@@ -242,22 +244,16 @@ Status RowsEntryWriter::RenderCell(const binlog::TableMap& t, const binlog::Rows
 }
 
 // Whether an update's after value differs from its before value when one of
-// them is deferred (not in values_). The after value was rendered last, so a
-// deferred one is still in scratch_.
+// them is deferred (not in values_).
 Status RowsEntryWriter::DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after,
                                         bool* differs) {
   if (before.value_size != after.value_size) {
     *differs = true;
     return Status::OK();
   }
-  const std::string_view after_text = after.deferred ? std::string_view(scratch_) : ValueOf(after);
-  if (!before.deferred) {
-    *differs = ValueOf(before) != after_text;
-    return Status::OK();
-  }
   const binlog::ColumnInfo& column = t.columns[after.column];
-  const binlog::ColumnValue& bv = deferred_[before.value_offset];
-  if (after.deferred) {
+  if (before.deferred && after.deferred) {
+    const binlog::ColumnValue& bv = deferred_[before.value_offset];
     const binlog::ColumnValue& av = deferred_[after.value_offset];
     // Rendering is a function of the bytes: the same bytes give the same text;
     // binary (ISO-8859-1 or base64) and copied-through strings give different
@@ -270,10 +266,21 @@ Status RowsEntryWriter::DeferredDiffers(const binlog::TableMap& t, const Cell& b
     }
   }
   // Rare (a converted charset, JSON, or a value either side of the threshold,
-  // with texts of the same size): render the before value again to compare.
-  scratch2_.clear();
-  CANAL_RETURN_IF_ERROR(render::AppendCanalValue(bv, column, options_.values, &scratch2_));
-  *differs = scratch2_ != after_text;
+  // with texts of the same size): render the deferred ones again to compare.
+  std::string_view texts[2];
+  std::string* scratch[2] = {&scratch_, &scratch2_};
+  const Cell* cells[2] = {&before, &after};
+  for (int i = 0; i < 2; ++i) {
+    if (!cells[i]->deferred) {
+      texts[i] = ValueOf(*cells[i]);
+      continue;
+    }
+    scratch[i]->clear();
+    CANAL_RETURN_IF_ERROR(
+        render::AppendCanalValue(deferred_[cells[i]->value_offset], column, options_.values, scratch[i]));
+    texts[i] = *scratch[i];
+  }
+  *differs = texts[0] != texts[1];
   return Status::OK();
 }
 
