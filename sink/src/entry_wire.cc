@@ -219,10 +219,11 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   }
 }
 
-Status RowsEntryWriter::RenderCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
-                                   const binlog::ColumnValue& v, Cell* c) {
+// A value of kDeferredValueBytes or more (kept off AddImage's inlined path).
+Status RowsEntryWriter::RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                                      const binlog::ColumnValue& v, Cell* c) {
   const binlog::ColumnInfo& column = t.columns[c->column];
-  if (v.raw.size() >= kDeferredValueBytes && Within(v.raw, rows.rows)) {
+  if (Within(v.raw, rows.rows)) {
     // Its size, counted where render/ can (binary, copied-through and
     // single-byte text), else rendered into scratch_ and dropped.
     if (!render::CanalValueSize(v, column, options_.values, &c->value_size)) {
@@ -299,7 +300,15 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
     Cell c;
     c.column = static_cast<uint32_t>(i);
     c.is_null = v.is_null();
-    if (!c.is_null) CANAL_RETURN_IF_ERROR(RenderCell(t, rows, v, &c));
+    if (!c.is_null) {
+      if (v.raw.size() >= kDeferredValueBytes) [[unlikely]] {
+        CANAL_RETURN_IF_ERROR(RenderBigCell(t, rows, v, &c));
+      } else {
+        c.value_offset = values_.size();
+        CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
+        c.value_size = values_.size() - c.value_offset;
+      }
+    }
     // Canal marks every column of an insert as updated, and an update's after
     // column when it differs from the before image (or had none there).
     if (after) {
@@ -315,7 +324,7 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
             c.updated = true;
           } else if (c.is_null) {
             c.updated = false;
-          } else if (!bc.deferred && !c.deferred) {
+          } else if (!bc.deferred && !c.deferred) [[likely]] {
             c.updated = ValueOf(bc) != ValueOf(c);
           } else {
             CANAL_RETURN_IF_ERROR(DeferredDiffers(t, bc, c, &c.updated));
@@ -389,7 +398,11 @@ char* RowsEntryWriter::WriteCells(const TablePlan& plan, const binlog::TableMap&
     if (c.value_size != 0) {
       *p++ = column_field::kValue;
       p = WriteVarint(c.value_size, p);
-      p = c.deferred ? WriteDeferred(t, c, p, out) : WriteBytes(ValueOf(c), p);
+      if (c.deferred) [[unlikely]] {
+        p = WriteDeferred(t, c, p, out);
+      } else {
+        p = WriteBytes(ValueOf(c), p);
+      }
     }
     p = WriteBytes(cp.tail, p);
   }

@@ -106,12 +106,12 @@ class RowsEntryWriter {
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
   Status AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowsEvent& rows,
                   const binlog::RowImage& img, const binlog::RowImage* before, bool after, bool insert, Row* row);
-  Status RenderCell(const binlog::TableMap& t, const binlog::RowsEvent& rows, const binlog::ColumnValue& v,
-                    Cell* c);
-  Status DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after, bool* differs);
+  [[gnu::noinline]] Status RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                                         const binlog::ColumnValue& v, Cell* c);
+  [[gnu::noinline]] Status DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after, bool* differs);
   void PlaceDeferred(const TablePlan& plan, size_t rows_begin);
   char* WriteCells(const TablePlan& plan, const binlog::TableMap& t, const Row& row, char* p, std::string* out);
-  char* WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out);
+  [[gnu::noinline]] char* WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out);
 
   EntryBuilderOptions options_;
   std::vector<TablePlan> tables_;
