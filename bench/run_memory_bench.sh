@@ -33,6 +33,7 @@ build="$repo/build"
 rows=6000000
 only=""
 port=14701
+blob_sizes="64"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -54,7 +55,6 @@ done
 max_peak=${BENCH_TXN_MAX_RSS_MIB:-256}
 max_after=${BENCH_TXN_MAX_RSS_AFTER_MIB:-64}
 max_blob=${BENCH_BLOB_MAX_RSS_MIB:-256}
-blob_sizes="64"
 work="$build/bench-memory"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
