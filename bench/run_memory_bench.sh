@@ -3,6 +3,7 @@
 # 16 MiB ring) for a huge transaction and for a huge value. Release build.
 #
 #   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob] [--port P]
+#                             [--blob-mib "64 256"]
 #
 #   txn   one transaction of N (6,000,000) small rows, made in MariaDB with
 #         INSERT ... SELECT from the seq_1_to_N table (SEQUENCE engine). Read
@@ -15,7 +16,12 @@
 #         (64) within 10 s.
 #   blob  one row with a 64 MiB LONGBLOB, end to end: canal-cli --count 1
 #         --json must print it whole (output over 64 MiB); canal-server's peak
-#         RSS under BENCH_BLOB_MAX_RSS_MIB (256).
+#         RSS under BENCH_BLOB_MAX_RSS_MIB (256). With --blob-mib, one row of
+#         each size (MiB, up to 1023: the sandbox's max_allowed_packet is 1G),
+#         each on a fresh server; the bound scales with the size (bound x
+#         size / 64). Each line has "peak_per_row": server peak / row size,
+#         the number of copies of the row the server held at once (plus its
+#         baseline).
 #
 # Sandbox port P (default 14701; max_allowed_packet 1G), canal-server ports
 # P+10 to P+12, all under DIR/bench-memory; stopped at the end. One JSON line per figure and
@@ -27,12 +33,14 @@ build="$repo/build"
 rows=6000000
 only=""
 port=14701
+blob_sizes="64"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
+    --blob-mib) blob_sizes=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "run_memory_bench: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -40,10 +48,13 @@ done
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
   { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }
+for b in $blob_sizes; do
+  [[ "$b" =~ ^[1-9][0-9]*$ ]] && [ "$b" -le 1023 ] ||
+    { echo "run_memory_bench: --blob-mib takes sizes in MiB from 1 to 1023 (max_allowed_packet 1G)" >&2; exit 2; }
+done
 max_peak=${BENCH_TXN_MAX_RSS_MIB:-256}
 max_after=${BENCH_TXN_MAX_RSS_AFTER_MIB:-64}
 max_blob=${BENCH_BLOB_MAX_RSS_MIB:-256}
-blob_mib=64
 work="$build/bench-memory"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
@@ -55,7 +66,7 @@ for b in "$server_bin" "$client_bin" "$cli_bin"; do
   [ -x "$b" ] || fail "$b not built (scripts/build.sh --release)"
 done
 say "targets: peak RSS < 256 MiB for a ${rows}-row transaction (fast and slow client)," \
-  "RSS < 64 MiB within 10 s after; peak RSS < 256 MiB for a ${blob_mib} MiB row"
+  "RSS < 64 MiB within 10 s after; peak RSS < 256 MiB for a 64 MiB row (rows of: $blob_sizes MiB)"
 say "judged here against: ${max_peak} / ${max_after} / ${max_blob} MiB (BENCH_TXN_MAX_RSS_MIB," \
   "BENCH_TXN_MAX_RSS_AFTER_MIB, BENCH_BLOB_MAX_RSS_MIB)"
 
@@ -160,32 +171,41 @@ if [ -z "$only" ] || [ "$only" = txn ]; then
 fi
 
 if [ -z "$only" ] || [ "$only" = blob ]; then
-  read -r file pos < <(master_status)
-  say "blob: inserting one row with a $blob_mib MiB LONGBLOB"
-  "${sql[@]}" -e "CREATE DATABASE IF NOT EXISTS m; CREATE TABLE m.b (id INT PRIMARY KEY, v LONGBLOB) ENGINE=InnoDB;
-    INSERT INTO m.b VALUES (1, REPEAT('x', $blob_mib * 1024 * 1024));"
-  start_server blob $((port + 12)) "$file" "$pos"
-  out="$work/blob-cli.json"
-  # canal-cli does not retry its first connect: wait for the port.
-  for ((i = 0; i < 300; i++)); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$((port + 12))") 2>/dev/null && break
-    sleep 0.1
+  "${sql[@]}" -e "CREATE DATABASE IF NOT EXISTS m; CREATE TABLE m.b (id INT PRIMARY KEY, v LONGBLOB) ENGINE=InnoDB;"
+  id=0
+  for blob_mib in $blob_sizes; do
+    id=$((id + 1))
+    read -r file pos < <(master_status)
+    say "blob: inserting one row with a $blob_mib MiB LONGBLOB"
+    "${sql[@]}" -e "INSERT INTO m.b VALUES ($id, REPEAT('x', $blob_mib * 1024 * 1024));"
+    start_server "blob-$blob_mib" $((port + 12)) "$file" "$pos"
+    out="$work/blob-$blob_mib-cli.json"
+    # canal-cli does not retry its first connect: wait for the port.
+    for ((i = 0; i < 300; i++)); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$((port + 12))") 2>/dev/null && break
+      sleep 0.1
+    done
+    rc=0
+    timeout $((120 + blob_mib)) "$cli_bin" --address 127.0.0.1:$((port + 12)) --destination bench --count 1 --json \
+      > "$out" 2> "$work/blob-$blob_mib-cli.err" || rc=$?
+    peak=$(($(status_kib VmHWM) / 1024))
+    stop_server
+    bytes=$(wc -c < "$out")
+    rm -f "$out"  # up to a GiB
+    bound=$((max_blob * blob_mib / 64))
+    [ "$bound" -ge "$max_blob" ] || bound=$max_blob
+    ratio=$(awk -v p="$peak" -v r="$blob_mib" 'BEGIN {printf "%.2f", p / r}')
+    line="{\"mode\":\"blob\",\"value_mib\":$blob_mib,\"client_rc\":$rc,\"client_output_bytes\":$bytes,\"peak_rss_mib\":$peak,\"peak_per_row\":$ratio}"
+    say "$line"
+    say "blob: $blob_mib MiB row: peak RSS $peak MiB, server peak / row size $ratio (target < 256 MiB for 64 MiB," \
+      "bound $bound)"
+    results+=("$line")
+    if [ "$rc" != 0 ] || [ "$bytes" -lt $((blob_mib << 20)) ]; then
+      say "FAIL: blob: canal-cli did not print the $blob_mib MiB row (exit $rc; $(head -c 300 "$work/blob-$blob_mib-cli.err"))"
+      status=1
+    fi
+    if [ "$peak" -ge "$bound" ]; then say "FAIL: blob: $blob_mib MiB row: peak RSS $peak MiB >= $bound MiB"; status=1; fi
   done
-  rc=0
-  timeout 120 "$cli_bin" --address 127.0.0.1:$((port + 12)) --destination bench --count 1 --json > "$out" 2> "$work/blob-cli.err" ||
-    rc=$?
-  peak=$(($(status_kib VmHWM) / 1024))
-  stop_server
-  bytes=$(wc -c < "$out")
-  line="{\"mode\":\"blob\",\"value_mib\":$blob_mib,\"client_rc\":$rc,\"client_output_bytes\":$bytes,\"peak_rss_mib\":$peak}"
-  say "$line"
-  say "blob: peak RSS $peak MiB (target < 256, bound $max_blob)"
-  results+=("$line")
-  if [ "$rc" != 0 ] || [ "$bytes" -lt $((blob_mib << 20)) ]; then
-    say "FAIL: blob: canal-cli did not print the $blob_mib MiB row (exit $rc; $(head -c 300 "$work/blob-cli.err"))"
-    status=1
-  fi
-  if [ "$peak" -ge "$max_blob" ]; then say "FAIL: blob: peak RSS $peak MiB >= $max_blob MiB"; status=1; fi
 fi
 
 printf '[%s]\n' "$(IFS=,; echo "${results[*]}")" > "$build/memory_bench.json"

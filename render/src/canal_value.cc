@@ -417,6 +417,22 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
   return Status::InvalidArgument("unknown column value kind");
 }
 
+bool CanalValueSize(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
+                    size_t* size) {
+  switch (value.kind) {
+    case ColumnValue::Kind::kString:
+      return binlog::SizeAsUtf8(value.raw, column.charset, size);
+    case ColumnValue::Kind::kBytes:
+      if (options.readable) {
+        *size = (value.raw.size() + 2) / 3 * 4;  // AppendBase64: padded, no line breaks
+        return true;
+      }
+      return binlog::SizeAsUtf8(value.raw, /*charset=binary: ISO-8859-1*/ 63, size);
+    default:
+      return false;
+  }
+}
+
 int CanalSqlType(const ColumnInfo& column) {
   const ColumnType t = EffectiveType(column);
   switch (t) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "canal/parser/binlog/column_text.h"
 #include "canal/render/canal_value.h"
 
 namespace canal::sink::wire {
@@ -73,6 +74,25 @@ constexpr std::string_view kRowsCountKey = "rowsCount";
 constexpr size_t kMaxCachedTables = 64;
 // Buffers that one huge event grew past this are given back afterwards.
 constexpr size_t kRetainedBufferBytes = size_t{8} << 20;
+// Values of at least this many binlog bytes are not kept rendered through the
+// event: pass 1 learns their rendered size, pass 2 renders them again straight
+// into the entry. So a 64 MiB BLOB is held as the binlog's bytes and the entry's,
+// not a third time as text in values_. Below this, rendering once and copying
+// is cheaper than rendering twice (and a rows event holds ~8 KiB of small rows).
+constexpr size_t kDeferredValueBytes = size_t{64} << 10;
+
+// Whether `part` lies inside `whole` (a value's bytes inside the rows event,
+// which outlives the entry's writing; values the row decoder built in its own
+// scratch buffer do not, and are never deferred).
+bool Within(std::string_view part, std::string_view whole) {
+  const auto b = reinterpret_cast<uintptr_t>(whole.data());
+  const auto p = reinterpret_cast<uintptr_t>(part.data());
+  return p >= b && p - b <= whole.size() && part.size() <= whole.size() - (p - b);
+}
+
+void ReleaseIfHuge(std::string* s) {
+  if (s->capacity() > kRetainedBufferBytes) std::string().swap(*s);
+}
 
 // Every fact of a column the plan is made from (the whole ColumnInfo).
 bool SameColumn(const binlog::ColumnInfo& a, const binlog::ColumnInfo& b) {
@@ -199,8 +219,75 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   }
 }
 
-Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
-                                 const binlog::RowImage* before, bool after, bool insert, Row* row) {
+// A value of kDeferredValueBytes or more (kept off AddImage's inlined path).
+Status RowsEntryWriter::RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                                      const binlog::ColumnValue& v, Cell* c) {
+  const binlog::ColumnInfo& column = t.columns[c->column];
+  if (Within(v.raw, rows.rows)) {
+    // Its size, counted where render/ can (binary, copied-through and
+    // single-byte text), else rendered into scratch_ and dropped.
+    if (!render::CanalValueSize(v, column, options_.values, &c->value_size)) {
+      scratch_.clear();
+      CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &scratch_));
+      c->value_size = scratch_.size();
+    }
+    if (c->value_size != 0) {
+      c->deferred = true;
+      c->value_offset = deferred_.size();
+      deferred_.push_back(v);
+    }
+    return Status::OK();
+  }
+  c->value_offset = values_.size();
+  CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &values_));
+  c->value_size = values_.size() - c->value_offset;
+  return Status::OK();
+}
+
+// Whether an update's after value differs from its before value when one of
+// them is deferred (not in values_).
+Status RowsEntryWriter::DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after,
+                                        bool* differs) {
+  if (before.value_size != after.value_size) {
+    *differs = true;
+    return Status::OK();
+  }
+  const binlog::ColumnInfo& column = t.columns[after.column];
+  if (before.deferred && after.deferred) {
+    const binlog::ColumnValue& bv = deferred_[before.value_offset];
+    const binlog::ColumnValue& av = deferred_[after.value_offset];
+    // Rendering is a function of the bytes: the same bytes give the same text;
+    // binary (ISO-8859-1 or base64) and copied-through strings give different
+    // text for different bytes.
+    if (av.kind == bv.kind && av.json_is_text == bv.json_is_text &&
+        (av.raw == bv.raw || av.kind == binlog::ColumnValue::Kind::kBytes ||
+         (av.kind == binlog::ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(column.charset)))) {
+      *differs = av.raw != bv.raw;
+      return Status::OK();
+    }
+  }
+  // Rare (a converted charset, JSON, or a value either side of the threshold,
+  // with texts of the same size): render the deferred ones again to compare.
+  std::string_view texts[2];
+  std::string* scratch[2] = {&scratch_, &scratch2_};
+  const Cell* cells[2] = {&before, &after};
+  for (int i = 0; i < 2; ++i) {
+    if (!cells[i]->deferred) {
+      texts[i] = ValueOf(*cells[i]);
+      continue;
+    }
+    scratch[i]->clear();
+    CANAL_RETURN_IF_ERROR(
+        render::AppendCanalValue(deferred_[cells[i]->value_offset], column, options_.values, scratch[i]));
+    texts[i] = *scratch[i];
+  }
+  *differs = texts[0] != texts[1];
+  return Status::OK();
+}
+
+Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                                 const binlog::RowImage& img, const binlog::RowImage* before, bool after,
+                                 bool insert, Row* row) {
   // An update's before cells of this row, in column order like the after ones.
   const size_t before_begin = row->first_cell;
   const size_t before_end = row->first_cell + row->before_cells;
@@ -213,9 +300,15 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
     Cell c;
     c.column = static_cast<uint32_t>(i);
     c.is_null = v.is_null();
-    c.value_offset = values_.size();
-    if (!c.is_null) CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
-    c.value_size = values_.size() - c.value_offset;
+    if (!c.is_null) {
+      if (v.raw.size() >= kDeferredValueBytes) [[unlikely]] {
+        CANAL_RETURN_IF_ERROR(RenderBigCell(t, rows, v, &c));
+      } else {
+        c.value_offset = values_.size();
+        CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
+        c.value_size = values_.size() - c.value_offset;
+      }
+    }
     // Canal marks every column of an insert as updated, and an update's after
     // column when it differs from the before image (or had none there).
     if (after) {
@@ -227,7 +320,15 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
           c.updated = true;  // absent from the before image (kept columns are kept in both)
         } else {
           const Cell& bc = cells_[b];
-          c.updated = bc.is_null != c.is_null || (!c.is_null && ValueOf(bc) != ValueOf(c));
+          if (bc.is_null != c.is_null) {
+            c.updated = true;
+          } else if (c.is_null) {
+            c.updated = false;
+          } else if (!bc.deferred && !c.deferred) [[likely]] {
+            c.updated = ValueOf(bc) != ValueOf(c);
+          } else {
+            CANAL_RETURN_IF_ERROR(DeferredDiffers(t, bc, c, &c.updated));
+          }
         }
       }
     }
@@ -244,7 +345,43 @@ Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& 
   return Status::OK();
 }
 
-char* RowsEntryWriter::WriteCells(const TablePlan& plan, const Row& row, char* p) const {
+// Where each deferred value starts in the entry, from `at`, where the first
+// RowData starts: the same layout WriteCells writes (Write checks they agree).
+void RowsEntryWriter::PlaceDeferred(const TablePlan& plan, size_t at) {
+  deferred_at_.clear();
+  for (const Row& r : rows_) {
+    at += 1 + VarintSize(r.body_size);
+    const size_t end = r.first_cell + r.before_cells + r.after_cells;
+    for (size_t k = r.first_cell; k < end; ++k) {
+      const Cell& c = cells_[k];
+      if (c.deferred) {
+        deferred_at_.push_back(at + 1 + VarintSize(c.body_size) + plan.plans[c.column].head.size() +
+                               (c.updated ? 2 : 0) + 2 + 1 + VarintSize(c.value_size));
+      }
+      at += DelimitedSize(c.body_size);
+    }
+  }
+}
+
+// Renders a deferred value at p, the end of *out: the entry is grown one
+// stretch at a time (up to the next deferred value), so the value is appended
+// in place, within the capacity reserved for the whole entry.
+char* RowsEntryWriter::WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out) {
+  const size_t at = static_cast<size_t>(p - out->data());
+  if (at != out->size()) deferred_mismatch_ = true;
+  out->resize(at);
+  if (!render::AppendCanalValue(deferred_[c.value_offset], t.columns[c.column], options_.values, out).ok() ||
+      out->size() != at + c.value_size) {
+    deferred_mismatch_ = true;  // pass 1 rendered the same value without error, to this size
+    out->resize(at + c.value_size);
+  }
+  ++next_deferred_;
+  out->resize(next_deferred_ < deferred_at_.size() ? deferred_at_[next_deferred_] : entry_size_);
+  return out->data() + at + c.value_size;
+}
+
+char* RowsEntryWriter::WriteCells(const TablePlan& plan, const binlog::TableMap& t, const Row& row, char* p,
+                                  std::string* out) {
   const size_t end = row.first_cell + row.before_cells + row.after_cells;
   for (size_t k = row.first_cell; k < end; ++k) {
     const Cell& c = cells_[k];
@@ -261,7 +398,11 @@ char* RowsEntryWriter::WriteCells(const TablePlan& plan, const Row& row, char* p
     if (c.value_size != 0) {
       *p++ = column_field::kValue;
       p = WriteVarint(c.value_size, p);
-      p = WriteBytes(ValueOf(c), p);
+      if (c.deferred) [[unlikely]] {
+        p = WriteDeferred(t, c, p, out);
+      } else {
+        p = WriteBytes(ValueOf(c), p);
+      }
     }
     p = WriteBytes(cp.tail, p);
   }
@@ -281,6 +422,7 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   cells_.clear();
   rows_.clear();
   values_.clear();
+  deferred_.clear();
   reader_.Reset(rows);
   while (true) {
     bool done = false;
@@ -289,10 +431,10 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
     Row row;
     row.first_cell = cells_.size();
     Status s;
-    if (change_.has_before) s = AddImage(plan, t, change_.before, nullptr, false, false, &row);
+    if (change_.has_before) s = AddImage(plan, t, rows, change_.before, nullptr, false, false, &row);
     if (s.ok() && change_.has_after) {
-      s = AddImage(plan, t, change_.after, change_.has_before ? &change_.before : nullptr, true, !change_.has_before,
-                   &row);
+      s = AddImage(plan, t, rows, change_.after, change_.has_before ? &change_.before : nullptr, true,
+                   !change_.has_before, &row);
     }
     if (!s.ok()) {
       return s.WithContext(ctx.position.journal_name + ": offset " + std::to_string(ctx.position.position) + ": `" +
@@ -301,11 +443,16 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
     rows_.push_back(row);
   }
   const uint64_t n = rows_.size();
+  // A big value's text is not held while the entry is.
+  ReleaseIfHuge(&scratch_);
+  ReleaseIfHuge(&scratch2_);
 
   // Pass 2: sizes, outermost last.
   size_t change_size = OptionalVarintSize(Int64Bits(static_cast<int64_t>(rows.table_id))) + 1 +
                        VarintSize(Int32Bits(type)) + 2;  // eventType and isDdl are oneofs: always there
-  for (const Row& r : rows_) change_size += DelimitedSize(r.body_size);
+  size_t rows_size = 0;
+  for (const Row& r : rows_) rows_size += DelimitedSize(r.body_size);
+  change_size += rows_size;
 
   char count_buf[24];
   const char* count_end = std::to_chars(count_buf, count_buf + sizeof count_buf, n).ptr;
@@ -314,7 +461,18 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   const size_t header_size = header.Size();
   const size_t total = DelimitedSize(header_size) + 2 + DelimitedSize(change_size);
 
-  out->resize(total);
+  if (deferred_.empty()) {
+    out->resize(total);
+  } else {
+    // Grown a stretch at a time, each deferred value rendered at its end.
+    PlaceDeferred(plan, total - rows_size);
+    next_deferred_ = 0;
+    entry_size_ = total;
+    deferred_mismatch_ = false;
+    out->clear();
+    out->reserve(total);
+    out->resize(deferred_at_.front());
+  }
   char* const begin = out->data();
   char* p = begin;
   *p++ = entry_field::kHeader;
@@ -333,14 +491,15 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   for (const Row& r : rows_) {
     *p++ = change_field::kRowDatas;
     p = WriteVarint(r.body_size, p);
-    p = WriteCells(plan, r, p);
+    p = WriteCells(plan, t, r, p, out);
   }
 
-  const size_t written = static_cast<size_t>(p - begin);
-  if (values_.capacity() > kRetainedBufferBytes) std::string().swap(values_);
+  const size_t written = static_cast<size_t>(p - out->data());
+  const bool mismatch = !deferred_.empty() && deferred_mismatch_;
+  ReleaseIfHuge(&values_);
   if (cells_.capacity() * sizeof(Cell) > kRetainedBufferBytes) std::vector<Cell>().swap(cells_);
   if (rows_.capacity() * sizeof(Row) > kRetainedBufferBytes) std::vector<Row>().swap(rows_);
-  if (written != total) {
+  if (written != total || mismatch) {
     // The size pass and the write pass disagree: a bug in this file, never bad
     // input (the tests compare every byte with protobuf's). Refuse the entry.
     out->clear();

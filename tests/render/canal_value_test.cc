@@ -883,5 +883,42 @@ TEST(ColumnType, CodesThatCannotAppearAreUnknownWithNoMetadataLength) {
   EXPECT_EQ(unknown, 256 - 21 - 1 - 11);
 }
 
+// The sink sizes big values with CanalValueSize and renders them later straight
+// into the entry: the size must be the rendered one, byte for byte.
+TEST(CanalValueSize, IsTheRenderedSizeWhereItIsKnownWithoutRendering) {
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) every_byte.push_back(static_cast<char>(b));
+  const std::string samples[] = {"", "a", "ab", "abc", "plain ascii", every_byte, every_byte + every_byte + "x",
+                                 std::string("\x80\x81\x9f\xa0\xff", 5)};
+  struct Case {
+    Kind kind;
+    ColumnType type;
+    uint32_t charset;
+    bool known;
+  };
+  const Case cases[] = {
+      {Kind::kBytes, ColumnType::kBlob, kBinary, true},      {Kind::kString, ColumnType::kBlob, kUtf8mb4, true},
+      {Kind::kString, ColumnType::kVarchar, kUtf8mb3, true}, {Kind::kString, ColumnType::kBlob, kLatin1, true},
+      {Kind::kString, ColumnType::kString, kBinary, true},   {Kind::kString, ColumnType::kBlob, kGbk, false},
+      {Kind::kString, ColumnType::kBlob, 35 /*ucs2*/, false},
+  };
+  for (const ValueFormatOptions& o : {ValueFormatOptions{}, Readable()}) {
+    for (const Case& c : cases) {
+      for (const std::string& raw : samples) {
+        const ColumnValue v = Raw(c.kind, c.type, raw);
+        size_t size = 12345;
+        const bool known = render::CanalValueSize(v, Col(c.type, c.charset), o, &size);
+        EXPECT_EQ(known, c.known) << "charset " << c.charset;
+        if (known) {
+          EXPECT_EQ(size, Render(v, Col(c.type, c.charset), o).size()) << "charset " << c.charset;
+        }
+      }
+    }
+  }
+  size_t size = 0;
+  EXPECT_FALSE(render::CanalValueSize(Signed(7), Col(ColumnType::kLong), {}, &size)) << "only strings and bytes";
+  EXPECT_FALSE(render::CanalValueSize(Raw(Kind::kJson, ColumnType::kJson, "{}"), Col(ColumnType::kJson), {}, &size));
+}
+
 }  // namespace
 }  // namespace canal::binlog

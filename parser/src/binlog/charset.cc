@@ -121,17 +121,37 @@ constexpr std::array<char16_t, 32> kCp1252High = {
     0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,  // 98-9F
 };
 
-void AppendSingleByte(std::string_view bytes, bool cp1252, std::string* out) {
-  out->reserve(out->size() + bytes.size() * 2);
+// The UTF-8 size of single-byte text: each byte from 0x80 takes two bytes or,
+// for some of cp1252's 0x80-0x9F, three.
+size_t SingleByteUtf8Size(std::string_view bytes, bool cp1252) {
+  size_t size = bytes.size();
   for (char c : bytes) {
-    const uint8_t b = static_cast<uint8_t>(c);
+    const auto b = static_cast<uint8_t>(c);
+    if (b >= 0x80) size += cp1252 && b < 0xA0 && kCp1252High[b - 0x80] >= 0x800 ? 2 : 1;
+  }
+  return size;
+}
+
+void AppendSingleByte(std::string_view bytes, bool cp1252, std::string* out) {
+  // Sized exactly first, not for the worst case: the sink renders big values
+  // into an entry sized exactly, where growing more would move the whole entry.
+  const size_t at = out->size();
+  out->resize(at + SingleByteUtf8Size(bytes, cp1252));
+  char* p = out->data() + at;
+  for (char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
     if (b < 0x80) {
-      out->push_back(c);
-    } else if (cp1252 && b < 0xA0) {
-      AppendUtf8(kCp1252High[b - 0x80], out);
-    } else {
-      AppendUtf8(b, out);
+      *p++ = c;
+      continue;
     }
+    const char32_t cp = cp1252 && b < 0xA0 ? char32_t{kCp1252High[b - 0x80]} : char32_t{b};
+    if (cp < 0x800) {
+      *p++ = static_cast<char>(0xC0 | (cp >> 6));
+    } else {
+      *p++ = static_cast<char>(0xE0 | (cp >> 12));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    }
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
   }
 }
 
@@ -230,6 +250,21 @@ void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out) {
 }  // namespace canal::binlog
 
 namespace canal::binlog {
+
+bool SizeAsUtf8(std::string_view bytes, uint32_t charset, size_t* size) {
+  switch (LookupCharset(charset).encoding) {
+    case Encoding::kLatin1:
+      *size = SingleByteUtf8Size(bytes, /*cp1252=*/true);
+      return true;
+    case Encoding::kBinary:
+      *size = SingleByteUtf8Size(bytes, /*cp1252=*/false);
+      return true;
+    default:
+      if (!CopiesThroughAsUtf8(charset)) return false;
+      *size = bytes.size();
+      return true;
+  }
+}
 
 bool CopiesThroughAsUtf8(uint32_t charset) {
   switch (LookupCharset(charset).encoding) {

@@ -48,6 +48,12 @@ struct ValueFormatOptions {
 Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
                         const ValueFormatOptions& options, std::string* out);
 
+// The size AppendCanalValue would append, when it is known without rendering:
+// binary values (ISO-8859-1 or base64) and strings in charsets that copy
+// through or are single-byte; false otherwise (then render to learn it).
+bool CanalValueSize(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
+                    size_t* size);
+
 // java.sql.Types code Canal puts in Column.sqlType.
 int CanalSqlType(const ColumnInfo& column);
 

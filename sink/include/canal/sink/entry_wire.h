@@ -86,7 +86,10 @@ class RowsEntryWriter {
     uint32_t column = 0;
     bool is_null = false;
     bool updated = false;
-    size_t value_offset = 0;  // into values_
+    // A big value is not kept rendered: only its size is, and it is rendered
+    // again straight into the entry (see kDeferredValueBytes in entry_wire.cc).
+    bool deferred = false;
+    size_t value_offset = 0;  // into values_, or into deferred_ when deferred
     size_t value_size = 0;
     size_t body_size = 0;  // the Column message without its tag and length
   };
@@ -101,9 +104,14 @@ class RowsEntryWriter {
   }
   const TablePlan& PlanFor(const binlog::TableMap& t);
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
-  Status AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
-                  const binlog::RowImage* before, bool after, bool insert, Row* row);
-  char* WriteCells(const TablePlan& plan, const Row& row, char* p) const;
+  Status AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                  const binlog::RowImage& img, const binlog::RowImage* before, bool after, bool insert, Row* row);
+  [[gnu::noinline]] Status RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
+                                         const binlog::ColumnValue& v, Cell* c);
+  [[gnu::noinline]] Status DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after, bool* differs);
+  void PlaceDeferred(const TablePlan& plan, size_t rows_begin);
+  char* WriteCells(const TablePlan& plan, const binlog::TableMap& t, const Row& row, char* p, std::string* out);
+  [[gnu::noinline]] char* WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out);
 
   EntryBuilderOptions options_;
   std::vector<TablePlan> tables_;
@@ -112,7 +120,15 @@ class RowsEntryWriter {
   binlog::RowChange change_;
   std::vector<Cell> cells_;
   std::vector<Row> rows_;
-  std::string values_;  // every rendered value of the event, back to back
+  std::string values_;  // every rendered value of the event but the deferred ones, back to back
+  // The deferred (big) values of the event, in the order they are written, each
+  // a view into the rows event; and where each one starts in the entry.
+  std::vector<binlog::ColumnValue> deferred_;
+  std::vector<size_t> deferred_at_;
+  size_t next_deferred_ = 0;  // in the write pass
+  size_t entry_size_ = 0;     // in the write pass
+  bool deferred_mismatch_ = false;
+  std::string scratch_, scratch2_;  // one big value rendered, while only its size is wanted
   std::string count_text_;
 };
 

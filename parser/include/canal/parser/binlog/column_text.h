@@ -33,6 +33,12 @@ void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out);
 // The default collation id of a character set name ("gbk" -> 28), 0 when unknown.
 uint32_t DefaultCollationOfCharset(std::string_view charset);
 
+// The size AppendAsUtf8 would append, when it is known without converting
+// (UTF-8 family, ASCII, binary, latin1 and the other copied-through charsets:
+// one pass over the bytes at most); false for the charsets that convert
+// through code units or iconv.
+bool SizeAsUtf8(std::string_view bytes, uint32_t charset, size_t* size);
+
 // True when AppendAsUtf8 copies bytes of this collation unchanged, so a caller
 // that escapes text anyway may use a kString value's raw bytes directly.
 bool CopiesThroughAsUtf8(uint32_t charset);
