@@ -62,7 +62,7 @@ std::shared_ptr<const TableMap> EventDecoder::ShareTable(uint64_t table_id) cons
   return it == tables_.end() ? nullptr : it->second;
 }
 
-bool EventDecoder::has_pending_inner() const { return payload_->active; }
+bool EventDecoder::has_pending_inner() const { return payload_->active && payload_->pos < payload_->buffer.size(); }
 
 Status EventDecoder::Fail(Status::Code code, uint64_t offset, std::string_view what) const {
   std::string m = source_.empty() ? std::string("binlog") : source_;
@@ -94,6 +94,12 @@ Status EventDecoder::PeekEventSize(const uint8_t* data, size_t available, uint64
   }
   *size = s;
   return Status::OK();
+}
+
+void EventDecoder::Relocate(uint64_t offset, Event* event) {
+  event->offset = offset;
+  if (auto* rows = std::get_if<RowsEvent>(&event->body)) rows->offset = offset;
+  if (payload_->active) payload_->outer_offset = offset;
 }
 
 Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, Event* event) {

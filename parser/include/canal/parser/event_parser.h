@@ -15,6 +15,10 @@
 // REPLICATION SLAVE, binlog_format not ROW, ...) stop it with a message that
 // names the fix; they are not retried.
 //
+// The jobs live apart: the start position (start_position.cc), the
+// connection and backoff policy (event_parser.cc), and the hot loop over a
+// BinlogSource (EventLoop, also run over binlog files by tests and tools).
+//
 // Threads: Run() loops on the caller's thread; Start() runs it on a thread of
 // its own. Stop() and status() may be called from any thread.
 #pragma once
@@ -33,6 +37,7 @@
 #include "canal/common/log_position.h"
 #include "canal/schema/history_store.h"
 #include "canal/common/status.h"
+#include "canal/parser/event_loop.h"
 #include "canal/parser/mysql/connection_options.h"
 #include "canal/parser/transaction.h"
 #include "canal/parser/transaction_buffer.h"
@@ -176,9 +181,7 @@ class EventParser {
   Status fatal_;
   mysql::DumpConnection* live_dump_ = nullptr;
   // Status fields the loop updates without the lock (read under it for snapshots).
-  std::atomic<uint64_t> events_{0}, rows_events_{0}, bytes_{0};
-  std::atomic<uint32_t> last_event_time_{0};
-  std::atomic<bool> caught_up_{false};
+  LoopCounters counters_;
 };
 
 }  // namespace canal::parser
