@@ -73,7 +73,7 @@ uint32_t EventParser::DeriveSlaveId(std::string_view destination, std::string_vi
 }
 
 
-EventParser::EventParser(EventParserOptions options, TransactionSink* sink, ResumePointSource* cursor,
+EventParser::EventParser(EventParserOptions options, TransactionSink* sink, CursorSource* cursor,
                          std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
       sink_(sink),

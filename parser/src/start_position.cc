@@ -18,12 +18,15 @@ namespace canal::parser {
 Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan) {
   if (cursor_ != nullptr) {
     bool found = false;
-    CANAL_RETURN_IF_ERROR(cursor_->LoadResumePoint(&plan->point, &found).WithContext("loading the stored cursor"));
-    if (found && !plan->point.empty()) {
+    LogPosition cursor;
+    CANAL_RETURN_IF_ERROR(cursor_->LoadCursor(&cursor, &found).WithContext("loading the stored cursor"));
+    if (found) {
+      CANAL_RETURN_IF_ERROR(ResumePointFromCursor(cursor, &plan->point)
+                                .WithContext("the stored cursor of destination " + options_.destination +
+                                             " (meta.dat or its ZooKeeper node; see docs/operations.md to reset it)"));
       plan->origin = "stored cursor";
       return Status::OK();
     }
-    plan->point = ResumePoint{};
   }
   const StartPosition& start = options_.start;
   if (!start.journal_name.empty()) {

@@ -2,7 +2,7 @@
 // binlog from the right place, decodes it, and hands whole transactions to a
 // TransactionSink, for as long as it runs.
 //
-// Start position, first match wins: the stored cursor (ResumePointSource: the
+// Start position, first match wins: the stored cursor (CursorSource: the
 // meta manager), canal.instance.master.journal.name/position, .gtid,
 // .timestamp (the first transaction that began at or after it, found by
 // scanning the binlog files), else the primary's current end.
@@ -70,12 +70,16 @@ enum class InvalidPositionAction : uint8_t {
 };
 Status ParseInvalidPositionAction(std::string_view text, InvalidPositionAction* action);
 
-// Where a stored cursor comes from (the meta manager); optional.
-class ResumePointSource {
+// Where the stored cursor comes from (the meta manager: the slowest
+// subscribed client's); optional. The cursor is the one type every module
+// uses for it — LogPosition, as the sink writes it into each entry and the
+// meta manager keeps it — and only the parser turns it into where to dump
+// (ResumePointFromCursor).
+class CursorSource {
  public:
-  virtual ~ResumePointSource() = default;
+  virtual ~CursorSource() = default;
   // *found = false when there is no cursor yet.
-  virtual Status LoadResumePoint(ResumePoint* point, bool* found) = 0;
+  virtual Status LoadCursor(LogPosition* cursor, bool* found) = 0;
 };
 
 struct EventParserOptions {
@@ -128,7 +132,7 @@ std::string_view ParserErrorKind(const Status& error);
 
 class EventParser {
  public:
-  EventParser(EventParserOptions options, TransactionSink* sink, ResumePointSource* cursor = nullptr,
+  EventParser(EventParserOptions options, TransactionSink* sink, CursorSource* cursor = nullptr,
               std::shared_ptr<spdlog::logger> logger = nullptr);
   ~EventParser();
   EventParser(const EventParser&) = delete;
@@ -165,7 +169,7 @@ class EventParser {
 
   EventParserOptions options_;
   TransactionSink* sink_;
-  ResumePointSource* cursor_;
+  CursorSource* cursor_;
   std::shared_ptr<spdlog::logger> log_;
   TransactionBuffer buffer_;
   bool start_resolved_ = false;
