@@ -46,8 +46,9 @@ Status DumpSource::Next(binlog::EventDecoder* decoder, SourceEvent* out) {
       break;
     }
     if (out->event.As<binlog::RotateEvent>() != nullptr && out->in_file) {
-      return Status::InvalidArgument("start offset " + std::to_string(skip_to_) + " is past the end of its file (" +
-                              std::to_string(out->end) + " bytes; " + file_ + " follows)");
+      return Status::InvalidArgument(file_ + ": start offset " + std::to_string(skip_to_) +
+                                     " is past the end of the file (" + std::to_string(out->end) + " bytes; " +
+                                     rotate_to_ + " follows)");
     }
   }
   if (decoder->has_pending_inner()) {
@@ -59,6 +60,12 @@ Status DumpSource::Next(binlog::EventDecoder* decoder, SourceEvent* out) {
 }
 
 Status DumpSource::ReadOne(binlog::EventDecoder* decoder, SourceEvent* out) {
+  if (rotate_pending_) {
+    rotate_pending_ = false;
+    file_.swap(rotate_to_);
+    pos_ = rotate_position_;
+    decoder->set_source_name(file_);
+  }
   std::string_view raw;
   for (;;) {
     Status s = stream_->ReadEvent(&raw);
@@ -132,14 +139,15 @@ Status DumpSource::ReadOne(binlog::EventDecoder* decoder, SourceEvent* out) {
     out->offset = pos_;
     out->end = pos_;
   }
+  out->file = file_;
   if (const auto* rot = ev.As<binlog::RotateEvent>()) {
     // A real ROTATE ends the file, an artificial one names where the stream
-    // is: either way the events after it are in the file it names.
-    file_.assign(rot->next_file);
-    pos_ = rot->position;
-    decoder->set_source_name(file_);
+    // is: either way the events after it are in the file it names (switched
+    // to at the next read, so this event still names its own file).
+    rotate_to_.assign(rot->next_file);
+    rotate_position_ = rot->position;
+    rotate_pending_ = true;
   }
-  out->file = file_;
   return Status::OK();
 }
 

@@ -23,8 +23,8 @@ LoopEnd EventLoop::Run(BinlogSource* source, binlog::EventDecoder* decoder, cons
       counters_->events.fetch_add(1, std::memory_order_relaxed);
       counters_->bytes.fetch_add(se.wire_bytes, std::memory_order_relaxed);
     }
-    if (ev.As<binlog::RotateEvent>() != nullptr) {
-      position = se.end;
+    if (const auto* rot = ev.As<binlog::RotateEvent>()) {
+      position = rot->position;  // where the next file's events begin
       continue;
     }
     if (ev.As<binlog::HeartbeatEvent>() != nullptr) {

@@ -86,6 +86,33 @@ TEST(DumpSource, OpeningRotateIsReadByHandAndEventsArePlacedByTheBytesRead) {
   EXPECT_TRUE(source.stream_failed());
 }
 
+TEST(DumpSource, ARotateEndsItsFileAndTheNextFileCountsFromItsStart) {
+  ScriptedDump d;
+  uint64_t pos = Open(&d);
+  const std::string rotate = eb::Rotate("mysql-bin.000004", 4, 0);
+  d.SendAt(rotate, pos);
+  std::string fde = eb::FormatDescription();
+  d.SendAt(fde, 4);
+  const std::string begin = eb::Query("BEGIN");
+  d.SendAt(begin, 4 + fde.size());
+  DumpSource source(&d, "", 4, false);
+  binlog::EventDecoder decoder(NoChecksum());
+  SourceEvent e;
+  ASSERT_TRUE(source.Next(&decoder, &e).ok());  // FDE of the first file
+  ASSERT_TRUE(source.Next(&decoder, &e).ok());
+  ASSERT_NE(e.event.As<binlog::RotateEvent>(), nullptr);
+  EXPECT_EQ(e.file, kFile) << "the ROTATE is the last event of its own file";
+  EXPECT_TRUE(e.in_file);
+  EXPECT_EQ(e.offset, pos);
+  ASSERT_TRUE(source.Next(&decoder, &e).ok());
+  EXPECT_EQ(e.file, "mysql-bin.000004");
+  EXPECT_EQ(e.offset, 4u);
+  ASSERT_TRUE(source.Next(&decoder, &e).ok());
+  EXPECT_EQ(e.file, "mysql-bin.000004");
+  EXPECT_EQ(e.offset, 4 + fde.size());
+  EXPECT_EQ(source.gaps(), 0u);
+}
+
 TEST(DumpSource, ASkipTheServerMadeIsTakenFromLogPosAndTheEventRelocated) {
   ScriptedDump d;
   uint64_t pos = Open(&d);

@@ -9,8 +9,8 @@
 // are not in the file (the artificial ROTATE a dump opens with, a re-sent
 // FORMAT_DESCRIPTION, heartbeats) sit at the stream's position with
 // in_file = false. The events inside a TRANSACTION_PAYLOAD follow it, with the
-// payload's offsets and inner = true. A ROTATE switches `file` for the events
-// after it. Errors are Status values naming the file and offset; the end of
+// payload's offsets and inner = true. A ROTATE carries its own file; the
+// events after it are in the file it names. Errors are Status values naming the file and offset; the end of
 // the stream (EOF packet, last file read) is NotFound.
 //
 // Not thread-safe, except Shutdown().
@@ -96,6 +96,9 @@ class DumpSource final : public BinlogSource {
   uint64_t gaps_ = 0;
   bool stream_failed_ = false;
   uint64_t pending_bytes_ = 0;  // read but not yet reported (the opening ROTATE)
+  bool rotate_pending_ = false;  // a ROTATE was returned: its file starts at the next read
+  std::string rotate_to_;
+  uint64_t rotate_position_ = 0;
 };
 
 // Binlog files on disk, as mariadb-binlog reads them: a list of files (or the
