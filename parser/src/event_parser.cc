@@ -15,21 +15,15 @@
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/parser/resume_from_cursor.h"
 #include "canal/schema/statement.h"
+#include "dump_stream.h"
 #include "schema_tracker.h"
 
 namespace canal::parser {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr uint16_t kArtificialEventFlag = 0x20;  // LOG_EVENT_ARTIFICIAL_F: not at a real position
-
-uint32_t ReadLE32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;  // x86/ARM little-endian hosts only, like the decoder
-}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -78,15 +72,8 @@ uint32_t EventParser::DeriveSlaveId(std::string_view destination, std::string_vi
   return 100000u + h % 2000000000u;
 }
 
-// How the next dump starts.
-struct EventParser::StartPlan {
-  enum class Kind : uint8_t { kPosition, kMariaGtid, kMysqlGtid } kind = Kind::kPosition;
-  ResumePoint point;
-  std::string gtid;
-  std::string origin;  // for the log line: "stored cursor", "journal.name", ...
-};
 
-EventParser::EventParser(EventParserOptions options, TransactionSink* sink, ResumePointSource* cursor,
+EventParser::EventParser(EventParserOptions options, TransactionSink* sink, CursorSource* cursor,
                          std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
       sink_(sink),
@@ -160,11 +147,11 @@ ParserStatus EventParser::status() const {
     std::lock_guard<std::mutex> lock(mu_);
     st = status_;
   }
-  st.events = events_.load();
-  st.rows_events = rows_events_.load();
-  st.bytes = bytes_.load();
-  const uint32_t t = last_event_time_.load();
-  st.lag_ms = caught_up_.load() || t == 0 ? 0 : std::max<int64_t>(0, NowMs() - int64_t{t} * 1000);
+  st.events = counters_.events.load();
+  st.rows_events = counters_.rows_events.load();
+  st.bytes = counters_.bytes.load();
+  const uint32_t t = counters_.last_event_time.load();
+  st.lag_ms = counters_.caught_up.load() || t == 0 ? 0 : std::max<int64_t>(0, NowMs() - int64_t{t} * 1000);
   return st;
 }
 
@@ -194,7 +181,7 @@ Status EventParser::Run() {
   Status result;
   while (!stop_) {
     SetState("connecting");
-    const uint64_t events_before = events_.load();
+    const uint64_t events_before = counters_.events.load();
     Status error;
     const Outcome outcome = RunSession(&error);
     if (stop_) break;
@@ -209,7 +196,7 @@ Status EventParser::Run() {
       ++status_.reconnects;
       NoteErrorLocked(error);
     }
-    if (events_.load() != events_before) backoff_ms = options_.reconnect_initial_ms;  // it had been working
+    if (counters_.events.load() != events_before) backoff_ms = options_.reconnect_initial_ms;  // it had been working
     if (outcome == Outcome::kRestartNow) continue;
     log_->warn("[{}] connection to {} lost: {}; reconnecting in {} ms from {}", options_.destination,
                options_.master.Address(), error.ToString(), backoff_ms, buffer_.resume_point().ToString());
@@ -348,179 +335,89 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   }
   SetState("streaming");
   const int64_t streaming_since_ms = NowMs();
-
-  std::string file = plan.point.file;
-  uint64_t pos = plan.point.position;
-  const bool crc = info.binlog_checksum == "CRC32";
-  for (;;) {
-    std::string_view raw;
-    s = dump.ReadEvent(&raw);
-    if (stop_) return retry(Status::Aborted("stopping"));
-    if (!s.ok()) {
-      const uint16_t code = dump.last_server_error().code;
-      if (mysql::IsSlaveIdConflict(dump.last_server_error())) {
-        return OnSlaveIdConflict(s, NowMs() - streaming_since_ms, error);
-      }
-      if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
-      if (is_config_error(code)) return fatal(s);
-      return retry(s);
-    }
-    if (raw.size() < 19) return fatal(Status::Corruption(where + ": event of " + std::to_string(raw.size()) + " bytes at " + file + ":" + std::to_string(pos)));
-    const uint32_t timestamp = ReadLE32(raw.data());
-    const auto type = static_cast<uint8_t>(raw[4]);
-    const uint32_t size = ReadLE32(raw.data() + 9);
-    const uint32_t log_pos = ReadLE32(raw.data() + 13);
-    uint16_t flags;
-    std::memcpy(&flags, raw.data() + 17, 2);
-    bytes_.fetch_add(raw.size(), std::memory_order_relaxed);
-
-    // The server opens every dump with an artificial ROTATE naming the file,
-    // before the FORMAT_DESCRIPTION the decoder needs: read it by hand.
-    if (type == static_cast<uint8_t>(binlog::EventType::kRotate) && !decoder.has_format()) {
-      const size_t tail = crc ? 4 : 0;
-      if (raw.size() < 19 + 8 + tail) return fatal(Status::Corruption(where + ": short ROTATE event"));
-      uint64_t next_pos;
-      std::memcpy(&next_pos, raw.data() + 19, 8);
-      file.assign(raw.substr(27, raw.size() - 27 - tail));
-      pos = next_pos;
-      decoder.set_source_name(file);
-      continue;
-    }
-    const bool positioned = log_pos != 0 && (flags & kArtificialEventFlag) == 0 && log_pos >= size;
-    const uint64_t offset = positioned ? log_pos - size : pos;
-    const uint64_t end = positioned ? log_pos : pos;
-    binlog::Event ev;
-    s = decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), offset, &ev);
-    if (!s.ok()) {
-      // A checksum that does not match: the bytes were damaged on their way
-      // here, and reading them again from the resume point is the cure (a file
-      // damaged on the primary's disk keeps failing, with backoff, and says so).
-      if (s.IsCorruption() && s.message().find("checksum mismatch") != std::string_view::npos) {
-        return retry(s.WithContext(where));
-      }
-      // A TABLE_MAP the history does not match: say how to fix it.
-      if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
-          s.message().find("schema history") == std::string_view::npos) {
-        s = Status::Corruption(std::string(s.message()) + tracker->FixHint());
-      }
-      return fatal(s.WithContext(where));
-    }
-    events_.fetch_add(1, std::memory_order_relaxed);
-
-    if (const auto* rot = ev.As<binlog::RotateEvent>()) {
-      // A real rotate ends a file; an artificial one (also sent after a GTID
-      // start) just names where the stream is.
-      file.assign(rot->next_file);
-      pos = rot->position;
-      decoder.set_source_name(file);
-      continue;
-    }
-    if (ev.As<binlog::HeartbeatEvent>() != nullptr) {
-      caught_up_ = true;
-      if (log_pos != 0) pos = log_pos;
-      LogPosition p;
-      p.journal_name = file;
-      p.position = pos;
-      p.server_id = ev.header.server_id;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        status_.position = p;
-      }
-      if (!buffer_.in_transaction()) sink_->OnIdle(p);
-      continue;
-    }
-    // The lag counts from changes in the stream: not from the FORMAT_DESCRIPTION
-    // a dump opens with (it carries the file's creation time, which would make
-    // a fresh start look hours behind until the first heartbeat).
-    if (timestamp != 0 && positioned && type != static_cast<uint8_t>(binlog::EventType::kFormatDescription)) {
-      last_event_time_.store(timestamp, std::memory_order_relaxed);
-      caught_up_ = false;
-    }
-    if (tracker.has_value()) {
-      if (const auto* q = ev.As<binlog::QueryEvent>()) {
-        s = tracker->OnQuery(*q, schema::BinlogPoint{file, offset}, ev.header.timestamp);
-        if (!s.ok()) return fatal(s.WithContext(where));
-      } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
-        s = tracker->CheckNamedTable(*tm->table);
-        if (!s.ok()) return fatal(s.WithContext(where + " at " + file + ":" + std::to_string(offset)));
-      }
-    }
-    if (schema.has_value()) {
-      const auto* q = ev.As<binlog::QueryEvent>();
-      if (q != nullptr && canal::schema::MayChangeColumns(canal::schema::ClassifyStatement(q->query))) {
-        schema->Clear();
-      }
-    }
-    if (ev.As<binlog::RowsEvent>() != nullptr) rows_events_.fetch_add(1, std::memory_order_relaxed);
-    s = buffer_.Add(ev, decoder, file, offset, end);
-    if (!s.ok()) return fatal(s.WithContext(where));
-    while (decoder.has_pending_inner()) {
-      binlog::Event inner;
-      bool done = false;
-      s = decoder.NextInner(&inner, &done);
-      if (!s.ok()) return fatal(s.WithContext(where));
-      if (done) break;
-      if (inner.As<binlog::RowsEvent>() != nullptr) rows_events_.fetch_add(1, std::memory_order_relaxed);
-      s = buffer_.Add(inner, decoder, file, offset, end);
-      if (!s.ok()) return fatal(s.WithContext(where));
-    }
-    if (positioned) pos = end;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      status_.position.journal_name = file;
-      status_.position.position = pos;
-      status_.position.server_id = ev.header.server_id;
-      status_.position.timestamp_ms = int64_t{ev.header.timestamp} * 1000;
-      status_.resume = buffer_.resume_point();
-      status_.transactions = buffer_.transactions();
-      status_.skipped_events = buffer_.skipped_events();
-    }
+  const uint64_t dump_from = DumpRequestOffset(plan.point.position);
+  if (plan.kind == StartPlan::Kind::kPosition && dump_from != plan.point.position) {
+    log_->warn("[{}] {} lies past 4 GiB, beyond what COM_BINLOG_DUMP can ask for: reading {} from its start and "
+               "skipping to it", options_.destination, plan.point.ToString(), plan.point.file);
   }
+
+  // The hot loop over the socket. The schema history follows DDL and checks
+  // TABLE_MAPs before the buffer sees them; the status is published per event.
+  struct Observer final : LoopObserver {
+    EventParser* parser;
+    SchemaTracker* tracker;
+    mysql::InformationSchemaProvider* schema;
+    Status BeforeEvent(const SourceEvent& se) override {
+      const binlog::Event& ev = se.event;
+      if (tracker != nullptr) {
+        if (const auto* q = ev.As<binlog::QueryEvent>()) {
+          Status s = tracker->OnQuery(*q, schema::BinlogPoint{std::string(se.file), se.offset}, ev.header.timestamp);
+          if (!s.ok()) return s;
+        } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
+          Status s = tracker->CheckNamedTable(*tm->table);
+          if (!s.ok()) return s.WithContext("at " + std::string(se.file) + ":" + std::to_string(se.offset));
+        }
+      }
+      if (schema != nullptr) {
+        const auto* q = ev.As<binlog::QueryEvent>();
+        if (q != nullptr && canal::schema::MayChangeColumns(canal::schema::ClassifyStatement(q->query))) {
+          schema->Clear();
+        }
+      }
+      return Status::OK();
+    }
+    void OnProgress(std::string_view file, uint64_t position, const binlog::EventHeader& header) override {
+      std::lock_guard<std::mutex> lock(parser->mu_);
+      ParserStatus& st = parser->status_;
+      st.position.journal_name.assign(file);
+      st.position.position = position;
+      st.position.server_id = header.server_id;
+      if (header.type() == binlog::EventType::kHeartbeat || header.type() == binlog::EventType::kHeartbeatV2) {
+        st.position.timestamp_ms = 0;  // a heartbeat's time is not a change's
+        return;
+      }
+      st.position.timestamp_ms = int64_t{header.timestamp} * 1000;
+      st.resume = parser->buffer_.resume_point();
+      st.transactions = parser->buffer_.transactions();
+      st.skipped_events = parser->buffer_.skipped_events();
+    }
+  } observer;
+  observer.parser = this;
+  observer.tracker = tracker.has_value() ? &*tracker : nullptr;
+  observer.schema = schema.has_value() ? &*schema : nullptr;
+
+  DumpStream stream(&dump);
+  DumpSource source(&stream, plan.point.file, dump_from, info.binlog_checksum == "CRC32",
+                    dump_from == plan.point.position ? 0 : plan.point.position);
+  EventLoop loop(&buffer_, sink_, &counters_, &observer);
+  const LoopEnd end = loop.Run(&source, &decoder, stop_, &s);
+  if (end == LoopEnd::kStopped || stop_) return retry(Status::Aborted("stopping"));
+  if (end == LoopEnd::kSource && source.stream_failed()) {
+    const uint16_t code = dump.last_server_error().code;
+    if (mysql::IsSlaveIdConflict(dump.last_server_error())) {
+      return OnSlaveIdConflict(s, NowMs() - streaming_since_ms, error);
+    }
+    if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
+    if (is_config_error(code)) return fatal(s);
+    return retry(s);
+  }
+  // A checksum that does not match: the bytes were damaged on their way
+  // here, and reading them again from the resume point is the cure (a file
+  // damaged on the primary's disk keeps failing, with backoff, and says so).
+  if (s.IsCorruption() && s.message().find("checksum mismatch") != std::string_view::npos) {
+    return retry(s.WithContext(where));
+  }
+  // A TABLE_MAP the history does not match: say how to fix it.
+  if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
+      s.message().find("schema history") == std::string_view::npos) {
+    s = Status::Corruption(std::string(s.message()) + tracker->FixHint());
+  }
+  return fatal(s.WithContext(where));
 }
 
 }  // namespace canal::parser
 
 namespace canal::parser {
-
-Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan) {
-  if (cursor_ != nullptr) {
-    bool found = false;
-    CANAL_RETURN_IF_ERROR(cursor_->LoadResumePoint(&plan->point, &found).WithContext("loading the stored cursor"));
-    if (found && !plan->point.empty()) {
-      plan->origin = "stored cursor";
-      return Status::OK();
-    }
-    plan->point = ResumePoint{};
-  }
-  const StartPosition& start = options_.start;
-  if (!start.journal_name.empty()) {
-    plan->point.file = start.journal_name;
-    plan->point.position = start.position == 0 ? 4 : start.position;
-    plan->origin = "canal.instance.master.journal.name/position";
-    return Status::OK();
-  }
-  if (!start.gtid.empty()) {
-    if (!info.mariadb && info.gtid_mode != "ON") {
-      return Status::InvalidArgument("canal.instance.master.gtid is set but the MySQL primary has gtid_mode=" +
-                                     info.gtid_mode + "; enable gtid_mode=ON or start by journal name/position");
-    }
-    plan->kind = info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid;
-    plan->gtid = start.gtid;
-    plan->origin = "canal.instance.master.gtid";
-    return Status::OK();
-  }
-  if (start.timestamp_ms > 0) {
-    CANAL_RETURN_IF_ERROR(FindByTimestamp(query, info, start.timestamp_ms, &plan->point));
-    plan->origin = "canal.instance.master.timestamp=" + std::to_string(start.timestamp_ms);
-    return Status::OK();
-  }
-  mysql::MasterStatus ms;
-  CANAL_RETURN_IF_ERROR(query->ShowMasterStatus(&ms));
-  plan->point.file = ms.file;
-  plan->point.position = ms.position;
-  plan->origin = "the primary's current end (no cursor and no configured start)";
-  return Status::OK();
-}
 
 Status EventParser::StartDump(mysql::DumpConnection* dump, const mysql::ServerInfo& info, const StartPlan& plan) {
   // Events keep the checksum the binlog has, so the decoder can verify them.
@@ -542,7 +439,7 @@ Status EventParser::StartDump(mysql::DumpConnection* dump, const mysql::ServerIn
   CANAL_RETURN_IF_ERROR(dump->RegisterSlave(options_.slave_id));
   switch (plan.kind) {
     case StartPlan::Kind::kPosition:
-      return dump->DumpFromPosition(plan.point.file, static_cast<uint32_t>(plan.point.position), options_.slave_id);
+      return dump->DumpFromPosition(plan.point.file, static_cast<uint32_t>(DumpRequestOffset(plan.point.position)), options_.slave_id);
     case StartPlan::Kind::kMariaGtid:
       return dump->DumpFromPosition("", 4, options_.slave_id);
     case StartPlan::Kind::kMysqlGtid:
@@ -581,176 +478,6 @@ Status EventParser::SlaveIdConflict(const Status& server_error) const {
       std::to_string(options_.slave_id) + ", so the primary dropped this connection (" + server_error.ToString() +
       "); two canal-servers or replicas share the id: give this destination a unique " + std::string(kSlaveIdKey) +
       " in its instance.properties (the destination stays stopped until that file changes)");
-}
-
-EventParser::Outcome EventParser::HandleInvalidPosition(mysql::QueryConnection* query, const StartPlan& plan,
-                                                        const Status& cause, Status* error) {
-  const std::string where = plan.kind == StartPlan::Kind::kPosition ? "binlog position " + plan.point.ToString()
-                                                                    : "GTID position " + plan.gtid;
-  if (options_.on_invalid_position == InvalidPositionAction::kStop) {
-    *error = Status::NotFound(
-        "the primary " + options_.master.Address() + " cannot serve " + where + " (" + cause.ToString() +
-        "): the binlog was purged or the position is wrong. Set canal.instance.parser.invalid.position.action="
-        "earliest (re-read from the oldest binlog) or =latest (skip to the current end), or reset the cursor");
-    return Outcome::kFatal;
-  }
-  if (++invalid_position_jumps_ > 2) {
-    *error = Status::NotFound("the primary keeps refusing the start position after jumping: " + cause.ToString());
-    return Outcome::kFatal;
-  }
-  ResumePoint point;
-  if (options_.on_invalid_position == InvalidPositionAction::kEarliest) {
-    std::vector<mysql::BinaryLogFile> files;
-    Status s = query->ShowBinaryLogs(&files);
-    if (!s.ok() || files.empty()) {
-      *error = s.ok() ? Status::NotFound("SHOW BINARY LOGS returned nothing") : s;
-      return Outcome::kRetry;
-    }
-    point.file = files.front().name;
-    point.position = 4;
-  } else {
-    mysql::MasterStatus ms;
-    Status s = query->ShowMasterStatus(&ms);
-    if (!s.ok()) {
-      *error = s;
-      return Outcome::kRetry;
-    }
-    point.file = ms.file;
-    point.position = ms.position;
-  }
-  log_->error("[{}] the primary cannot serve {} ({}); jumping to the {} position {} as "
-              "canal.instance.parser.invalid.position.action says: changes in between are {}",
-              options_.destination, where, cause.ToString(),
-              options_.on_invalid_position == InvalidPositionAction::kEarliest ? "earliest" : "latest",
-              point.ToString(),
-              options_.on_invalid_position == InvalidPositionAction::kEarliest ? "re-read" : "skipped");
-  buffer_.ResetTo(point);
-  *error = cause;
-  return Outcome::kRestartNow;
-}
-
-// The first transaction that began at or after `timestamp_ms`. Binlog files
-// are found by the time of their FORMAT_DESCRIPTION (the file's creation), then
-// the chosen file is scanned transaction by transaction.
-Status EventParser::FindByTimestamp(mysql::QueryConnection* query, const mysql::ServerInfo& info,
-                                    int64_t timestamp_ms, ResumePoint* point) {
-  const uint32_t target = static_cast<uint32_t>((timestamp_ms + 999) / 1000);
-  std::vector<mysql::BinaryLogFile> files;
-  CANAL_RETURN_IF_ERROR(query->ShowBinaryLogs(&files));
-  if (files.empty()) return Status::NotFound("SHOW BINARY LOGS lists no binlog files");
-
-  // Streams `file` from 4, handing each event to `on_event` until it returns false.
-  auto scan = [&](const std::string& file,
-                  const std::function<Status(const binlog::Event&, const binlog::EventDecoder&, uint64_t, uint64_t,
-                                             bool*)>& on_event) -> Status {
-    mysql::DumpConnection dump(options_.master);
-    CANAL_RETURN_IF_ERROR(dump.Connect());
-    StartPlan plan;
-    plan.point.file = file;
-    plan.point.position = 4;
-    CANAL_RETURN_IF_ERROR(StartDump(&dump, info, plan));
-    binlog::EventDecoder decoder;
-    decoder.set_source_name(file);
-    const uint64_t last_size = files.back().size;
-    const bool last_file = file == files.back().name;
-    for (;;) {
-      std::string_view raw;
-      CANAL_RETURN_IF_ERROR(dump.ReadEvent(&raw));
-      if (raw.size() < 19) return Status::Corruption("short event while scanning " + file);
-      const auto type = static_cast<uint8_t>(raw[4]);
-      const uint32_t size = ReadLE32(raw.data() + 9);
-      const uint32_t log_pos = ReadLE32(raw.data() + 13);
-      if (type == static_cast<uint8_t>(binlog::EventType::kRotate) && !decoder.has_format()) continue;
-      binlog::Event ev;
-      CANAL_RETURN_IF_ERROR(decoder.Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(),
-                                           log_pos >= size ? log_pos - size : 0, &ev));
-      // The file ends at its ROTATE. One ended by a restart (STOP) or a crash
-      // (no last event) is followed at once by the next file's artificial
-      // ROTATE: either ends it, or the next file's events would pass for its own.
-      if (ev.As<binlog::RotateEvent>() != nullptr || type == static_cast<uint8_t>(binlog::EventType::kStop)) {
-        bool more = true;
-        CANAL_RETURN_IF_ERROR(on_event(ev, decoder, 0, 0, &more));  // end of this file
-        return Status::OK();
-      }
-      if (log_pos == 0 || ev.As<binlog::HeartbeatEvent>() != nullptr) continue;
-      bool more = true;
-      CANAL_RETURN_IF_ERROR(on_event(ev, decoder, log_pos - size, log_pos, &more));
-      if (!more) return Status::OK();
-      if (last_file && log_pos >= last_size) return Status::OK();  // reached the end as it was
-    }
-  };
-
-  // Newest file created at or before the target.
-  size_t chosen = files.size();
-  for (size_t i = files.size(); i-- > 0;) {
-    uint32_t created = 0;
-    CANAL_RETURN_IF_ERROR(scan(files[i].name, [&](const binlog::Event& ev, const binlog::EventDecoder&, uint64_t,
-                                                  uint64_t, bool* more) {
-      if (ev.As<const binlog::FormatDescription*>() != nullptr) {
-        created = ev.header.timestamp;
-        *more = false;
-      }
-      return Status::OK();
-    }));
-    if (created != 0 && created <= target) {
-      chosen = i;
-      break;
-    }
-  }
-  if (chosen == files.size()) {
-    log_->warn("[{}] canal.instance.master.timestamp={} is older than the oldest binlog {}; starting there",
-               options_.destination, timestamp_ms, files.front().name);
-    point->file = files.front().name;
-    point->position = 4;
-    return Status::OK();
-  }
-
-  struct Finder : TransactionSink {
-    uint32_t target;
-    bool found = false;
-    Transaction first;
-    Status OnTransaction(const Transaction& t) override {
-      if (t.timestamp >= target) {
-        found = true;
-        first.file = t.file;
-        first.begin_offset = t.begin_offset;
-        return Status::Aborted("found");
-      }
-      return Status::OK();
-    }
-  } finder;
-  finder.target = target;
-  TransactionBuffer buffer(&finder);
-  bool rotated = false;
-  uint64_t last_end = 4;
-  const std::string& name = files[chosen].name;
-  Status s = scan(name, [&](const binlog::Event& ev, const binlog::EventDecoder& dec, uint64_t off, uint64_t end,
-                            bool* more) {
-    if (end == 0) {
-      rotated = true;
-      return Status::OK();
-    }
-    last_end = end;
-    Status add = buffer.Add(ev, dec, name, off, end);
-    if (finder.found) {
-      *more = false;
-      return Status::OK();
-    }
-    return add;
-  });
-  CANAL_RETURN_IF_ERROR(s);
-  if (finder.found) {
-    point->file = finder.first.file;
-    point->position = finder.first.begin_offset;
-  } else if (rotated && chosen + 1 < files.size()) {
-    point->file = files[chosen + 1].name;
-    point->position = 4;
-  } else {
-    // Everything in the binlogs is older: start at the end as it was.
-    point->file = name;
-    point->position = last_end;
-  }
-  return Status::OK();
 }
 
 }  // namespace canal::parser

@@ -490,8 +490,9 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
 
   // Where to start.
   CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config.parser.start.journal_name));
+  // 64 bits: one huge transaction makes a binlog file larger than 4 GiB.
   CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.master.position", 0, 0,
-                                               std::numeric_limits<uint32_t>::max(), "a binlog offset",
+                                               std::numeric_limits<int64_t>::max(), "a binlog offset",
                                                &config.parser.start.position));
   if (config.parser.start.position != 0 && config.parser.start.journal_name.empty()) {
     std::optional<std::string> pos;

@@ -8,24 +8,19 @@
 
 #include "canal/meta/meta_manager.h"
 #include "canal/meta/slowest_cursor.h"
-#include "canal/parser/resume_from_cursor.h"
 
 namespace canal::server {
 
 // The parser's start: the slowest subscribed client's cursor.
-class Instance::CursorSource final : public parser::ResumePointSource {
+class Instance::CursorSource final : public parser::CursorSource {
  public:
   CursorSource(meta::MetaManager* meta, std::string destination) : meta_(meta), destination_(std::move(destination)) {}
 
-  Status LoadResumePoint(parser::ResumePoint* point, bool* found) override {
-    *found = false;
-    std::optional<LogPosition> cursor;
-    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &cursor));
-    if (!cursor) return Status::OK();
-    CANAL_RETURN_IF_ERROR(parser::ResumePointFromCursor(*cursor, point)
-                              .WithContext("the stored cursor of destination " + destination_ +
-                                           " (meta.dat; see docs/operations.md to reset it)"));
-    *found = true;
+  Status LoadCursor(LogPosition* cursor, bool* found) override {
+    std::optional<LogPosition> slowest;
+    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &slowest));
+    *found = slowest.has_value();
+    if (*found) *cursor = std::move(*slowest);
     return Status::OK();
   }
 

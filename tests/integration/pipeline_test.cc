@@ -34,15 +34,15 @@ constexpr uint16_t kPort = 13461;
 constexpr int kTxns = 600, kRowsPerTxn = 30;
 
 // The meta manager's slowest cursor as the parser's start position.
-class CursorSource : public parser::ResumePointSource {
+class CursorSource : public parser::CursorSource {
  public:
   CursorSource(meta::MetaManager* meta, std::string destination) : meta_(meta), destination_(std::move(destination)) {}
-  Status LoadResumePoint(parser::ResumePoint* point, bool* found) override {
-    std::optional<LogPosition> cursor;
-    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &cursor));
-    *found = cursor.has_value();
-    if (!*found) return Status::OK();
-    return parser::ResumePointFromCursor(*cursor, point);
+  Status LoadCursor(LogPosition* cursor, bool* found) override {
+    std::optional<LogPosition> slowest;
+    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &slowest));
+    *found = slowest.has_value();
+    if (*found) *cursor = std::move(*slowest);
+    return Status::OK();
   }
 
  private:

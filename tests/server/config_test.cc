@@ -233,7 +233,7 @@ TEST_F(ConfigTest, ReadsEveryInstanceKey) {
   Status s = LoadInstance("",
                           "canal.instance.master.address = db.example.com:3307\n"
                           "canal.instance.master.journal.name = mysql-bin.000004\n"
-                          "canal.instance.master.position = 1234\n"
+                          "canal.instance.master.position = 6442450944\n"
                           "canal.instance.master.timestamp = 1700000000000\n"
                           "canal.instance.master.gtid = 0-1-100\n"
                           "canal.instance.dbUsername = repl\n"
@@ -263,7 +263,7 @@ TEST_F(ConfigTest, ReadsEveryInstanceKey) {
   EXPECT_EQ(i.parser.master.host, "db.example.com");
   EXPECT_EQ(i.parser.master.port, 3307);
   EXPECT_EQ(i.parser.start.journal_name, "mysql-bin.000004");
-  EXPECT_EQ(i.parser.start.position, 1234u);
+  EXPECT_EQ(i.parser.start.position, 6442450944u);  // past 4 GiB: one huge transaction makes such a file
   EXPECT_EQ(i.parser.start.timestamp_ms, 1700000000000);
   EXPECT_EQ(i.parser.start.gtid, "0-1-100");
   EXPECT_EQ(i.parser.master.user, "repl");
@@ -346,6 +346,8 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
       {"canal.instance.master.address", "[::1:3306", "host:port"},
       {"canal.instance.master.address", ":3306", "host:port"},
       {"canal.instance.master.position", "12ab", "binlog offset"},
+      {"canal.instance.master.position", "-1", "binlog offset"},
+      {"canal.instance.master.position", "9223372036854775808", "binlog offset"},
       {"canal.instance.master.timestamp", "-5", "milliseconds"},
       {"canal.instance.master.timestamp", "yesterday", "milliseconds"},
       {"canal.instance.mysql.slaveId", "abc", "server id"},

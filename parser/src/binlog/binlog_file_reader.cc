@@ -179,6 +179,15 @@ Status BinlogFileReader::Next(Event* event, bool* eof) {
   return decoder_->Decode(p, size, at, event);
 }
 
+Status BinlogFileReader::Seek(uint64_t position) {
+  if (decoder_->has_pending_inner() || position < pos_ || position > size_) {
+    return Status::InvalidArgument(name_ + ": cannot start at offset " + std::to_string(position) + " (the file has " +
+                                   std::to_string(size_) + " bytes, reading is at " + std::to_string(pos_) + ")");
+  }
+  pos_ = position;
+  return Status::OK();
+}
+
 Status ExpandBinlogPaths(const std::vector<std::string>& args, std::vector<std::string>* files) {
   namespace fs = std::filesystem;
   files->clear();

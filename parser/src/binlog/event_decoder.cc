@@ -96,6 +96,12 @@ Status EventDecoder::PeekEventSize(const uint8_t* data, size_t available, uint64
   return Status::OK();
 }
 
+void EventDecoder::Relocate(uint64_t offset, Event* event) {
+  event->offset = offset;
+  if (auto* rows = std::get_if<RowsEvent>(&event->body)) rows->offset = offset;
+  if (payload_->active) payload_->outer_offset = offset;
+}
+
 Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, Event* event) {
   event->offset = offset;
   event->in_payload = false;
@@ -218,16 +224,18 @@ Status EventDecoder::NextInner(Event* event, bool* done) {
   }
   const uint8_t* p = reinterpret_cast<const uint8_t*>(ps.buffer.data()) + ps.pos;
   size_t avail = ps.buffer.size() - ps.pos;
-  std::string where = "inside TRANSACTION_PAYLOAD at byte " + std::to_string(ps.pos) + ": ";
+  // Built only on failure: this runs for every event of a compressed transaction.
+  const size_t at = ps.pos;
+  auto where = [at] { return "inside TRANSACTION_PAYLOAD at byte " + std::to_string(at) + ": "; };
   if (avail < 19) {
     ps.active = false;
-    return Fail(Status::Code::kTruncated, ps.outer_offset, where + "event header truncated");
+    return Fail(Status::Code::kTruncated, ps.outer_offset, where() + "event header truncated");
   }
   uint32_t size = LoadU32LE(p + 9);
   if (size < 19 || size > avail) {
     ps.active = false;
     return Fail(Status::Code::kCorruption, ps.outer_offset,
-                where + "event size " + std::to_string(size) + " does not fit the " + std::to_string(avail) +
+                where() + "event size " + std::to_string(size) + " does not fit the " + std::to_string(avail) +
                     " byte(s) left");
   }
   event->offset = ps.outer_offset;
@@ -246,13 +254,13 @@ Status EventDecoder::NextInner(Event* event, bool* done) {
   if (h.type() == EventType::kTransactionPayload || h.type() == EventType::kFormatDescription) {
     ps.active = false;
     return Fail(Status::Code::kCorruption, ps.outer_offset,
-                where + EventTypeLabel(h.type_code) + " event cannot appear inside a payload");
+                where() + EventTypeLabel(h.type_code) + " event cannot appear inside a payload");
   }
   // Events inside a payload carry no checksums of their own.
   Status s = DecodeBody(p + 19, size - 19, event);
   if (!s.ok()) {
     ps.active = false;
-    return s.WithContext(where);
+    return s.WithContext(where());
   }
   if (ps.pos >= ps.buffer.size()) ps.active = false;
   return Status::OK();

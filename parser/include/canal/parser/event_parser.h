@@ -2,7 +2,7 @@
 // binlog from the right place, decodes it, and hands whole transactions to a
 // TransactionSink, for as long as it runs.
 //
-// Start position, first match wins: the stored cursor (ResumePointSource: the
+// Start position, first match wins: the stored cursor (CursorSource: the
 // meta manager), canal.instance.master.journal.name/position, .gtid,
 // .timestamp (the first transaction that began at or after it, found by
 // scanning the binlog files), else the primary's current end.
@@ -14,6 +14,10 @@
 // earliest or latest position. Configuration errors (wrong password, missing
 // REPLICATION SLAVE, binlog_format not ROW, ...) stop it with a message that
 // names the fix; they are not retried.
+//
+// The jobs live apart: the start position (start_position.cc), the
+// connection and backoff policy (event_parser.cc), and the hot loop over a
+// BinlogSource (EventLoop, also run over binlog files by tests and tools).
 //
 // Threads: Run() loops on the caller's thread; Start() runs it on a thread of
 // its own. Stop() and status() may be called from any thread.
@@ -33,6 +37,7 @@
 #include "canal/common/log_position.h"
 #include "canal/schema/history_store.h"
 #include "canal/common/status.h"
+#include "canal/parser/event_loop.h"
 #include "canal/parser/mysql/connection_options.h"
 #include "canal/parser/transaction.h"
 #include "canal/parser/transaction_buffer.h"
@@ -65,12 +70,16 @@ enum class InvalidPositionAction : uint8_t {
 };
 Status ParseInvalidPositionAction(std::string_view text, InvalidPositionAction* action);
 
-// Where a stored cursor comes from (the meta manager); optional.
-class ResumePointSource {
+// Where the stored cursor comes from (the meta manager: the slowest
+// subscribed client's); optional. The cursor is the one type every module
+// uses for it — LogPosition, as the sink writes it into each entry and the
+// meta manager keeps it — and only the parser turns it into where to dump
+// (ResumePointFromCursor).
+class CursorSource {
  public:
-  virtual ~ResumePointSource() = default;
+  virtual ~CursorSource() = default;
   // *found = false when there is no cursor yet.
-  virtual Status LoadResumePoint(ResumePoint* point, bool* found) = 0;
+  virtual Status LoadCursor(LogPosition* cursor, bool* found) = 0;
 };
 
 struct EventParserOptions {
@@ -123,7 +132,7 @@ std::string_view ParserErrorKind(const Status& error);
 
 class EventParser {
  public:
-  EventParser(EventParserOptions options, TransactionSink* sink, ResumePointSource* cursor = nullptr,
+  EventParser(EventParserOptions options, TransactionSink* sink, CursorSource* cursor = nullptr,
               std::shared_ptr<spdlog::logger> logger = nullptr);
   ~EventParser();
   EventParser(const EventParser&) = delete;
@@ -160,7 +169,7 @@ class EventParser {
 
   EventParserOptions options_;
   TransactionSink* sink_;
-  ResumePointSource* cursor_;
+  CursorSource* cursor_;
   std::shared_ptr<spdlog::logger> log_;
   TransactionBuffer buffer_;
   bool start_resolved_ = false;
@@ -176,9 +185,7 @@ class EventParser {
   Status fatal_;
   mysql::DumpConnection* live_dump_ = nullptr;
   // Status fields the loop updates without the lock (read under it for snapshots).
-  std::atomic<uint64_t> events_{0}, rows_events_{0}, bytes_{0};
-  std::atomic<uint32_t> last_event_time_{0};
-  std::atomic<bool> caught_up_{false};
+  LoopCounters counters_;
 };
 
 }  // namespace canal::parser

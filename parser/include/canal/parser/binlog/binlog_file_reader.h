@@ -36,6 +36,10 @@ class BinlogFileReader {
   // Truncated error naming the offset.
   Status Next(Event* event, bool* eof);
 
+  // Moves to `position` (an event's start, at or after the current position,
+  // not inside a payload): a start position inside the file.
+  Status Seek(uint64_t position);
+
   const std::string& path() const { return name_; }
   uint64_t size() const { return size_; }
   uint64_t position() const { return pos_; }

@@ -46,6 +46,11 @@ class EventDecoder {
   // must stay valid while the returned Event is used.
   Status Decode(const uint8_t* data, size_t size, uint64_t offset, Event* event);
 
+  // Moves the event just decoded (and a payload's events still to come) to
+  // `offset`: for a stream whose source learns the event's place only from
+  // its header (a dump in which the server skipped bytes).
+  void Relocate(uint64_t offset, Event* event);
+
   // After a TRANSACTION_PAYLOAD event: decodes the next event inside it into
   // *event, or sets *done when the payload is exhausted.
   Status NextInner(Event* event, bool* done);
