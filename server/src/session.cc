@@ -17,6 +17,7 @@
 #include <limits>
 #include <mutex>
 #include <random>
+#include <vector>
 
 #include "canal/meta/meta_manager.h"
 #include "canal/packet.pb.h"
@@ -402,15 +403,24 @@ void Session::FailEvicted() {
   const std::string& destination = subscription_->identity.destination;
   std::string message = "destination " + destination + " is not active on canal server " + local_address_ +
                         " any more (" + evicted_ + ")";
-  if (outstanding_.empty()) {
+  // The subscribed run's ring says whether batches are out: the meta's
+  // records of them may be gone already (a new run here clears them).
+  const store::RingStoreStats ring = subscription_->store->stats();
+  if (ring.get_sequence == ring.ack_sequence) {
     Fail(kErrorGeneral, message + "; reconnect to the active server");
     return;
   }
+  std::vector<meta::Batch> batches;
+  if (Status s = subscription_->destination->meta()->ListBatches(subscription_->identity, &batches); !s.ok()) {
+    batches.clear();  // the message then names no id
+  }
+  const std::string which = batches.empty() ? "the batches handed out were"
+                            : "batch " + std::to_string(batches.front().id) +
+                                  (batches.size() > 1 ? " and later ones were" : " was");
   // Whatever the client acks from now on is not applied here: say so with
   // 409, which also answers an ack already on its way.
-  Fail(kErrorAckNotApplied, message + "; batch " + std::to_string(outstanding_.front().batch_id) +
-                                (outstanding_.size() > 1 ? " and later ones were" : " was") +
-                                " not acked here and will be delivered again: reconnect to the active server");
+  Fail(kErrorAckNotApplied,
+       message + "; " + which + " not acked here and will be delivered again: reconnect to the active server");
 }
 
 void Session::Fail(int32_t code, std::string message) {
@@ -531,7 +541,8 @@ bool Session::Holds(const meta::ClientIdentity& identity) const {
 
 bool Session::ServedHere() const {
   const std::shared_ptr<Destination> found = context_->registry->Find(subscription_->identity.destination);
-  return evicted_.empty() && found != nullptr && found == subscription_->destination && found->running();
+  return evicted_.empty() && found != nullptr && found == subscription_->destination && found->running() &&
+         found->store() == subscription_->store;  // the run subscribed to, whose ring holds the batches
 }
 
 bool Session::StillServed(std::string_view request, int32_t code) {
@@ -544,7 +555,7 @@ bool Session::StillServed(std::string_view request, int32_t code) {
   if (!evicted_.empty()) {
     message += " is not active on canal server " + local_address_ + " any more (" + why +
                "); reconnect to the active server";
-  } else if (found != nullptr && found != subscription_->destination) {
+  } else if (found != nullptr && (found != subscription_->destination || found->store() != subscription_->store)) {
     message += " was restarted on canal server " + local_address_ + (why.empty() ? "" : " (" + why + ")") +
                "; subscribe again";
   } else if (found != nullptr) {  // stopping in place (the registry's reasons are about other instances)
@@ -621,10 +632,15 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   if (Status s = meta->ClearAllBatches(identity); !s.ok()) {
     log_->warn("canal server {}: {}: clearing stale batches: {}", local_address_, Describe(), s.ToString());
   }
-  dest->store()->Rollback();
-  subscription_ = Subscription{std::move(dest), identity, client_id};
+  std::shared_ptr<store::RingStore> ring = dest->store();
+  if (ring == nullptr) {  // stopped between the check above and here
+    context_->holders.Release(destination, this);
+    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + local_address_);
+    return false;
+  }
+  ring->Rollback();
+  subscription_ = Subscription{std::move(dest), std::move(ring), identity, client_id};
   client_label_ = " (client id " + client_id + ", destination " + destination + ")";
-  outstanding_.clear();
   meter_.Attach(context_->options.client_stats.get(), destination, peer_, client_id);
   log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), ClientText(filter));
   return true;
@@ -691,7 +707,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   }
   if (!StillServed("get")) co_return;
   const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
-  const std::shared_ptr<store::RingStore> store = dest->store();  // and its ring, across the wait
+  const std::shared_ptr<store::RingStore> store = subscription_->store;  // and its ring, across the wait
   const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
   // Low latency: any entry ends the wait (Canal's rule waits for a full batch).
   const bool any = get.low_latency() || context_->options.low_latency_get;
@@ -723,21 +739,21 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     reply_ = true;
     co_return;
   }
+  // The meta's record is the batch's only one: everything the ack needs.
   meta::PositionRange range;
   range.start = batch_.first_position;
   range.end = batch_.last_position;
   if (batch_.safe_position) range.ack = *batch_.safe_position;
+  range.store_ack = batch_.end_sequence;
+  // (The entries' meta shares the cache line the ring's get just read.)
+  for (const store::EntryView& e : batch_.entries) range.rows += e.meta->rows;
   int64_t batch_id = 0;
   if (Status s = dest->meta()->AddBatch(subscription_->identity, range, &batch_id); !s.ok()) {
     // The entries go back to the ring when the session ends.
     Fail(kErrorGeneral, "get on canal server " + local_address_ + " failed: " + s.ToString());
     co_return;
   }
-  uint64_t rows = 0;  // (the entries' meta shares the cache line the ring's get just read)
-  for (const store::EntryView& e : batch_.entries) rows += e.meta->rows;
-  const int64_t exec_ms = batch_.last_position.timestamp_ms;
-  meter_.Got(rows, exec_ms);
-  outstanding_.push_back({batch_id, batch_.end_sequence, batch_.safe_position, rows, exec_ms});
+  meter_.Got(range.rows, range.end.timestamp_ms);
   if (Status s = EncodeMessagesFrame(batch_id, batch_, &out_); !s.ok()) {
     Fail(kErrorGeneral, s.ToString());
     co_return;
@@ -786,22 +802,18 @@ Status Session::AckBatch(int64_t batch_id) {
     }
     return s;  // "... batchId:N is not the firstly:M", Canal's words
   }
-  if (outstanding_.empty() || outstanding_.front().batch_id != batch_id) {
-    return Status::Aborted("ack of batch " + std::to_string(batch_id) +
-                           ": the session's batches disagree with the meta manager" + where);
-  }
-  const Outstanding batch = outstanding_.front();
-  outstanding_.pop_front();
-  if (Status s = sub.destination->store()->Ack(batch.end_sequence); !s.ok()) {
+  // (Only this session adds batches for its client, to its run's ring: the
+  // subscription cleared any older ones, so store_ack points into sub.store.)
+  if (Status s = sub.store->Ack(removed.store_ack); !s.ok()) {
     return Status::Aborted("ack of batch " + std::to_string(batch_id) + ": " + std::string(s.message()) + where);
   }
-  if (batch.safe_position) {
-    if (Status s = meta->UpdateCursor(sub.identity, *batch.safe_position); !s.ok()) {
+  if (!removed.ack.empty()) {
+    if (Status s = meta->UpdateCursor(sub.identity, removed.ack); !s.ok()) {
       return Status::Aborted("ack of batch " + std::to_string(batch_id) + ": " + s.ToString() + where);
     }
   }
   acks_pending_ = true;
-  meter_.Acked(batch.rows, batch.exec_ms);
+  meter_.Acked(removed.rows, removed.end.timestamp_ms);
   return Status::OK();
 }
 
@@ -835,18 +847,25 @@ void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
   if (batch_id == -1) return;  // the id of an empty get
   if (batch_id != 0) {
     const std::string where = " (" + identity.ToString() + " on canal server " + local_address_ + ")";
-    bool known = false;
-    for (const Outstanding& o : outstanding_) known = known || o.batch_id == batch_id;
-    if (!known) {
+    meta::MetaManager* meta = subscription_->destination->meta();
+    meta::PositionRange range;
+    std::optional<meta::Batch> first;
+    Status s = meta->GetBatch(subscription_->identity, batch_id, &range);
+    if (s.IsNotFound()) {
       Fail(kErrorGeneral, "rollback error, clientId:" + subscription_->client_id_text + " batchId:" +
                               std::to_string(batch_id) + " is not exist , please check" + where);
       return;
     }
+    if (s.ok()) s = meta->GetFirstBatch(subscription_->identity, &first);
+    if (!s.ok()) {
+      Fail(kErrorGeneral, "rollback of batch " + std::to_string(batch_id) + " failed: " + s.ToString() + where);
+      return;
+    }
     // The ring rewinds to the acked position only, so only the oldest batch
     // (with everything after it) can be rolled back.
-    if (outstanding_.front().batch_id != batch_id) {
-      Fail(kErrorGeneral, "batchId:" + std::to_string(batch_id) + " is not the firstly:" +
-                              std::to_string(outstanding_.front().batch_id) + where);
+    if (first && first->id != batch_id) {
+      Fail(kErrorGeneral,
+           "batchId:" + std::to_string(batch_id) + " is not the firstly:" + std::to_string(first->id) + where);
       return;
     }
   }
@@ -858,8 +877,7 @@ void Session::RollbackAll() {
   if (Status s = sub.destination->meta()->ClearAllBatches(sub.identity); !s.ok()) {
     log_->warn("canal server {}: {}: clearing batches: {}", local_address_, Describe(), s.ToString());
   }
-  sub.destination->store()->Rollback();
-  outstanding_.clear();
+  sub.store->Rollback();
 }
 
 awaitable<Status> Session::FlushAcksOffThread() {
@@ -935,7 +953,7 @@ Status Session::FlushAcks() {
 void Session::EndSubscription() {
   if (!subscription_) return;
   Subscription& sub = *subscription_;
-  sub.destination->store()->CancelNotify();
+  sub.store->CancelNotify();
   // Whatever was handed out and not acked goes to the next subscriber.
   RollbackAll();
   if (Status s = FlushAcks(); !s.ok()) log_->error("{}", s.message());

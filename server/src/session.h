@@ -93,15 +93,14 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& remote_host() const { return remote_host_; }
 
  private:
-  struct Outstanding {
-    int64_t batch_id = 0;
-    uint64_t end_sequence = 0;                  // ring Ack point
-    std::optional<LogPosition> safe_position;   // where the cursor may move
-    uint64_t rows = 0;                          // table rows in the batch (metrics)
-    int64_t exec_ms = 0;                        // event time of its last entry (metrics)
-  };
+  // In-flight batches live in the meta manager only (meta_types.h's
+  // PositionRange carries the ring's ack point and the cursor's ack position):
+  // the session keeps no copy of them.
   struct Subscription {
     std::shared_ptr<Destination> destination;
+    // The ring of the run subscribed to: acks and rollbacks go to it, and it
+    // tells whether batches are out even after a new run cleared the meta's.
+    std::shared_ptr<store::RingStore> store;
     meta::ClientIdentity identity;
     std::string client_id_text;
   };
@@ -214,7 +213,6 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string username_;
   std::optional<Subscription> subscription_;
   std::string client_label_;  // " (client id 1001, destination example)" once subscribed, for logs
-  std::deque<Outstanding> outstanding_;  // oldest first, same ids as the meta manager's
   bool acks_pending_ = false;            // acked since the last Flush began
   bool flush_running_ = false;           // RunFlush is writing on the blocking pool
   Status flush_status_;                  // RunFlush's failure, for the next reply

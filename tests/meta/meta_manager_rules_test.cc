@@ -19,30 +19,14 @@ using testing::Pos;
 using testing::Range;
 using testing::ScratchDir;
 
-struct BackEnd {
-  std::string name;
-  std::function<std::unique_ptr<MetaManager>(const std::string& dir)> make;
-};
-
-class MetaManagerRulesTest : public ::testing::TestWithParam<BackEnd> {
+class MetaManagerRulesTest : public testing::BackEndTest {
  protected:
-  void SetUp() override {
-    meta_ = GetParam().make(dir_.path());
-    ASSERT_TRUE(meta_->Start().ok());
-    ASSERT_TRUE(meta_->Subscribe(client_).ok());
-  }
-  void TearDown() override { EXPECT_TRUE(meta_->Stop().ok()); }
-
   int64_t Add(const ClientIdentity& c, uint64_t from) {
     int64_t id = -1;
     Status s = meta_->AddBatch(c, Range(from, from + 10), &id);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return id;
   }
-
-  ScratchDir dir_;
-  std::unique_ptr<MetaManager> meta_;
-  ClientIdentity client_ = Client();
 };
 
 TEST_P(MetaManagerRulesTest, BatchIdsCountFromOnePerClient) {
@@ -300,17 +284,7 @@ TEST_P(MetaManagerRulesTest, CallsBeforeStartAreAborted) {
   EXPECT_EQ(fresh->HasSubscribe(client_, &subscribed).code(), Status::Code::kAborted);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllBackEnds, MetaManagerRulesTest,
-    ::testing::Values(BackEnd{"Memory", [](const std::string&) -> std::unique_ptr<MetaManager> {
-                                return std::make_unique<MemoryMetaManager>();
-                              }},
-                      BackEnd{"File",
-                              [](const std::string& dir) -> std::unique_ptr<MetaManager> {
-                                return std::make_unique<FileMetaManager>(
-                                    FileMetaOptions{dir, std::chrono::milliseconds(1000)});
-                              }}),
-    [](const ::testing::TestParamInfo<BackEnd>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(AllBackEnds, MetaManagerRulesTest, testing::LocalBackEnds(), testing::BackEndName);
 
 }  // namespace
 }  // namespace canal::meta

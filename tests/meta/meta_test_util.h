@@ -1,15 +1,20 @@
 // Helpers shared by the meta tests: a scratch directory and sample values.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "canal/common/log_position.h"
+#include "canal/meta/file_meta_manager.h"
+#include "canal/meta/memory_meta_manager.h"
 #include "canal/meta/meta_types.h"
 
 namespace canal::meta::testing {
@@ -70,5 +75,40 @@ inline ClientIdentity Client(int16_t id = 1001, const std::string& destination =
                              const std::string& filter = "") {
   return ClientIdentity{destination, id, filter};
 }
+
+// A MetaManager back end for parameterised tests: `make` builds one keeping
+// its files (if any) under the given directory.
+struct BackEnd {
+  std::string name;
+  std::function<std::unique_ptr<MetaManager>(const std::string& dir)> make;
+};
+
+// Every back end that runs without a server (ZooKeeper's has its own suite).
+inline auto LocalBackEnds() {
+  return ::testing::Values(BackEnd{"Memory", [](const std::string&) -> std::unique_ptr<MetaManager> {
+                                     return std::make_unique<MemoryMetaManager>();
+                                   }},
+                           BackEnd{"File", [](const std::string& dir) -> std::unique_ptr<MetaManager> {
+                                     return std::make_unique<FileMetaManager>(
+                                         FileMetaOptions{dir, std::chrono::milliseconds(1000)});
+                                   }});
+}
+
+inline std::string BackEndName(const ::testing::TestParamInfo<BackEnd>& info) { return info.param.name; }
+
+// A started manager of the parameter's back end with Client() subscribed.
+class BackEndTest : public ::testing::TestWithParam<BackEnd> {
+ protected:
+  void SetUp() override {
+    meta_ = GetParam().make(dir_.path());
+    ASSERT_TRUE(meta_->Start().ok());
+    ASSERT_TRUE(meta_->Subscribe(client_).ok());
+  }
+  void TearDown() override { EXPECT_TRUE(meta_->Stop().ok()); }
+
+  ScratchDir dir_;
+  std::unique_ptr<MetaManager> meta_;
+  ClientIdentity client_ = Client();
+};
 
 }  // namespace canal::meta::testing

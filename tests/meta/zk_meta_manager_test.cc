@@ -222,6 +222,37 @@ TEST_F(ZkMetaManagerTest, ANewActiveServerResumesAtTheFlushedCursor) {
   EXPECT_EQ(cursor->position, 77u);
 }
 
+// The batch record is the server's only one of an in-flight batch (the
+// session acks from it): the cursor's ack position, the ring's ack point and
+// the rows come back as recorded across flushes, and a Reload (a new active
+// run) forgets them, as the session's new-run check expects.
+TEST_F(ZkMetaManagerTest, BatchRecordsComeBackWholeAcrossFlushesAndAReloadForgetsThem) {
+  auto m = StartManager(zk_.get());
+  ASSERT_TRUE(m->Subscribe(Client(1001)).ok());
+  PositionRange range{Pos("f", 4), Pos("f", 9), Pos("f", 7)};
+  range.store_ack = 42;
+  range.rows = 5;
+  int64_t id = 0;
+  ASSERT_TRUE(m->AddBatch(Client(1001), range, &id).ok());
+  ASSERT_TRUE(m->UpdateCursor(Client(1001), Pos("f", 3)).ok());
+  ASSERT_TRUE(m->Flush(dest_).ok());
+  PositionRange got;
+  ASSERT_TRUE(m->GetBatch(Client(1001), id, &got).ok());
+  EXPECT_EQ(got, range);
+  PositionRange removed;
+  ASSERT_TRUE(m->RemoveBatch(Client(1001), id, &removed).ok());
+  EXPECT_EQ(removed, range);
+  EXPECT_EQ(removed.ack, Pos("f", 7));
+  EXPECT_EQ(removed.store_ack, 42u);
+  EXPECT_EQ(removed.rows, 5u);
+
+  ASSERT_TRUE(m->AddBatch(Client(1001), range, &id).ok());
+  ASSERT_TRUE(m->Reload(dest_).ok());
+  std::vector<Batch> batches;
+  ASSERT_TRUE(m->ListBatches(Client(1001), &batches).ok());
+  EXPECT_TRUE(batches.empty());
+}
+
 TEST_F(ZkMetaManagerTest, UnsubscribeRemovesTheClientNodes) {
   auto m = StartManager(zk_.get());
   ASSERT_TRUE(m->Subscribe(Client(1001, "x")).ok());

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "canal/entry.pb.h"
 #include "canal/meta/memory_meta_manager.h"
@@ -82,7 +84,8 @@ class MemoryDestination : public Destination {
     return o;
   }
 
-  explicit MemoryDestination(std::string name, store::RingStoreOptions options = SmallRing()) : name_(std::move(name)) {
+  explicit MemoryDestination(std::string name, store::RingStoreOptions options = SmallRing())
+      : name_(std::move(name)), options_(options) {
     std::unique_ptr<store::RingStore> ring;
     Status s = store::RingStore::Create(options, &ring);
     if (!s.ok()) throw std::runtime_error(s.ToString());
@@ -93,7 +96,10 @@ class MemoryDestination : public Destination {
 
   const std::string& name() const override { return name_; }
   bool running() const override { return running_.load(); }
-  std::shared_ptr<store::RingStore> store() override { return store_; }
+  std::shared_ptr<store::RingStore> store() override {
+    std::lock_guard lock(mu_);
+    return store_;
+  }
   meta::MetaManager* meta() override { return &meta_; }
   CountingMetaManager* counting_meta() { return &meta_; }
 
@@ -127,6 +133,23 @@ class MemoryDestination : public Destination {
   }
   void set_running(bool running) { running_.store(running); }
 
+  // What Instance::Start does for a new run: a fresh ring, and the batches
+  // of every client cleared (they pointed into the old ring).
+  Status NewRun() {
+    std::unique_ptr<store::RingStore> ring;
+    CANAL_RETURN_IF_ERROR(store::RingStore::Create(options_, &ring));
+    std::shared_ptr<store::RingStore> old;
+    {
+      std::lock_guard lock(mu_);
+      old = std::exchange(store_, std::move(ring));
+    }
+    old->Stop();
+    std::vector<meta::ClientIdentity> clients;
+    CANAL_RETURN_IF_ERROR(meta_.ListClients(name_, &clients));
+    for (const meta::ClientIdentity& c : clients) CANAL_RETURN_IF_ERROR(meta_.ClearAllBatches(c));
+    return Status::OK();
+  }
+
   // The serialised Entry a test puts at `offset` (its header names the offset).
   static std::string EntryBytes(uint64_t offset) {
     entry::Entry e;
@@ -152,7 +175,7 @@ class MemoryDestination : public Destination {
     m.kind = safe ? store::EntryKind::kTransactionEnd : store::EntryKind::kOther;
     m.safe_resume_point = safe;
     m.position = Position(offset);
-    return store_->Put(EntryBytes(offset), m);
+    return store()->Put(EntryBytes(offset), m);
   }
 
   // Puts offsets [first, first + n).
@@ -163,7 +186,8 @@ class MemoryDestination : public Destination {
 
  private:
   const std::string name_;
-  std::shared_ptr<store::RingStore> store_;
+  const store::RingStoreOptions options_;
+  std::shared_ptr<store::RingStore> store_;  // guarded by mu_
   CountingMetaManager meta_;
   std::atomic<bool> running_{true};
   mutable std::mutex mu_;

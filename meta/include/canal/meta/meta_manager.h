@@ -7,7 +7,8 @@
 // - Cursor: the position of the last entry the client acked. It moves when the
 //   session acks a batch (UpdateCursor with the batch's ack position); nothing
 //   here forces it forward, because binlog names restart after RESET MASTER.
-// - Batches: batch id -> PositionRange, memory-only in every back end (as in
+// - Batches: batch id -> PositionRange, the server's only record of a batch
+//   handed out and not acked (see meta_types.h), memory-only in every back end (as in
 //   Canal: after a restart, delivery resumes from the cursor). Ids count from 1
 //   per client and are never reused while the manager lives, even across
 //   ClearAllBatches or unsubscribe, so a stale ack cannot match a new batch.

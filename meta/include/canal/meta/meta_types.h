@@ -48,16 +48,26 @@ struct LogIdentity {
   }
 };
 
-// The positions of one batch: first and last entry, and the position a cursor
-// may move to when the batch is acked (the end of the last complete
-// transaction in it; empty when the batch holds no such point).
+// One batch handed to a client: the positions of its first and last entry,
+// the position a cursor may move to when the batch is acked (the end of the
+// last complete transaction in it; empty when the batch holds no such point),
+// and what the server needs to release it. This record is the only one of an
+// in-flight batch: the session keeps no copy, the store only its get and ack
+// sequences. store_ack and rows are opaque here, kept in memory like the
+// batch, and mean something only to the server run that handed the batch out
+// (which is why every new run and every new subscriber clears the batches).
 struct PositionRange {
   LogPosition start;
   LogPosition end;
   LogPosition ack;
+  // The store's ack point (the ring's end sequence): two entries of one
+  // batch can share a position, so the position cannot stand in for it.
+  uint64_t store_ack = 0;
+  uint64_t rows = 0;  // table rows in the batch, for the ack metrics
 
   friend bool operator==(const PositionRange& a, const PositionRange& b) {
-    return a.start == b.start && a.end == b.end && a.ack == b.ack;
+    return a.start == b.start && a.end == b.end && a.ack == b.ack && a.store_ack == b.store_ack &&
+           a.rows == b.rows;
   }
 };
 
