@@ -299,9 +299,14 @@ TEST_F(HostileClients, HugeAuthFramesFromSixteenConnectionsCostNothing) {
 pid_t IdleConnectionsChild(uint16_t port, int n, const int (&release)[2]) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
-  // Child: system calls only (the parent has threads). Only the parent may
-  // hold the write end, or the read below never sees the end.
-  ::close(release[1]);
+  // Child: system calls only (the parent has threads). Keep nothing but the
+  // release pipe's read end: an inherited descriptor of another thread's
+  // (the write end of the writer's popen, half set up at the fork) would keep
+  // that pipe open until this child exits, and the writer would wait forever.
+  // Only the parent may hold the release pipe's write end, for the same reason.
+  const unsigned keep = static_cast<unsigned>(release[0]);
+  if (keep > 3) ::close_range(3, keep - 1, 0);
+  ::close_range(keep + 1, ~0u, 0);
   int opened = 0;
   for (int i = 0; i < n; ++i) opened += ConnectRaw(port, false) >= 0;
   char b;
