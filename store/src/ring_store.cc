@@ -1,5 +1,7 @@
 #include "canal/store/ring_store.h"
 
+#include "buffer_pool.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <limits>
@@ -24,6 +26,10 @@ constexpr auto kSeqCst = std::memory_order_seq_cst;
 constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr auto kAcquire = std::memory_order_acquire;
 constexpr auto kRelease = std::memory_order_release;
+
+// Buffers the pool may hold: about a batch of entries, enough to carry the
+// producer from one ack to the next (bytes are bounded by the retained budget).
+constexpr size_t kPoolBuffers = 1024;
 
 uint64_t SaturatingMul(uint64_t a, uint64_t b) {
   if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
@@ -96,7 +102,8 @@ RingStore::RingStore(const RingStoreOptions& options)
       asymmetric_fences_(AsymmetricFencesAvailable()),
       retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
       retained_budget_(options.ByteBound()),
-      slots_(new Slot[options.buffer_size]) {}
+      slots_(new Slot[options.buffer_size]),
+      pool_(std::make_unique<BufferPool>(std::min<size_t>(options.buffer_size, kPoolBuffers))) {}
 
 RingStore::~RingStore() = default;
 
@@ -192,6 +199,12 @@ void RingStore::TakeRetained(const Slot& slot) {
   }
 }
 
+void RingStore::TakePooled(std::string* bytes) {
+  if (!pool_->Pop(bytes)) return;
+  // Pooled bytes count as kept until taken, as a kept slot's do.
+  retained_taken_.store(retained_taken_.load(kRelaxed) + HeapCapacity(*bytes), kRelaxed);
+}
+
 bool RingStore::MayKeep(size_t capacity, size_t size) const {
   // What a slot may hold: the spare a small entry may keep, or at most twice
   // its own entry (what a growing std::string reaches). Held bytes bound the
@@ -254,6 +267,7 @@ Status RingStore::Put(std::string* bytes, const EntryMeta& meta) {
     CopyInto(slot, *bytes);
     std::string().swap(*bytes);
   }
+  if (HeapCapacity(*bytes) == 0) TakePooled(bytes);
   Publish(put, put_bytes, slot, meta);
   return Status::OK();
 }
@@ -467,16 +481,24 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
   const uint64_t acked_heap = end_heap - ack_heap_;
   ack_heap_ = end_heap;
   if (kept - taken + acked_heap <= retained_budget_) {
-    // All of them fit (the usual case for small entries): no walk.
+    // All of them fit (the usual case for small entries): the walk only
+    // moves buffers into the pool while it has room (none once it is full).
+    for (uint64_t s = from; s < to && !pool_->Full(); ++s) {
+      std::string& bytes = slots_[s & mask_].bytes;
+      if (HeapCapacity(bytes) != 0) pool_->Push(&bytes);
+    }
     retained_kept_.store(kept + acked_heap, kRelaxed);
     return;
   }
+  bool pool_full = pool_->Full();
   for (uint64_t s = from; s < to; ++s) {
     std::string& bytes = slots_[s & mask_].bytes;
     const size_t held = HeapCapacity(bytes);
     if (held == 0) continue;
     if (kept - taken + held <= retained_budget_) {
       kept += held;
+      // The pool first: the producer takes from it before it reaches this slot again.
+      if (!pool_full && !pool_->Push(&bytes)) pool_full = true;
     } else {
       std::string().swap(bytes);
     }

@@ -125,6 +125,8 @@ struct RingStoreStats {
   uint64_t retained_budget_bytes = 0;
 };
 
+class BufferPool;
+
 class RingStore {
  public:
   using DataCallback = std::function<void()>;
@@ -252,7 +254,10 @@ class RingStore {
   // Producer: the slot's buffer (kept at its ack, or freed) leaves the
   // retained count as the producer reuses the slot.
   void TakeRetained(const Slot& slot);
-  // Consumer: keeps or frees the buffers of the slots of [from, to).
+  // Producer: *bytes has no heap buffer: take a pooled one, if any.
+  void TakePooled(std::string* bytes);
+  // Consumer: keeps (in their slots or the pool) or frees the buffers of the
+  // slots of [from, to).
   void RetainOrRelease(uint64_t from, uint64_t to);
   // Publishes the entry now in `slot` (its bytes already filled in).
   void Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const EntryMeta& meta);
@@ -275,6 +280,8 @@ class RingStore {
   const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
   const uint64_t retained_budget_;    // heap bytes acked slots may keep in all
   std::unique_ptr<Slot[]> slots_;
+  // Acked buffers on their way back to the producer (within the retained budget).
+  std::unique_ptr<BufferPool> pool_;
 
   // Written by the producer only. put_ is the publication point: a slot's
   // contents are visible to whoever reads put_ past it.
