@@ -3,9 +3,9 @@
 // the subscribed client reads from; the MetaManager (shared by every
 // instance) holds the client's cursor.
 //
-// Start position: the parser first asks this instance for the slowest
-// subscribed client's cursor (meta::SlowestCursor turned into a start by
-// parser::ResumePointFromCursor), so a restart — of the instance or the whole
+// Start position: the parser first asks this instance (its CursorSource) for
+// the slowest subscribed client's cursor (meta::SlowestCursor, a LogPosition;
+// the parser turns it into a start itself), so a restart — of the instance or the whole
 // daemon — resumes exactly after what every client acked; only a destination
 // nobody has acked yet falls back to canal.instance.master.* and then to the
 // primary's current end.
