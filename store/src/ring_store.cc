@@ -174,11 +174,12 @@ Status RingStore::WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size) 
 RingStore::Slot& RingStore::SlotToFill(uint64_t put) {
   // A default ring (16384 slots and their buffers) outgrows L2, and a slot
   // comes back to the producer only after the consumer has read it, so fetch
-  // ahead: the slot itself a few puts ahead, then the buffers it points to.
+  // ahead: the slot itself a few puts ahead, then the file name it points to.
+  // Not its entry buffer: until that slot is acked the consumer may move its
+  // buffer into the pool or free it, and reading the pointer would race.
   const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
   for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
   const Slot& near = slots_[(put + 8) & mask_];
-  __builtin_prefetch(near.bytes.data(), 1);
   __builtin_prefetch(near.meta.position.journal_name.data(), 1);
   return slots_[put & mask_];
 }
