@@ -274,6 +274,8 @@ int main(int argc, char** argv) {
   catchup->add_option("--timeout-ms", catchup_timeout_ms, "-1: return at once");
   bool touch_columns = false;
   catchup->add_flag("--touch-columns", touch_columns, "also read every after-image column's name and value");
+  catchup->add_flag("--low-latency", o.low_latency_get,
+                    "each get returns as soon as any entry is there (canal-cli's default), not when a batch is full");
   CLI::App* latency = app.add_subcommand("latency");
   common(latency);
   latency->add_option("--mysql-port", mysql_port);

@@ -12,8 +12,9 @@
 #            BENCH_PEER_SINGLE_ROWS (200,000) single-row transactions (sandbox
 #            port 14511): the Node binlog reader @vlasky/zongji 0.9.0 (npm,
 #            installed into DIR/zongji on first use; bench/zongji_reader.mjs)
-#            against canal-server + `canal-cli --count N` (text to /dev/null)
-#            and against canal-server + `e2e_client catchup --touch-columns`,
+#            against canal-server + `canal-cli --count N` (text to /dev/null;
+#            low-latency GETs, canal-cli's default) and against canal-server +
+#            `e2e_client catchup --touch-columns --low-latency`,
 #            each from its start to the last row, each reading every value.
 #            Prints rows/s, canal-server's CPU per row (/proc, at the end of
 #            the catch-up) and ours/zongji. Target: every ratio >=
@@ -154,7 +155,7 @@ peer_run() {
     printf "{\"rows\":%d,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"server_cpu_us_per_row\":%.3f}", r, s, r / s, c * 1e6 / r }')
   start_server "peer-$workload-touch" 14521 "$mysql_port" "$first"
   if ! touch=$("$client_bin" catchup --address 127.0.0.1:14521 --destination bench --rows "$rows" \
-                 --t0-ms "$t0_ms" --touch-columns); then
+                 --t0-ms "$t0_ms" --touch-columns --low-latency); then
     say "FAIL: peer $workload: e2e_client failed"; status=1; stop_server; return 0
   fi
   cpu=$(server_cpu_s)
@@ -184,7 +185,8 @@ if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ] || [ "$only"
 fi
 if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
   start_server catchup 13491 13397 "$(first_file "$work/data-1m")"
-  catchup=$("$client_bin" catchup --address 127.0.0.1:13491 --destination bench --rows 1000000 --t0-ms "$t0_ms")
+  catchup=$("$client_bin" catchup --address 127.0.0.1:13491 --destination bench --rows 1000000 --t0-ms "$t0_ms" \
+    --low-latency)
   say "$catchup"
   results+=("$catchup")
   rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$catchup")

@@ -44,6 +44,10 @@ export CANAL_WERROR=ON
 fuzz_seconds=${FUZZ_SECONDS:-60}
 # Per-test limit, so that a hanging test fails in minutes instead of holding CI.
 ctest_timeout=${CTEST_TIMEOUT:-600}
+# The release suite mostly waits on its sandboxes (MariaDB, ZooKeeper, brokers: ~100 s of CPU in
+# ~450 s of tests), so it runs twice as many tests as cores; tests sharing a sandbox hold a ctest
+# RESOURCE_LOCK (tests/CMakeLists.txt), so -j never runs two of them at once.
+ctest_jobs=${CTEST_JOBS:-$((JOBS * 2))}
 shared="$repo/../shared"
 
 results=()
@@ -291,7 +295,7 @@ run_tsan() {
 run_step "install deps" bash scripts/install-deps.sh
 
 if run_step "release build" bash scripts/build.sh --release; then
-  run_step "release ctest" ctest --test-dir build --output-on-failure -j "$JOBS" \
+  run_step "release ctest" ctest --test-dir build --output-on-failure -j "$ctest_jobs" \
     --timeout "$ctest_timeout"
 else
   skip_step "release ctest" "release build failed"

@@ -3,7 +3,7 @@
 //   canal-cli (--address HOST:PORT | --zk HOST:PORT[,...]) --destination D
 //             [--user U --password P] [--client-id ID] [--no-client-ha]
 //             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
-//             [--low-latency]
+//             [--low-latency (default) | --batch-wait]
 //
 // Human output looks like Canal's example client; --json prints one object per
 // row change in the shape of `canal-binlog decode` (docs/client.md lists what
@@ -452,8 +452,12 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "stop after this many row changes (0 = run until Ctrl-C)")
       ->default_val(0)
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--low-latency", o.connector.low_latency_get,
-               "each get returns as soon as any change is there, not when a batch is full (our server only)");
+  // A person or a script reading changes wants each as soon as it is there; Canal's full-batch rule
+  // (kept by the SDK's default, for Canal's clients' sake) would hold the last rows for --timeout-ms.
+  o.connector.low_latency_get = true;
+  app.add_flag("--low-latency,!--batch-wait", o.connector.low_latency_get,
+               "each get returns as soon as any change is there (default); --batch-wait: Canal's rule, a get "
+               "waits for a full batch or --timeout-ms (the low-latency ask needs our server; Canal's ignores it)");
   app.add_flag("--json", o.json, "one JSON object per row change, shaped like `canal-binlog decode`");
   app.add_option("--timeout-ms", o.timeout_ms, "how long each get waits on the server for entries")
       ->default_val(1000)

@@ -49,7 +49,7 @@ TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch)
     EXPECT_TRUE(s.WaitForClose());
   });
   ProgramRun r = RunAgainst(server, {"--user", "canal", "--password", "canal", "--filter", "shop\\..*", "--batch", "50",
-                                     "--count", "3", "--json", "--timeout-ms", "200"});
+                                     "--count", "3", "--json", "--timeout-ms", "200", "--batch-wait"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
@@ -69,7 +69,7 @@ TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch)
   EXPECT_EQ(sub.filter(), "shop\\..*");
   EXPECT_EQ(get.fetch_size(), 50);
   EXPECT_EQ(get.timeout(), 200);
-  EXPECT_FALSE(get.low_latency()) << "without --low-latency the Get is Canal's";
+  EXPECT_FALSE(get.low_latency()) << "with --batch-wait the Get is Canal's";
   EXPECT_EQ(ack1.batch_id(), 1);
   EXPECT_EQ(ack2.batch_id(), 2);
 }
@@ -201,13 +201,13 @@ TEST_F(CanalCli, AnAckNotAppliedReconnectsAndPrintsTheBatchAgain) {
         s.Expect(pb::CLIENTACK, &applied);
         s.WaitForClose();
       }});
-  ProgramRun r = RunAgainst(server, {"--count", "2", "--json", "--low-latency"});
+  ProgramRun r = RunAgainst(server, {"--count", "2", "--json"});  // low latency by default
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;  // the same row, printed again
   EXPECT_TRUE(Contains(r.err, "server error 409")) << r.err;
   EXPECT_TRUE(Contains(r.err, "reconnecting")) << r.err;
-  EXPECT_TRUE(first_get.low_latency());
-  EXPECT_TRUE(second_get.low_latency());
+  EXPECT_TRUE(first_get.low_latency()) << "canal-cli's gets are low-latency unless --batch-wait";
+  EXPECT_TRUE(second_get.low_latency()) << "and stay so after a reconnect";
   EXPECT_EQ(refused.batch_id(), 1);
   EXPECT_EQ(applied.batch_id(), 1);
 }
