@@ -1,5 +1,6 @@
 // Acceptance: an acking process killed with SIGKILL at random moments never
-// leaves a torn meta.dat, nor one older than what it was told is durable.
+// leaves a meta.dat without a whole newest state (plain JSON, or a valid slot
+// of the two-slot form), nor one older than what it was told is durable.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "canal/meta/file_meta_manager.h"
+#include "canal/meta/meta_file.h"
 #include "canal/meta/meta_json.h"
 #include "meta_test_util.h"
 
@@ -26,7 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Client;
 using testing::Pos;
-using testing::ReadFile;
 using testing::ScratchDir;
 
 constexpr char kJournal[] = "mysql-bin.000001";
@@ -93,6 +94,8 @@ TEST(MetaCrashTest, KilledAckerAlwaysLeavesAWholeFileNoOlderThanItsLastDurableRe
   std::mt19937 rng(20240601);
   uint64_t last_reported = 0;  // across all runs: each child resumes from the file
   int kills_with_temp_file = 0;
+  int kills_in_slot_form = 0;
+  int kills_with_a_bad_slot = 0;
   int runs_that_reported = 0;
   const auto started = std::chrono::steady_clock::now();
 
@@ -135,9 +138,14 @@ TEST(MetaCrashTest, KilledAckerAlwaysLeavesAWholeFileNoOlderThanItsLastDurableRe
       ASSERT_EQ(last_reported, 0u) << "run " << run << ": meta.dat vanished after acks were reported durable";
       continue;
     }
-    const std::string text = ReadFile(meta_dat);
+    MetaFileContents contents;
+    Status s = ReadMetaFile(meta_dat, &contents);
+    ASSERT_TRUE(s.ok()) << "run " << run << ": " << s.ToString();
+    if (contents.form == MetaFileForm::kSlots) ++kills_in_slot_form;
+    if (!contents.other_slot.empty()) ++kills_with_a_bad_slot;
+    const std::string& text = contents.json;
     DestinationMeta meta;
-    Status s = DecodeMetaFile(text, &meta);
+    s = DecodeMetaFile(text, &meta);
     ASSERT_TRUE(s.ok()) << "run " << run << ": " << s.ToString() << "\n" << text;
     ASSERT_EQ(meta.clients.size(), 1u) << "run " << run << ": " << text;
     const uint64_t on_disk = meta.clients[0].cursor ? meta.clients[0].cursor->position : 0;
@@ -147,9 +155,12 @@ TEST(MetaCrashTest, KilledAckerAlwaysLeavesAWholeFileNoOlderThanItsLastDurableRe
   const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << "[          ] 200 kills in " << seconds << " s; " << runs_that_reported
             << " runs reported acks (last durable position " << last_reported << "), " << kills_with_temp_file
-            << " kills left a temp file behind\n";
+            << " kills left a temp file behind, " << kills_in_slot_form << " found the slot form, "
+            << kills_with_a_bad_slot << " a torn slot beside the newest\n";
   // The test proves nothing if the children never got to ack.
   EXPECT_GE(runs_that_reported, 150);
+  // And it proves nothing about the slots unless kills found them mid-run.
+  EXPECT_GE(kills_in_slot_form, 150);
 }
 
 }  // namespace
