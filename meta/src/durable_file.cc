@@ -9,9 +9,7 @@
 
 namespace canal::meta {
 
-namespace {
-
-Status Errno(std::string_view what, const std::string& path, int err) {
+Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
   std::string m(what);
   m += " ";
   m += path;
@@ -19,6 +17,10 @@ Status Errno(std::string_view what, const std::string& path, int err) {
   m += std::strerror(err);
   return Status::IOError(m);
 }
+
+namespace {
+
+Status Errno(std::string_view what, const std::string& path, int err) { return ErrnoStatus(what, path, err); }
 
 std::string Parent(const std::string& path) {
   size_t slash = path.find_last_of('/');

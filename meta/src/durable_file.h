@@ -13,6 +13,9 @@
 
 namespace canal::meta {
 
+// An IOError "<what> <path>: <strerror(err)>".
+Status ErrnoStatus(std::string_view what, const std::string& path, int err);
+
 // mkdir -p; each directory it creates is made durable in its parent.
 Status CreateDirectories(const std::string& path);
 

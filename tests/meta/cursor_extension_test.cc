@@ -66,11 +66,7 @@ TEST(CursorExtensionTest, BoundaryCursorHasNoTransactionBeginMember) {
 }
 
 TEST(CursorExtensionTest, CanalFileWithoutTheMemberReadsAsBoundary) {
-  const std::string canal =
-      R"({"clientDatas":[{"clientIdentity":{"clientId":1001,"destination":"example","filter":""},)"
-      R"("cursor":{"identity":{"slaveId":-1,"sourceAddress":{"address":"127.0.0.1","port":3306}},)"
-      R"("postion":{"gtid":"","included":false,"journalName":"mysql-bin.000004","position":13885,)"
-      R"("serverId":1,"timestamp":1591600659000}}}],"destination":"example"})";
+  const std::string canal = testing::kCanalMetaFile;
   DestinationMeta decoded;
   ASSERT_TRUE(DecodeMetaFile(canal, &decoded).ok());
   EXPECT_EQ(decoded.clients[0].cursor->transaction_begin, 0u);

@@ -9,12 +9,14 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "canal/common/log_position.h"
 #include "canal/meta/file_meta_manager.h"
 #include "canal/meta/memory_meta_manager.h"
+#include "canal/meta/meta_file.h"
 #include "canal/meta/meta_types.h"
 
 namespace canal::meta::testing {
@@ -46,6 +48,31 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The JSON of meta.dat's newest state, in either form (canal/meta/meta_file.h).
+inline std::string ReadMetaJson(const std::string& path) {
+  MetaFileContents contents;
+  Status s = ReadMetaFile(path, &contents);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return contents.json;
+}
+
+// A meta.dat as Canal writes it: client 1001 of "example" at mysql-bin.000004:13885.
+inline const std::string kCanalMetaFile =
+    R"({"clientDatas":[{"clientIdentity":{"clientId":1001,"destination":"example","filter":""},)"
+    R"("cursor":{"identity":{"slaveId":-1,"sourceAddress":{"address":"127.0.0.1","port":3306}},)"
+    R"("postion":{"gtid":"","included":false,"journalName":"mysql-bin.000004","position":13885,)"
+    R"("serverId":1,"timestamp":1591600659000}}}],"destination":"example"})";
+
+// A destination whose file is corrupt: every call fails, naming the file.
+inline void ExpectCorruptDestination(MetaManager* m, const std::string& path) {
+  std::vector<ClientIdentity> clients;
+  Status s = m->ListClients("example", &clients);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  EXPECT_TRUE(m->Subscribe(ClientIdentity{"example", 1001, ""}).IsCorruption());
+  EXPECT_TRUE(m->Flush("example").IsCorruption());
 }
 
 inline void WriteFile(const std::string& path, const std::string& contents) {

@@ -8,9 +8,15 @@
 // the file, returned by every call on that destination until it is fixed: a
 // cursor is never reset silently.
 //
-// Writing: each write replaces meta.dat whole via temp file + fsync + rename +
-// directory fsync (see durable_file.h), so a crash leaves the old or the new
-// file. The durability rule of meta_manager.h holds: Flush(destination) writes
+// Writing (the file's forms: meta_file.h): while running, meta.dat is two
+// checksummed slots written alternately, each write one pwrite and one
+// fdatasync; a crash tears at most the slot being written and the load takes
+// the newest valid one. The first write of a run (or one that outgrows the
+// slots) makes a new two-slot file via temp file + fsync + rename + directory
+// fsync. Stop turns each file back into Canal's plain JSON (the same durable
+// replacement), so a stopped server's meta.dat is Canal's file; a plain-JSON
+// file (Canal's, hand-edited, or from a clean stop) is read at load, with a
+// log line. The durability rule of meta_manager.h holds: Flush(destination) writes
 // once for all changes since the last write and is a no-op when there are
 // none; concurrent Flush calls of one destination share one write when they
 // can. Subscribe and Unsubscribe write before they return. A background thread
@@ -24,11 +30,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "canal/meta/persistent_meta_manager.h"
 
 namespace canal::meta {
+
+class MetaFileWriter;
 
 struct FileMetaOptions {
   std::string data_dir;  // canal.file.data.dir; created by Start when missing
@@ -42,12 +53,17 @@ class FileMetaManager final : public PersistentMetaManager {
   ~FileMetaManager() override;  // Stop()s; its error is lost, call Stop() to see it
 
   // Start creates data_dir when missing and starts the background flusher;
-  // Stop, Subscribe, Unsubscribe, Flush: see persistent_meta_manager.h.
+  // Subscribe, Unsubscribe, Flush: see persistent_meta_manager.h.
+  // Stop: as PersistentMetaManager's, then every file in the slot form is
+  // rewritten as plain JSON; returns the first error.
+  Status Stop() override;
 
   std::string MetaFilePath(const std::string& destination) const;
 
-  // Files written so far (for tests and metrics).
+  // Durable writes so far, of either kind (for tests and metrics).
   uint64_t file_writes() const { return file_writes_.load(std::memory_order_relaxed); }
+  // Of those, the in-place slot writes (one fdatasync each).
+  uint64_t slot_writes() const { return slot_writes_.load(std::memory_order_relaxed); }
 
  protected:
   Status CheckBeforeStart() override;
@@ -55,8 +71,14 @@ class FileMetaManager final : public PersistentMetaManager {
   PendingWrite PrepareWriteLocked(const std::string& destination) override;
 
  private:
+  MetaFileWriter* WriterFor(const std::string& destination);
+
   const FileMetaOptions options_;
   std::atomic<uint64_t> file_writes_{0};
+  std::atomic<uint64_t> slot_writes_{0};
+  std::mutex writers_mu_;  // guards the map; each writer locks itself. Taken after mu_, never before.
+  // Never erased while the manager lives, so pointers stay valid outside writers_mu_.
+  std::map<std::string, std::unique_ptr<MetaFileWriter>> writers_;
 };
 
 }  // namespace canal::meta
