@@ -47,6 +47,13 @@ constexpr size_t kInboxMaxBytes = 1 << 20;
 constexpr size_t kGatherMinEntryBytes = 1024;
 // How long we wait for the client to close after an error Ack.
 constexpr std::chrono::seconds kLinger{2};
+
+// async_write's completion condition: everything, in sends as large as the
+// socket takes. (Asio's own transfer_all caps each send at 64 KiB: a 4 MiB
+// reply was 64 sendmsg calls, each waking the client.)
+size_t WholeWrites(const error_code& ec, size_t /*bytes_so_far*/) {
+  return ec ? 0 : std::numeric_limits<int32_t>::max();
+}
 // Longer GET waits are cut to this (the idle timeout ends them sooner anyway).
 constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
 
@@ -362,9 +369,9 @@ awaitable<bool> Session::WriteReply() {
   error_code ec;
   writing_ = true;
   if (!gather_.empty()) {
-    co_await asio::async_write(socket_, gather_, asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_write(socket_, gather_, WholeWrites, asio::redirect_error(use_awaitable, ec));
   } else {
-    co_await asio::async_write(socket_, asio::buffer(out_), asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_write(socket_, asio::buffer(out_), WholeWrites, asio::redirect_error(use_awaitable, ec));
   }
   writing_ = false;
   // The write is over, whether it completed or failed: the batch's slots
