@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include "canal/proto/wire.h"
 #include "canal/store/ring_store.h"
@@ -71,23 +73,29 @@ void EncodeErrorAckFrame(int32_t error_code, std::string_view message, std::stri
   EncodePacketFrame(protocol::ACK, ack, out);
 }
 
-Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out) {
+namespace {
+
+// Sizes a MESSAGES frame; InvalidArgument when a Java client could not read it.
+Status SizeMessagesFrame(int64_t batch_id, const store::Batch& batch, uint64_t* body, uint64_t* packet) {
   // Sized first, then written once: entries can add up to megabytes.
-  uint64_t body = 1 + VarintSize(Int64Bits(batch_id));
-  for (const store::EntryView& e : batch.entries) body += proto::wire::DelimitedSize(e.bytes.size());
+  *body = 1 + VarintSize(Int64Bits(batch_id));
+  for (const store::EntryView& e : batch.entries) *body += proto::wire::DelimitedSize(e.bytes.size());
   // Canal's server writes a batch with entries by hand, without `version`;
   // its empty batch goes through the Packet builder and carries version 1
   // (shared/protocol/CAPTURED_FRAMES.md). Byte for byte the same here.
-  const bool with_version = batch.entries.empty();
-  const uint64_t packet = (with_version ? 2 : 0) + 2 /*type*/ + 1 + VarintSize(body) + body;
-  if (packet > kMaxOutgoingFrame) {
+  *packet = (batch.entries.empty() ? 2 : 0) + 2 /*type*/ + 1 + VarintSize(*body) + *body;
+  if (*packet > kMaxOutgoingFrame) {
     return Status::InvalidArgument("MESSAGES packet of batch " + std::to_string(batch_id) + " would be " +
-                                   std::to_string(packet) + " bytes, more than a client can read (2^31 - 1); " +
+                                   std::to_string(*packet) + " bytes, more than a client can read (2^31 - 1); " +
                                    "fetch fewer entries per get");
   }
-  out->resize(kFrameHeaderBytes + packet);
-  char* p = PutFrameLength(out->data(), static_cast<uint32_t>(packet));
-  if (with_version) {
+  return Status::OK();
+}
+
+// The frame up to its first entry: length, Packet's fields, Messages.batchId.
+char* WriteMessagesPrefix(int64_t batch_id, const store::Batch& batch, uint64_t body, uint64_t packet, char* p) {
+  p = PutFrameLength(p, static_cast<uint32_t>(packet));
+  if (batch.entries.empty()) {
     *p++ = kPacketVersionTag;
     *p++ = static_cast<char>(kPacketVersion);
   }
@@ -96,8 +104,53 @@ Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::str
   *p++ = kPacketBodyTag;
   p = WriteVarint(body, p);
   *p++ = kBatchIdTag;
-  p = WriteVarint(Int64Bits(batch_id), p);
+  return WriteVarint(Int64Bits(batch_id), p);
+}
+
+// An empty entry is never referenced: an empty iovec is a wasted one.
+bool Gathered(std::string_view entry, size_t min_gather_bytes) {
+  return !entry.empty() && entry.size() >= min_gather_bytes;
+}
+
+}  // namespace
+
+Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out) {
+  uint64_t body = 0;
+  uint64_t packet = 0;
+  CANAL_RETURN_IF_ERROR(SizeMessagesFrame(batch_id, batch, &body, &packet));
+  out->resize(kFrameHeaderBytes + packet);
+  char* p = WriteMessagesPrefix(batch_id, batch, body, packet, out->data());
   for (const store::EntryView& e : batch.entries) p = WriteDelimited(kMessageTag, e.bytes, p);
+  return Status::OK();
+}
+
+Status EncodeMessagesFrameGathered(int64_t batch_id, const store::Batch& batch, size_t min_gather_bytes,
+                                   std::string* head, std::vector<std::string_view>* pieces) {
+  pieces->clear();
+  uint64_t body = 0;
+  uint64_t packet = 0;
+  CANAL_RETURN_IF_ERROR(SizeMessagesFrame(batch_id, batch, &body, &packet));
+  // Everything but the gathered entries' bytes lands in *head, sized exactly
+  // first: the pieces point into it, so it must not move once written.
+  uint64_t gathered = 0;
+  for (const store::EntryView& e : batch.entries) {
+    if (Gathered(e.bytes, min_gather_bytes)) gathered += e.bytes.size();
+  }
+  head->resize(kFrameHeaderBytes + packet - gathered);
+  char* p = WriteMessagesPrefix(batch_id, batch, body, packet, head->data());
+  const char* run = head->data();  // start of the head bytes not yet listed
+  for (const store::EntryView& e : batch.entries) {
+    if (!Gathered(e.bytes, min_gather_bytes)) {
+      p = WriteDelimited(kMessageTag, e.bytes, p);
+      continue;
+    }
+    *p++ = kMessageTag;
+    p = WriteVarint(e.bytes.size(), p);
+    pieces->emplace_back(run, static_cast<size_t>(p - run));
+    pieces->push_back(e.bytes);
+    run = p;
+  }
+  if (p != run) pieces->emplace_back(run, static_cast<size_t>(p - run));
   return Status::OK();
 }
 

@@ -19,6 +19,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -28,6 +29,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "canal/common/log_position.h"
 #include "canal/common/status.h"
@@ -168,6 +171,10 @@ class Session : public std::enable_shared_from_this<Session> {
                                        std::string destination);
   Status AcksNotDurable(const Status& flush_error) const;
 
+  // Forgets a gathered reply before out_ is reused for another one.
+  void DropGather();
+  // The size of the reply about to be written.
+  size_t ReplyBytes() const;
   void ReplyOk();
   // Sends Ack{code, message} and ends the session after it (Canal closes the
   // connection after an error, which also keeps replies and requests paired).
@@ -221,7 +228,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   SessionMeter meter_;  // counts requests for metrics
   store::Batch batch_;  // reused by every GET
-  std::string out_;     // the reply being built
+  std::string out_;     // the reply being built (with gather_: its framing and small entries)
+  // A MESSAGES reply written straight from the ring's slots: the frame's
+  // pieces in order (into out_ and the batch's entries), and the ring they
+  // point into. The ownership rule: while they are set, the batch is neither
+  // acked nor rolled back and the ring is not let go; WriteReply clears them
+  // once the write has completed (or failed), and only then does the
+  // processor touch the ring again.
+  std::vector<std::string_view> pieces_;
+  std::vector<boost::asio::const_buffer> gather_;
+  std::shared_ptr<store::RingStore> gather_store_;
+  bool writing_ = false;  // WriteReply's socket write is in flight
   bool reply_ = false;        // out_ holds a reply to send
   bool end_after_reply_ = false;
 };

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 #include "canal/packet.pb.h"
@@ -48,5 +49,16 @@ void EncodeErrorAckFrame(int32_t error_code, std::string_view message, std::stri
 // InvalidArgument when the frame would exceed what a Java client can read
 // (2^31 - 1 bytes).
 Status EncodeMessagesFrame(int64_t batch_id, const store::Batch& batch, std::string* out);
+
+// The same frame, byte for byte, as a gather list for one vectored write, so
+// that big entries go to the socket straight from the ring's slots instead of
+// being copied into the reply first. `*pieces` lists the frame's bytes in
+// order: runs of `*head` (the framing bytes and copies of the entries smaller
+// than `min_gather_bytes`) and views of the entries of at least that size.
+// The pieces are valid while *head is untouched and the batch's entries are
+// neither acked nor freed: the caller must hold the batch (no ack, no ring
+// dropped) until the write of every piece has completed.
+Status EncodeMessagesFrameGathered(int64_t batch_id, const store::Batch& batch, size_t min_gather_bytes,
+                                   std::string* head, std::vector<std::string_view>* pieces);
 
 }  // namespace canal::server
