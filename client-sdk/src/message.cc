@@ -1,6 +1,7 @@
 #include "canal/client/message.h"
 
 #include "canal/proto/wire.h"
+#include "in_order_fields.h"
 
 namespace canal::client {
 
@@ -21,9 +22,17 @@ Status Message::FromMessagesBody(std::string body, Message* out) {
   *out = Message();
   out->storage_ = std::move(body);
   const std::string_view bytes = out->storage_;
-  wire::WireReader r(bytes, 0);
-  wire::Field f;
   int64_t batch_id = -1;
+  // The fast path (in_order_fields.h): the id, then the entries one after another.
+  internal::InOrderFields in(bytes);
+  uint64_t id;
+  std::string_view entry;
+  if (in.Varint(wire::Tag(1, wire::kVarint), &id)) batch_id = static_cast<int64_t>(id);
+  while (in.Bytes(wire::Tag(2, wire::kLengthDelimited), &entry)) {
+    out->raw_.push_back(Span{static_cast<size_t>(entry.data() - bytes.data()), entry.size()});
+  }
+  wire::WireReader r(bytes, in.pos());
+  wire::Field f;
   while (r.Next(&f)) {
     if (f.number == 1 && f.wire_type == wire::kVarint) {
       batch_id = static_cast<int64_t>(f.varint);  // int64: two's complement on the wire
