@@ -83,8 +83,8 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
             Printer& printer, bool* lost_active) {
   *lost_active = false;
   std::string warning;  // the server's last warning about the destination
+  Message m;  // one for every get: each batch is read into the buffer the last one held
   while (!g_stop && !printer.LimitReached()) {
-    Message m;
     Status s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
     if (canal::client::IsNotActiveClient(s)) {
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());

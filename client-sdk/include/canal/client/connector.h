@@ -56,6 +56,7 @@
 
 #include "canal/client/canal_connector.h"
 #include "canal/client/message.h"
+#include "canal/client/packet_frame.h"
 #include "canal/common/status.h"
 
 namespace canal::client {
@@ -135,7 +136,8 @@ class Connector final : public CanalConnector {
 
  private:
   class Socket;
-  struct Packet;
+  // A reply's Packet, its body a view into frame_buf_ (valid until the next read).
+  using Packet = PacketFrame;
 
   Status EnsureConnected(std::string_view doing) const;
   Status ConnectLocked();
@@ -157,10 +159,11 @@ class Connector final : public CanalConnector {
   // Acks and rollbacks sent since the last reply, oldest first ("ack of batch 5"):
   // an error Ack read before the next reply belongs to the first of them.
   std::deque<std::string> unanswered_;
-  // Reused across reads: a steady stream of large batches then costs no fresh
-  // (page-faulting) buffers per frame.
+  // The frame being read. A MESSAGES frame's buffer moves into the Message
+  // and the caller's previous Message gives its buffer back here, so a caller
+  // that reuses its Message reads a steady stream of large batches with no
+  // fresh (page-faulting) buffer per frame.
   std::string frame_buf_;
-  std::unique_ptr<Packet> messages_reply_;
 };
 
 // The server's error code carried by a Status from this SDK ("server error
