@@ -24,8 +24,9 @@ Status Message::FromMessagesBody(std::string body, Message* out) {
 }
 
 Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size, Message* out) {
-  *out = Message();
+  out->Clear();
   if (offset > buffer.size() || size > buffer.size() - offset) {
+    out->storage_ = std::string();
     return Status::InvalidArgument("Messages body at " + std::to_string(offset) + "+" + std::to_string(size) +
                                    " lies outside its buffer of " + std::to_string(buffer.size()) + " bytes");
   }
@@ -54,7 +55,8 @@ Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size,
   }
   if (r.failed()) {
     Status s = r.Error("Messages body");
-    *out = Message();
+    out->Clear();
+    out->storage_ = std::string();
     return s;
   }
   // An empty batch must never be acked, whatever id it carries.
@@ -64,8 +66,18 @@ Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size,
 
 std::string Message::TakeBuffer() {
   std::string buffer = std::move(storage_);
-  *this = Message();
+  storage_ = std::string();
+  Clear();
   return buffer;
+}
+
+void Message::Clear() {
+  batch_id_ = -1;
+  server_warning_.clear();
+  raw_.clear();  // keeps its capacity: the next batch's spans need no regrowth
+  parsed_.clear();
+  parse_done_ = false;
+  parse_status_ = Status::OK();
 }
 
 std::vector<std::string_view> Message::raw_entries() const {

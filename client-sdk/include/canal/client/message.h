@@ -90,6 +90,8 @@ class Message {
   // read the next batch into (a caller that reuses one Message for its gets
   // then allocates no buffer per batch).
   std::string TakeBuffer();
+  // Empties everything but the buffer, keeping the allocations of the spans.
+  void Clear();
 
   // Where an entry's bytes are in storage_ (offsets, not views: a copied or
   // moved Message keeps them right).
