@@ -258,22 +258,34 @@ Status Connector::EnsureConnected(std::string_view doing) const {
                          ": call Connect() (and Subscribe()) first");
 }
 
-Status Connector::SendPacket(int type, const std::string& body, std::string_view doing) {
+namespace {
+
+// Appends one request's frame: the length, then a Packet of only type and
+// body, as Canal's Java client writes them (magic and version stay absent,
+// meaning their defaults).
+void AppendFrame(int type, const std::string& body, std::string* frames) {
   proto::Packet p;
-  // Only type and body, as Canal's Java client writes them (magic and version
-  // stay absent, meaning their defaults).
   p.set_type(static_cast<proto::PacketType>(type));
   p.set_body(body);
   const std::string bytes = p.SerializeAsString();
-  std::string frame;
-  frame.reserve(4 + bytes.size());
   const uint32_t n = static_cast<uint32_t>(bytes.size());
-  frame.push_back(static_cast<char>(n >> 24));
-  frame.push_back(static_cast<char>(n >> 16));
-  frame.push_back(static_cast<char>(n >> 8));
-  frame.push_back(static_cast<char>(n));
-  frame += bytes;
-  Status s = socket_->WriteAll(frame, DeadlineAfter(options_.read_timeout));
+  frames->push_back(static_cast<char>(n >> 24));
+  frames->push_back(static_cast<char>(n >> 16));
+  frames->push_back(static_cast<char>(n >> 8));
+  frames->push_back(static_cast<char>(n));
+  *frames += bytes;
+}
+
+}  // namespace
+
+Status Connector::SendPacket(int type, const std::string& body, std::string_view doing) {
+  std::string frame;
+  AppendFrame(type, body, &frame);
+  return SendFrames(frame, doing);
+}
+
+Status Connector::SendFrames(const std::string& frames, std::string_view doing) {
+  Status s = socket_->WriteAll(frames, DeadlineAfter(options_.read_timeout));
   if (!s.ok()) return FailConnection(s.WithContext(Where() + ": " + std::string(doing)));
   return Status::OK();
 }
@@ -482,11 +494,18 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
 
 Status Connector::Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, out));
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, -1, out));
   return ack ? AckLocked(out->batch_id()) : Status::OK();
 }
 
-Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* out) {
+Status Connector::AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetLocked(batch_size, wait, ack_batch_id, out);
+}
+
+// With ack_first != -1, the CLIENTACK of that batch goes in the same write as
+// the GET: one send and one wake-up of the server per batch instead of two.
+Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out) {
   const bool has_timeout = get_wait != nullptr;
   const int64_t timeout = has_timeout ? get_wait->timeout : -1;
   const TimeUnit unit = has_timeout ? get_wait->unit : TimeUnit::kMilliseconds;
@@ -510,7 +529,21 @@ Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* o
   get.set_unit(static_cast<int32_t>(unit));
   get.set_auto_ack(false);
   if (options_.low_latency_get) get.set_low_latency(true);
-  CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + doing));
+  std::string frames;
+  std::string ack_what;
+  if (ack_first != -1) {
+    proto::ClientAck ack;
+    ack.set_destination(options_.destination);
+    ack.set_client_id(options_.client_id);
+    ack.set_batch_id(ack_first);
+    AppendFrame(proto::CLIENTACK, ack.SerializeAsString(), &frames);
+    ack_what = "ack of batch " + std::to_string(ack_first);
+  }
+  AppendFrame(proto::GET, get.SerializeAsString(), &frames);
+  CANAL_RETURN_IF_ERROR(SendFrames(frames, ack_first != -1 ? "sending the " + ack_what + " and the " + doing
+                                                           : "sending the " + doing));
+  // Answered only when it fails, before the get's reply (ReadReply).
+  if (ack_first != -1) unanswered_.push_back(std::move(ack_what));
 
   // The server may wait `timeout` before answering; timeout 0 waits for a full
   // batch, however long that takes.

@@ -84,8 +84,15 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
   *lost_active = false;
   std::string warning;  // the server's last warning about the destination
   Message m;  // one for every get: each batch is read into the buffer the last one held
+  // The plain connector acks a printed batch together with the next get (one
+  // write); the cluster connector acks at once (its ack may report a failover).
+  int64_t pending_ack = -1;
   while (!g_stop && !printer.LimitReached()) {
-    Status s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
+    const int64_t ack = pending_ack;
+    pending_ack = -1;
+    Status s = ack != -1 ? connector.AckAndGetWithoutAck(ack, o.batch, o.timeout_ms,
+                                                         canal::client::TimeUnit::kMilliseconds, &m)
+                         : connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
     if (canal::client::IsNotActiveClient(s)) {
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
       *lost_active = true;
@@ -152,12 +159,20 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
                    static_cast<long long>(m.batch_id()));
       return kExitOutput;
     }
+    if (!partial && !cluster) {
+      pending_ack = m.batch_id();
+      continue;
+    }
     s = partial ? connector.Rollback(m.batch_id()) : connector.Ack(m.batch_id());
     if (s.IsNotFound()) {
       // The cluster connector failed over: the batch comes again (printed twice).
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
       continue;
     }
+    if (!s.ok()) return Fail(s);
+  }
+  if (pending_ack != -1) {
+    const Status s = connector.Ack(pending_ack);
     if (!s.ok()) return Fail(s);
   }
   return kExitOk;

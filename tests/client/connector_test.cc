@@ -139,10 +139,12 @@ TEST(ConnectorConnect, CallsBeforeConnectAreIOErrorsThatSayConnectFirst) {
   o.destination = "example";
   Connector c(o);
   Message m;
-  for (Status st : {c.Subscribe(), c.GetWithoutAck(10, &m), c.Ack(1), c.Rollback(), c.Unsubscribe()}) {
+  for (Status st : {c.Subscribe(), c.GetWithoutAck(10, &m), c.Ack(1), c.Rollback(), c.Unsubscribe(),
+                    c.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m)}) {
     EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
     EXPECT_TRUE(Contains(st.message(), "Connect()")) << st.ToString();
   }
+  EXPECT_EQ(m.batch_id(), -1);
 }
 
 // --- subscribe / unsubscribe ---
@@ -422,15 +424,66 @@ TEST(ConnectorAck, AckOfMinusOneSendsNothing) {
   EXPECT_TRUE(t.client.GetWithoutAck(1, &m).ok());
 }
 
-TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
-  SubscribedConnector t([](FakeSession& s) {
+TEST(ConnectorAck, AckAndGetSendsTheAckAndTheGetInOneWrite) {
+  pb::ClientAck ack;
+  pb::Get get;
+  bool get_was_there = false;
+  SubscribedConnector t([&](FakeSession& s) {
+    s.Expect(pb::CLIENTACK, &ack);
+    get_was_there = s.ReadableNow();  // written with the ack: already here
+    s.AnswerGet(6, {RowEntry("f", 1, "d", "t", ce::INSERT, {})}, &get);
+  });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  Status st = t.client.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(m.batch_id(), 6);
+  EXPECT_EQ(m.raw_entry_count(), 1u);
+  EXPECT_TRUE(t.client.connected());
+  t.Finish();
+  EXPECT_TRUE(get_was_there) << "the GET did not arrive with the CLIENTACK";
+  EXPECT_EQ(ack.batch_id(), 5);
+  EXPECT_EQ(ack.destination(), "example");
+  EXPECT_EQ(ack.client_id(), "1001");
+  EXPECT_EQ(get.fetch_size(), 10);
+  EXPECT_EQ(get.timeout(), 100);
+}
+
+TEST(ConnectorAck, AckAndGetOfMinusOneSendsOnlyTheGet) {
+  SubscribedConnector t([](FakeSession& s) { s.AnswerGet(-1, {}); });  // a GET, not a CLIENTACK
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  EXPECT_TRUE(t.client.AckAndGetWithoutAck(-1, 10, 100, TimeUnit::kMilliseconds, &m).ok());
+  EXPECT_EQ(m.batch_id(), -1);
+}
+
+// Reads a CLIENTACK and a GET, refuses the ack, then answers the get.
+FakeCanalServer::Script RefuseTheAckThenAnswerTheGet(int code, std::string text) {
+  return [code, text](FakeSession& s) {
     pb::ClientAck ack;
     pb::Get get;
     s.Expect(pb::CLIENTACK, &ack);
     s.Expect(pb::GET, &get);
-    s.SendAck(400, "batchId:5 is not the firstly:4");
+    s.SendAck(code, text);
     s.SendMessages(6, {RowEntry("f", 1, "d", "t", ce::INSERT, {})});
-  });
+  };
+}
+
+TEST(ConnectorAck, AckAndGetWithARefusedAckIsAbortedNamingTheAckAndCloses) {
+  SubscribedConnector t(RefuseTheAckThenAnswerTheGet(
+      kErrorAckNotApplied, "ack of batch 5 not applied: the destination is no longer served here"));
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  Status st = t.client.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m);
+  EXPECT_EQ(st.code(), Status::Code::kAborted) << st.ToString();
+  EXPECT_TRUE(IsAckNotApplied(st)) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
+  EXPECT_EQ(m.batch_id(), -1) << "no batch from a stream out of step";
+  EXPECT_FALSE(t.client.connected());
+}
+
+TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
+  SubscribedConnector t(RefuseTheAckThenAnswerTheGet(400, "batchId:5 is not the firstly:4"));
   ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   ASSERT_TRUE(t.client.Ack(5).ok());
   Message m;

@@ -142,9 +142,12 @@ class Connector final : public CanalConnector {
   Status EnsureConnected(std::string_view doing) const;
   Status ConnectLocked();
   Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) override;
-  Status GetLocked(int32_t batch_size, const Wait* get_wait, Message* out);
+  // Sends the CLIENTACK and the GET in one write.
+  Status AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) override;
+  Status GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out);
   Status SendFireAndForget(int type, const std::string& body, std::string what);
   Status SendPacket(int type, const std::string& body, std::string_view doing);
+  Status SendFrames(const std::string& frames, std::string_view doing);
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status AckLocked(int64_t batch_id);
