@@ -532,11 +532,7 @@ Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ac
   std::string frames;
   std::string ack_what;
   if (ack_first != -1) {
-    proto::ClientAck ack;
-    ack.set_destination(options_.destination);
-    ack.set_client_id(options_.client_id);
-    ack.set_batch_id(ack_first);
-    AppendFrame(proto::CLIENTACK, ack.SerializeAsString(), &frames);
+    AppendFrame(proto::CLIENTACK, AckBody(ack_first), &frames);
     ack_what = "ack of batch " + std::to_string(ack_first);
   }
   AppendFrame(proto::GET, get.SerializeAsString(), &frames);
@@ -583,13 +579,17 @@ Status Connector::Ack(int64_t batch_id) {
   return AckLocked(batch_id);
 }
 
-Status Connector::AckLocked(int64_t batch_id) {
-  if (batch_id == -1) return Status::OK();  // an empty batch: the server would ignore it anyway
+std::string Connector::AckBody(int64_t batch_id) const {
   proto::ClientAck ack;
   ack.set_destination(options_.destination);
   ack.set_client_id(options_.client_id);
   ack.set_batch_id(batch_id);
-  return SendFireAndForget(proto::CLIENTACK, ack.SerializeAsString(), "ack of batch " + std::to_string(batch_id));
+  return ack.SerializeAsString();
+}
+
+Status Connector::AckLocked(int64_t batch_id) {
+  if (batch_id == -1) return Status::OK();  // an empty batch: the server would ignore it anyway
+  return SendFireAndForget(proto::CLIENTACK, AckBody(batch_id), "ack of batch " + std::to_string(batch_id));
 }
 
 Status Connector::Rollback() { return Rollback(0); }

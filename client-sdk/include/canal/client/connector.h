@@ -151,6 +151,7 @@ class Connector final : public CanalConnector {
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status AckLocked(int64_t batch_id);
+  std::string AckBody(int64_t batch_id) const;  // a serialised ClientAck
   Status CheckEarlierFailures(std::string_view doing);
   Status ReplyIsAck(const Packet& p, std::string_view doing);
   Status FailConnection(Status s);
