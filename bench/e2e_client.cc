@@ -88,8 +88,8 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   Status s = Open(&c);
   if (!s.ok()) return Fail("subscribe", s);
   uint64_t seen = 0, batches = 0, value_bytes = 0;
+  client::Message m;  // one for every get: each batch is read into the buffer the last one held
   while (seen < rows) {
-    client::Message m;
     s = timeout_ms < 0 ? c.GetWithoutAck(batch, &m)
                        : c.GetWithoutAck(batch, timeout_ms, client::TimeUnit::kMilliseconds, &m);
     if (!s.ok()) return Fail("get", s);
@@ -110,7 +110,6 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
     ++batches;
   }
   // The ack is fire-and-forget: a round trip makes sure the server has it.
-  client::Message m;
   s = c.GetWithoutAck(1, &m);
   if (!s.ok()) return Fail("final get", s);
   const double secs = (NowUs() / 1000 - t0_ms) / 1000.0;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 
+#include "canal/client/packet_frame.h"
 #include "canal/packet.pb.h"
 #include "canal/proto/password_scramble.h"
 
@@ -89,8 +90,28 @@ std::string ServerError(const proto::Ack& ack) {
   return "server error " + std::to_string(ack.error_code()) + ": " + ack.error_message();
 }
 
-bool IsErrorAck(const proto::Packet& p, proto::Ack* ack) {
-  return p.type() == proto::ACK && ack->ParseFromString(p.body()) && ack->has_error_code() && ack->error_code() != 0;
+bool ParseBody(const PacketFrame& p, google::protobuf::MessageLite* body) {
+  return body->ParseFromArray(p.body.data(), static_cast<int>(p.body.size()));
+}
+
+bool IsErrorAck(const PacketFrame& p, proto::Ack* ack) {
+  return p.type == proto::ACK && ParseBody(p, ack) && ack->has_error_code() && ack->error_code() != 0;
+}
+
+// Frames of up to this size keep their buffer for the next one; a larger
+// buffer is given back once frames four times smaller arrive, so one huge row
+// does not pin its memory.
+constexpr size_t kKeptFrameBuffer = size_t{64} << 20;
+
+// Makes `buf` at least n bytes long for a frame to be read into, reusing its
+// allocation: only growth is zero-filled, and nothing is copied over.
+void FitFrameBuffer(std::string* buf, size_t n) {
+  if (n <= buf->size()) {
+    if (buf->size() > kKeptFrameBuffer && n < buf->size() / 4) std::string(n, '\0').swap(*buf);
+    return;
+  }
+  if (n > buf->capacity()) buf->clear();  // reallocating: the old bytes need no copy
+  buf->resize(n);
 }
 
 }  // namespace
@@ -208,10 +229,6 @@ class Connector::Socket {
   int fd_;
 };
 
-struct Connector::Packet {
-  proto::Packet pb;
-};
-
 Connector::Connector(ConnectorOptions options) : options_(std::move(options)) {}
 
 Connector::~Connector() = default;
@@ -241,22 +258,34 @@ Status Connector::EnsureConnected(std::string_view doing) const {
                          ": call Connect() (and Subscribe()) first");
 }
 
-Status Connector::SendPacket(int type, const std::string& body, std::string_view doing) {
+namespace {
+
+// Appends one request's frame: the length, then a Packet of only type and
+// body, as Canal's Java client writes them (magic and version stay absent,
+// meaning their defaults).
+void AppendFrame(int type, const std::string& body, std::string* frames) {
   proto::Packet p;
-  // Only type and body, as Canal's Java client writes them (magic and version
-  // stay absent, meaning their defaults).
   p.set_type(static_cast<proto::PacketType>(type));
   p.set_body(body);
   const std::string bytes = p.SerializeAsString();
-  std::string frame;
-  frame.reserve(4 + bytes.size());
   const uint32_t n = static_cast<uint32_t>(bytes.size());
-  frame.push_back(static_cast<char>(n >> 24));
-  frame.push_back(static_cast<char>(n >> 16));
-  frame.push_back(static_cast<char>(n >> 8));
-  frame.push_back(static_cast<char>(n));
-  frame += bytes;
-  Status s = socket_->WriteAll(frame, DeadlineAfter(options_.read_timeout));
+  frames->push_back(static_cast<char>(n >> 24));
+  frames->push_back(static_cast<char>(n >> 16));
+  frames->push_back(static_cast<char>(n >> 8));
+  frames->push_back(static_cast<char>(n));
+  *frames += bytes;
+}
+
+}  // namespace
+
+Status Connector::SendPacket(int type, const std::string& body, std::string_view doing) {
+  std::string frame;
+  AppendFrame(type, body, &frame);
+  return SendFrames(frame, doing);
+}
+
+Status Connector::SendFrames(const std::string& frames, std::string_view doing) {
+  Status s = socket_->WriteAll(frames, DeadlineAfter(options_.read_timeout));
   if (!s.ok()) return FailConnection(s.WithContext(Where() + ": " + std::string(doing)));
   return Status::OK();
 }
@@ -282,20 +311,21 @@ Status Connector::ReadPacket(std::chrono::milliseconds wait, std::string_view do
                                              "canal-cli --max-frame-bytes, simple_client CANAL_MAX_FRAME_BYTES; "
                                              "fetching again gets the same batch)"));
   }
-  frame_buf_.resize(len);
+  FitFrameBuffer(&frame_buf_, len);
   s = socket_->ReadExact(frame_buf_.data(), len, deadline, &got);
   if (!s.ok()) {
     return FailConnection(Status::IOError(context + ": " + std::string(s.message()) + " after " + std::to_string(got) +
                                           " of " + std::to_string(len) + " bytes of a frame"));
   }
-  if (!out->pb.ParseFromArray(frame_buf_.data(), static_cast<int>(len))) {
+  // Read in place: the body stays in frame_buf_ (no copy of a batch).
+  s = PacketFrame::Parse(std::string_view(frame_buf_.data(), len), out);
+  if (!s.ok()) {
     return FailConnection(Status::Corruption(context + ": a frame of " + std::to_string(len) +
-                                             " bytes is not a canal Packet"));
+                                             " bytes is not a canal Packet: " + std::string(s.message())));
   }
-  if (out->pb.has_compression() && out->pb.compression() != proto::NONE &&
-      out->pb.compression() != proto::COMPRESSION_PLACEHOLDER) {
+  if (out->has_compression && out->compression != proto::NONE && out->compression != proto::COMPRESSION_PLACEHOLDER) {
     return FailConnection(Status::NotSupported(context + ": packet compressed with " +
-                                               std::to_string(out->pb.compression()) +
+                                               std::to_string(out->compression) +
                                                "; this client reads uncompressed packets only"));
   }
   return Status::OK();
@@ -308,14 +338,14 @@ Status Connector::CheckEarlierFailures(std::string_view doing) {
     Packet p;
     CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "reading the server's answer to the " + unanswered_.front(), &p));
     proto::Ack ack;
-    if (IsErrorAck(p.pb, &ack)) {
+    if (IsErrorAck(p, &ack)) {
       const std::string what = std::move(unanswered_.front());
       unanswered_.pop_front();
       return Status::Aborted(Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
                              " (reported before " + std::string(doing) + ", which was therefore not sent)");
     }
-    if (p.pb.type() != proto::ACK) {
-      return FailConnection(Status::Corruption(Where() + ": unexpected " + PacketTypeName(p.pb.type()) +
+    if (p.type != proto::ACK) {
+      return FailConnection(Status::Corruption(Where() + ": unexpected " + PacketTypeName(p.type) +
                                                " packet while no request was outstanding"));
     }
     unanswered_.pop_front();  // an explicit success Ack: Canal sends none, tolerate it
@@ -333,12 +363,12 @@ Status Connector::SendFireAndForget(int type, const std::string& body, std::stri
 }
 
 Status Connector::ReplyIsAck(const Packet& p, std::string_view doing) {
-  if (p.pb.type() != proto::ACK) {
+  if (p.type != proto::ACK) {
     return FailConnection(Status::Corruption(Where() + ": " + std::string(doing) + ": expected an ACK packet, got " +
-                                             PacketTypeName(p.pb.type())));
+                                             PacketTypeName(p.type)));
   }
   proto::Ack ack;
-  if (!ack.ParseFromString(p.pb.body())) {
+  if (!ParseBody(p, &ack)) {
     return FailConnection(Status::Corruption(Where() + ": " + std::string(doing) + ": unparsable Ack body"));
   }
   if (ack.has_error_code() && ack.error_code() != 0) {
@@ -362,16 +392,16 @@ Status Connector::ConnectLocked() {
 
   Packet p;
   CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "reading the handshake", &p));
-  if (p.pb.type() != proto::HANDSHAKE) {
+  if (p.type != proto::HANDSHAKE) {
     return FailConnection(Status::Corruption(Where() + ": expected a HANDSHAKE packet first, got " +
-                                             PacketTypeName(p.pb.type()) + "; is this a Canal server port?"));
+                                             PacketTypeName(p.type) + "; is this a Canal server port?"));
   }
-  if (p.pb.has_version() && p.pb.version() != 1) {
+  if (p.has_version && p.version != 1) {
     return FailConnection(Status::NotSupported(Where() + ": handshake packet version " +
-                                               std::to_string(p.pb.version()) + "; this client speaks version 1"));
+                                               std::to_string(p.version) + "; this client speaks version 1"));
   }
   proto::Handshake hs;
-  if (!hs.ParseFromString(p.pb.body())) {
+  if (!ParseBody(p, &hs)) {
     return FailConnection(Status::Corruption(Where() + ": unparsable Handshake body"));
   }
 
@@ -418,7 +448,7 @@ Status Connector::Subscribe(std::string_view filter) {
     // hence the close.
     CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "waiting for the reply to the " + doing, &p));
     unanswered_.clear();
-    if (IsErrorAck(p.pb, &ack)) {
+    if (IsErrorAck(p, &ack)) {
       return FailConnection(Status::Aborted(Where() + ": " + doing + " refused: " + ServerError(ack) +
                                             " (connection closed: Canal may answer the rollback that precedes a "
                                             "subscription with the same error; Connect() again to retry)"));
@@ -449,7 +479,7 @@ Status Connector::Unsubscribe() {
 Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out) {
   CANAL_RETURN_IF_ERROR(ReadPacket(wait, "waiting for the reply to the " + std::string(doing), out));
   proto::Ack ack;
-  if (!unanswered_.empty() && IsErrorAck(out->pb, &ack)) {
+  if (!unanswered_.empty() && IsErrorAck(*out, &ack)) {
     const std::string what = unanswered_.front();
     return FailConnection(Status::Aborted(
         Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
@@ -464,15 +494,24 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
 
 Status Connector::Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, out));
+  CANAL_RETURN_IF_ERROR(GetLocked(batch_size, wait, -1, out));
   return ack ? AckLocked(out->batch_id()) : Status::OK();
 }
 
-Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* out) {
+Status Connector::AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetLocked(batch_size, wait, ack_batch_id, out);
+}
+
+// With ack_first != -1, the CLIENTACK of that batch goes in the same write as
+// the GET: one send and one wake-up of the server per batch instead of two.
+Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out) {
   const bool has_timeout = get_wait != nullptr;
   const int64_t timeout = has_timeout ? get_wait->timeout : -1;
   const TimeUnit unit = has_timeout ? get_wait->unit : TimeUnit::kMilliseconds;
-  *out = Message();
+  // The caller's last batch is done with: its buffer takes the next frame
+  // after this one (frame_buf_ and the Message's buffer alternate).
+  std::string spare = out->TakeBuffer();
   if (static_cast<int32_t>(unit) < 0 || static_cast<int32_t>(unit) > 6) {
     return Status::InvalidArgument(Where() + ": get with time unit " + std::to_string(static_cast<int32_t>(unit)) +
                                    " (use a TimeUnit value)");
@@ -490,7 +529,17 @@ Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* o
   get.set_unit(static_cast<int32_t>(unit));
   get.set_auto_ack(false);
   if (options_.low_latency_get) get.set_low_latency(true);
-  CANAL_RETURN_IF_ERROR(SendPacket(proto::GET, get.SerializeAsString(), "sending the " + doing));
+  std::string frames;
+  std::string ack_what;
+  if (ack_first != -1) {
+    AppendFrame(proto::CLIENTACK, AckBody(ack_first), &frames);
+    ack_what = "ack of batch " + std::to_string(ack_first);
+  }
+  AppendFrame(proto::GET, get.SerializeAsString(), &frames);
+  CANAL_RETURN_IF_ERROR(SendFrames(frames, ack_first != -1 ? "sending the " + ack_what + " and the " + doing
+                                                           : "sending the " + doing));
+  // Answered only when it fails, before the get's reply (ReadReply).
+  if (ack_first != -1) unanswered_.push_back(std::move(ack_what));
 
   // The server may wait `timeout` before answering; timeout 0 waits for a full
   // batch, however long that takes.
@@ -503,19 +552,23 @@ Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, Message* o
                ? std::chrono::milliseconds(-1)
                : server_wait + options_.read_timeout;
   }
-  if (messages_reply_ == nullptr) messages_reply_ = std::make_unique<Packet>();
-  Packet& p = *messages_reply_;
+  Packet p;
   CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p));
-  if (p.pb.type() == proto::ACK) {
+  if (p.type == proto::ACK) {
     CANAL_RETURN_IF_ERROR(ReplyIsAck(p, doing));
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": answered by a success Ack, not MESSAGES"));
   }
-  if (p.pb.type() != proto::MESSAGES) {
+  if (p.type != proto::MESSAGES) {
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": expected a MESSAGES packet, got " +
-                                             PacketTypeName(p.pb.type())));
+                                             PacketTypeName(p.type)));
   }
-  // The entries stay in the body, viewed in place (no string per entry).
-  if (Status s = Message::FromMessagesBody(std::move(*p.pb.mutable_body()), out); !s.ok()) {
+  // The frame's buffer becomes the Message's: the entries are read where the
+  // socket put them (no copy of the batch, no string per entry).
+  const size_t body_offset = static_cast<size_t>(p.body.data() - frame_buf_.data());
+  const size_t body_size = p.body.size();
+  Status s = Message::FromMessagesBody(std::move(frame_buf_), body_offset, body_size, out);
+  frame_buf_ = std::move(spare);
+  if (!s.ok()) {
     return FailConnection(Status::Corruption(Where() + ": " + doing + ": " + std::string(s.message())));
   }
   return Status::OK();
@@ -526,13 +579,17 @@ Status Connector::Ack(int64_t batch_id) {
   return AckLocked(batch_id);
 }
 
-Status Connector::AckLocked(int64_t batch_id) {
-  if (batch_id == -1) return Status::OK();  // an empty batch: the server would ignore it anyway
+std::string Connector::AckBody(int64_t batch_id) const {
   proto::ClientAck ack;
   ack.set_destination(options_.destination);
   ack.set_client_id(options_.client_id);
   ack.set_batch_id(batch_id);
-  return SendFireAndForget(proto::CLIENTACK, ack.SerializeAsString(), "ack of batch " + std::to_string(batch_id));
+  return ack.SerializeAsString();
+}
+
+Status Connector::AckLocked(int64_t batch_id) {
+  if (batch_id == -1) return Status::OK();  // an empty batch: the server would ignore it anyway
+  return SendFireAndForget(proto::CLIENTACK, AckBody(batch_id), "ack of batch " + std::to_string(batch_id));
 }
 
 Status Connector::Rollback() { return Rollback(0); }

@@ -3,13 +3,16 @@
 #include <string>
 
 #include "canal/proto/wire.h"
+#include "in_order_fields.h"
 
 namespace canal::client {
 namespace {
 
+using internal::InOrderFields;
 using proto::wire::Field;
 using proto::wire::kLengthDelimited;
 using proto::wire::kVarint;
+using proto::wire::Tag;
 using proto::wire::WireReader;
 
 // Protobuf reads int32 and enum fields as a varint cut to 32 bits.
@@ -19,6 +22,13 @@ int32_t AsInt32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(
 // returns its bytes in *out; false at the end or on malformed bytes (*status set).
 bool NextOfField(std::string_view bytes, size_t* pos, uint32_t number, std::string_view message_name,
                  std::string_view* out, Status* status) {
+  // Elements of a repeated field usually follow one another: take the next
+  // one straight away when it is there.
+  InOrderFields next(bytes, *pos);
+  if (next.Bytes(Tag(static_cast<int>(number), kLengthDelimited), out)) {
+    *pos = next.pos();
+    return true;
+  }
   WireReader r(bytes, *pos);
   Field f;
   while (r.Next(&f)) {
@@ -73,7 +83,25 @@ void PairCursor::Rewind() {
 }
 
 Status HeaderView::MergeFrom(std::string_view bytes) {
-  WireReader r(bytes, 0);
+  InOrderFields in(bytes);
+  uint64_t v;
+  std::string_view skip;
+  if (in.Varint(Tag(1, kVarint), &v)) version_ = AsInt32(v), has_version_ = true;
+  in.Bytes(Tag(2, kLengthDelimited), &logfile_name_);
+  if (in.Varint(Tag(3, kVarint), &v)) logfile_offset_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(4, kVarint), &v)) server_id_ = static_cast<int64_t>(v);
+  in.Bytes(Tag(5, kLengthDelimited), &serveren_code_);
+  if (in.Varint(Tag(6, kVarint), &v)) execute_time_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(7, kVarint), &v)) source_type_ = static_cast<canal::entry::Type>(AsInt32(v)), has_source_type_ = true;
+  in.Bytes(Tag(8, kLengthDelimited), &schema_name_);
+  in.Bytes(Tag(9, kLengthDelimited), &table_name_);
+  if (in.Varint(Tag(10, kVarint), &v)) event_length_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(11, kVarint), &v)) event_type_ = static_cast<canal::entry::EventType>(AsInt32(v)), has_event_type_ = true;
+  while (in.Bytes(Tag(12, kLengthDelimited), &skip)) {
+  }
+  in.Bytes(Tag(13, kLengthDelimited), &gtid_);
+  if (in.done()) return Status::OK();
+  WireReader r(bytes, in.pos());
   Field f;
   while (r.Next(&f)) {
     // A field whose wire type is not the schema's is an unknown field to protobuf.
@@ -128,7 +156,20 @@ Status HeaderView::MergeFrom(std::string_view bytes) {
 Status EntryView::Parse(std::string_view bytes, EntryView* out) {
   *out = EntryView();
   out->header_.entry_bytes_ = bytes;
-  WireReader r(bytes, 0);
+  InOrderFields in(bytes);
+  std::string_view header;
+  uint64_t v;
+  if (in.Bytes(Tag(1, kLengthDelimited), &header)) {
+    out->has_header_ = true;
+    CANAL_RETURN_IF_ERROR(out->header_.MergeFrom(header));
+  }
+  if (in.Varint(Tag(2, kVarint), &v)) {
+    out->entry_type_ = static_cast<canal::entry::EntryType>(AsInt32(v));
+    out->has_entry_type_ = true;
+  }
+  in.Bytes(Tag(3, kLengthDelimited), &out->store_value_);
+  if (in.done()) return Status::OK();
+  WireReader r(bytes, in.pos());
   Field f;
   while (r.Next(&f)) {
     if (f.number == 1 && f.wire_type == kLengthDelimited) {
@@ -147,7 +188,22 @@ Status EntryView::Parse(std::string_view bytes, EntryView* out) {
 
 Status ColumnView::Parse(std::string_view bytes, ColumnView* out) {
   *out = ColumnView();
-  WireReader r(bytes, 0);
+  InOrderFields in(bytes);
+  uint64_t v;
+  std::string_view skip;
+  if (in.Varint(Tag(1, kVarint), &v)) out->index_ = AsInt32(v);
+  if (in.Varint(Tag(2, kVarint), &v)) out->sql_type_ = AsInt32(v);
+  in.Bytes(Tag(3, kLengthDelimited), &out->name_);
+  if (in.Varint(Tag(4, kVarint), &v)) out->is_key_ = v != 0;
+  if (in.Varint(Tag(5, kVarint), &v)) out->updated_ = v != 0;
+  if (in.Varint(Tag(6, kVarint), &v)) out->is_null_ = v != 0, out->has_is_null_ = true;
+  while (in.Bytes(Tag(7, kLengthDelimited), &skip)) {
+  }
+  in.Bytes(Tag(8, kLengthDelimited), &out->value_);
+  if (in.Varint(Tag(9, kVarint), &v)) out->length_ = AsInt32(v);
+  in.Bytes(Tag(10, kLengthDelimited), &out->mysql_type_);
+  if (in.done()) return Status::OK();
+  WireReader r(bytes, in.pos());
   Field f;
   while (r.Next(&f)) {
     const bool varint = f.wire_type == kVarint;
@@ -212,7 +268,19 @@ bool RowDataView::NextAfter(ColumnView* column, Status* status) {
 Status RowChangeView::Parse(std::string_view bytes, RowChangeView* out) {
   *out = RowChangeView();
   out->bytes_ = bytes;
-  WireReader r(bytes, 0);
+  InOrderFields in(bytes);
+  uint64_t v;
+  std::string_view skip;
+  if (in.Varint(Tag(1, kVarint), &v)) out->table_id_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(2, kVarint), &v)) {
+    out->event_type_ = static_cast<canal::entry::EventType>(AsInt32(v));
+    out->has_event_type_ = true;
+  }
+  if (in.Varint(Tag(10, kVarint), &v)) out->is_ddl_ = v != 0, out->has_is_ddl_ = true;
+  in.Bytes(Tag(11, kLengthDelimited), &out->sql_);
+  while (in.Bytes(Tag(12, kLengthDelimited), &skip)) ++out->row_count_;
+  if (in.done()) return Status::OK();
+  WireReader r(bytes, in.pos());
   Field f;
   while (r.Next(&f)) {
     const bool varint = f.wire_type == kVarint;

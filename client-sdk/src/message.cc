@@ -1,6 +1,7 @@
 #include "canal/client/message.h"
 
 #include "canal/proto/wire.h"
+#include "in_order_fields.h"
 
 namespace canal::client {
 
@@ -18,29 +19,65 @@ Message::Message(int64_t batch_id, const std::vector<std::string>& raw_entries) 
 }
 
 Status Message::FromMessagesBody(std::string body, Message* out) {
-  *out = Message();
-  out->storage_ = std::move(body);
-  const std::string_view bytes = out->storage_;
-  wire::WireReader r(bytes, 0);
-  wire::Field f;
+  const size_t size = body.size();
+  return FromMessagesBody(std::move(body), 0, size, out);
+}
+
+Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size, Message* out) {
+  out->Clear();
+  if (offset > buffer.size() || size > buffer.size() - offset) {
+    out->storage_ = std::string();
+    return Status::InvalidArgument("Messages body at " + std::to_string(offset) + "+" + std::to_string(size) +
+                                   " lies outside its buffer of " + std::to_string(buffer.size()) + " bytes");
+  }
+  out->storage_ = std::move(buffer);
+  const char* const base = out->storage_.data();
+  const std::string_view bytes(base + offset, size);
   int64_t batch_id = -1;
+  // The fast path (in_order_fields.h): the id, then the entries one after another.
+  internal::InOrderFields in(bytes);
+  uint64_t id;
+  std::string_view entry;
+  if (in.Varint(wire::Tag(1, wire::kVarint), &id)) batch_id = static_cast<int64_t>(id);
+  while (in.Bytes(wire::Tag(2, wire::kLengthDelimited), &entry)) {
+    out->raw_.push_back(Span{static_cast<size_t>(entry.data() - base), entry.size()});
+  }
+  wire::WireReader r(bytes, in.pos());
+  wire::Field f;
   while (r.Next(&f)) {
     if (f.number == 1 && f.wire_type == wire::kVarint) {
       batch_id = static_cast<int64_t>(f.varint);  // int64: two's complement on the wire
     } else if (f.number == 2 && f.wire_type == wire::kLengthDelimited) {
-      out->raw_.push_back(Span{static_cast<size_t>(f.bytes.data() - bytes.data()), f.bytes.size()});
+      out->raw_.push_back(Span{static_cast<size_t>(f.bytes.data() - base), f.bytes.size()});
     } else if (f.number == 100 && f.wire_type == wire::kLengthDelimited) {
       out->server_warning_.assign(f.bytes);
     }
   }
   if (r.failed()) {
     Status s = r.Error("Messages body");
-    *out = Message();
+    out->Clear();
+    out->storage_ = std::string();
     return s;
   }
   // An empty batch must never be acked, whatever id it carries.
   out->batch_id_ = out->raw_.empty() ? -1 : batch_id;
   return Status::OK();
+}
+
+std::string Message::TakeBuffer() {
+  std::string buffer = std::move(storage_);
+  storage_ = std::string();
+  Clear();
+  return buffer;
+}
+
+void Message::Clear() {
+  batch_id_ = -1;
+  server_warning_.clear();
+  raw_.clear();  // keeps its capacity: the next batch's spans need no regrowth
+  parsed_.clear();
+  parse_done_ = false;
+  parse_status_ = Status::OK();
 }
 
 std::vector<std::string_view> Message::raw_entries() const {

@@ -13,11 +13,10 @@
 // fails over (ClusterConnector), and by default first waits to be the one
 // active client of its client id (--no-client-ha turns that off).
 // Exit codes: see kExit* below and docs/client.md.
-#include <charconv>
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -25,20 +24,16 @@
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/entry_view.h"
-#include "canal/tools/row_json.h"
+#include "cli_printer.h"
 
 namespace {
 
 using canal::Status;
 using canal::client::ClusterConnector;
 using canal::client::Connector;
-using canal::client::ColumnView;
+using canal::cli::Printer;
 using canal::client::EntryView;
-using canal::client::HeaderView;
 using canal::client::Message;
-using canal::client::RowChangeView;
-using canal::client::RowDataView;
-namespace entry = canal::entry;
 
 constexpr int kExitOk = 0;             // --count reached, or stopped by SIGINT/SIGTERM
 constexpr int kExitUsage = 1;          // bad command line
@@ -71,215 +66,7 @@ struct Options {
   int64_t timeout_ms = 1000;
 };
 
-// Appends the decimal text of `v`.
-void AppendNumber(int64_t v, std::string* out) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, static_cast<size_t>(r.ptr - buf));
-}
-
-// Canal's name of an event type, without allocating for the valid ones.
-std::string_view EventName(entry::EventType type, std::string* unknown) {
-  if (type != entry::EVENT_TYPE_PLACEHOLDER && entry::EventType_IsValid(type)) return entry::EventType_Name(type);
-  *unknown = canal::client::EventTypeName(type);
-  return *unknown;
-}
-
-// Formats entries into `out`, counting row changes against a limit. Reads the
-// entries in place through the zero-copy views (entry_view.h) and appends
-// every piece straight to `out`: nothing is allocated per row or per value.
-class Printer {
- public:
-  Printer(bool json, int64_t limit) : json_(json), limit_(limit) {}
-
-  bool LimitReached() const { return limit_ > 0 && rows_ >= limit_; }
-  int64_t rows() const { return rows_; }
-
-  // Appends what `e` prints, stopping at the row limit. *stopped_inside says
-  // that some of the entry's row changes were left unprinted.
-  Status Append(const EntryView& e, std::string* out, bool* stopped_inside) {
-    *stopped_inside = false;
-    const HeaderView& h = e.header();
-    const auto type = canal::client::EntryTypeOf(e);
-    if (type == entry::TRANSACTIONBEGIN || type == entry::TRANSACTIONEND) {
-      if (!json_) AppendTransaction(e, type, out);
-      return Status::OK();
-    }
-    if (type != entry::ROWDATA) return Status::OK();
-    RowChangeView change;
-    if (!RowChangeView::Parse(e.store_value(), &change).ok()) return Unparsable(h);
-    const auto event = canal::client::EventTypeOf(change);
-    const bool is_row = !canal::client::IsDdl(change) &&
-                        (event == entry::INSERT || event == entry::UPDATE || event == entry::DELETE);
-    if (!is_row) {
-      if (!change.sql().empty()) AppendStatement(h, change, out);
-      return Status::OK();
-    }
-    const std::string_view name = EventName(event, &unknown_name_);
-    if (!json_) AppendRowHeadline(h, name, out);
-    RowDataView row;
-    Status s;
-    while (true) {
-      if (LimitReached()) {
-        // Rows left in this entry stay unprinted.
-        RowChangeView rest = change;
-        *stopped_inside = rest.NextRow(&row, &s);
-        return Status::OK();
-      }
-      if (!change.NextRow(&row, &s)) break;
-      const bool ok = json_ ? AppendJsonRow(h, event, name, &row, out) : AppendTextRow(event, &row, out);
-      if (!ok) return Unparsable(h);
-      ++rows_;
-    }
-    return s.ok() ? Status::OK() : Unparsable(h);
-  }
-
-  // Whether `e` holds something this printer would print (row changes or a statement).
-  static bool HasChanges(const EntryView& e) {
-    if (canal::client::EntryTypeOf(e) != entry::ROWDATA) return false;
-    RowChangeView change;
-    return RowChangeView::Parse(e.store_value(), &change).ok() && (change.row_count() > 0 || !change.sql().empty());
-  }
-
- private:
-  static Status Unparsable(const HeaderView& h) {
-    return Status::Corruption("entry at " + std::string(h.logfile_name()) + ":" + std::to_string(h.logfile_offset()) +
-                              " holds no parsable RowChange");
-  }
-
-  static void AppendBinlogPrefix(const HeaderView& h, std::string* out) {
-    out->append("================> binlog[");
-    out->append(h.logfile_name());
-    out->push_back(':');
-    AppendNumber(h.logfile_offset(), out);
-    out->push_back(']');
-  }
-
-  static void AppendTransaction(const EntryView& e, entry::EntryType type, std::string* out) {
-    const HeaderView& h = e.header();
-    AppendBinlogPrefix(h, out);
-    out->append(" , executeTime : ");
-    AppendNumber(h.execute_time(), out);
-    out->append(" , gtid : (");
-    out->append(h.gtid());
-    out->append(")\n");
-    if (type == entry::TRANSACTIONBEGIN) {
-      canal::client::TransactionBeginView begin;
-      if (canal::client::TransactionBeginView::Parse(e.store_value(), &begin).ok()) {
-        out->append(" BEGIN ----> Thread id: ");
-        AppendNumber(begin.thread_id(), out);
-        out->push_back('\n');
-      }
-    } else {
-      canal::client::TransactionEndView end;
-      if (canal::client::TransactionEndView::Parse(e.store_value(), &end).ok()) {
-        out->append(" END ----> transaction id: ");
-        out->append(end.transaction_id());
-        out->push_back('\n');
-      }
-    }
-  }
-
-  static void AppendRowHeadline(const HeaderView& h, std::string_view event_name, std::string* out) {
-    AppendBinlogPrefix(h, out);
-    out->append(" , name[");
-    out->append(h.schema_name());
-    out->push_back(',');
-    out->append(h.table_name());
-    out->append("] , eventType : ");
-    out->append(event_name);
-    out->push_back('\n');
-  }
-
-  // One image's columns as text; false on malformed bytes.
-  template <typename Next>
-  static bool AppendTextColumns(Next next, std::string* out) {
-    ColumnView c;
-    Status s;
-    while (next(&c, &s)) {
-      out->append(c.name());
-      out->append(" : ");
-      out->append(canal::client::IsNull(c) ? std::string_view("NULL") : c.value());
-      out->append(c.updated() ? "    update=true\n" : "    update=false\n");
-    }
-    return s.ok();
-  }
-
-  static bool AppendTextRow(entry::EventType event, RowDataView* row, std::string* out) {
-    auto before = [row](ColumnView* c, Status* s) { return row->NextBefore(c, s); };
-    auto after = [row](ColumnView* c, Status* s) { return row->NextAfter(c, s); };
-    if (event == entry::DELETE) return AppendTextColumns(before, out);
-    if (event == entry::INSERT) return AppendTextColumns(after, out);
-    out->append("-------> before\n");
-    if (!AppendTextColumns(before, out)) return false;
-    out->append("-------> after\n");
-    return AppendTextColumns(after, out);
-  }
-
-  // {"file":..,"pos":..,"gtid":..,"ts":.. — as canal-binlog's lines begin.
-  static void AppendJsonPosition(const HeaderView& h, std::string* out) {
-    // executeTime is milliseconds; canal-binlog prints the event's seconds.
-    canal::tools::AppendLineHead(h.logfile_name(), h.logfile_offset(), h.gtid(), h.execute_time() / 1000, out);
-  }
-
-  template <typename Next>
-  static bool AppendJsonImage(Next next, std::string* out) {
-    out->push_back('{');
-    bool first = true;
-    ColumnView c;
-    Status s;
-    while (next(&c, &s)) {
-      if (!first) out->push_back(',');
-      first = false;
-      canal::tools::AppendJsonString(c.name(), out);
-      out->push_back(':');
-      if (canal::client::IsNull(c)) {
-        out->append("null");
-      } else {
-        canal::tools::AppendJsonString(c.value(), out);
-      }
-    }
-    out->push_back('}');
-    return s.ok();
-  }
-
-  static bool AppendJsonRow(const HeaderView& h, entry::EventType event, std::string_view event_name,
-                            RowDataView* row, std::string* out) {
-    AppendJsonPosition(h, out);
-    canal::tools::AppendRowTarget(h.schema_name(), h.table_name(), event_name, out);
-    if (event == entry::UPDATE || event == entry::DELETE) {
-      out->append(",\"before\":");
-      if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextBefore(c, s); }, out)) return false;
-    }
-    if (event == entry::UPDATE || event == entry::INSERT) {
-      out->append(",\"after\":");
-      if (!AppendJsonImage([row](ColumnView* c, Status* s) { return row->NextAfter(c, s); }, out)) return false;
-    }
-    out->append("}\n");
-    return true;
-  }
-
-  void AppendStatement(const HeaderView& h, const RowChangeView& change, std::string* out) {
-    const bool ddl = canal::client::IsDdl(change);
-    if (!json_) {
-      AppendRowHeadline(h, EventName(canal::client::EventTypeOf(change), &unknown_name_), out);
-      out->append(" sql ----> ");
-      out->append(change.sql());
-      out->push_back('\n');
-      return;
-    }
-    AppendJsonPosition(h, out);
-    canal::tools::AppendStatement(h.schema_name(), ddl, change.sql(), out);
-    out->append("}\n");
-  }
-
-  const bool json_;
-  const int64_t limit_;
-  int64_t rows_ = 0;
-  std::string unknown_name_;  // an unknown event type's name, e.g. UNKNOWN(99)
-};
-
-bool WriteOut(const std::string& text) {
+bool WriteOut(std::string_view text) {
   return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
 }
 
@@ -295,11 +82,17 @@ int Fail(const Status& s) {
 int Consume(canal::client::CanalConnector& connector, bool cluster, const Options& o, const std::string& where,
             Printer& printer, bool* lost_active) {
   *lost_active = false;
-  std::string out;
   std::string warning;  // the server's last warning about the destination
+  Message m;  // one for every get: each batch is read into the buffer the last one held
+  // The plain connector acks a printed batch together with the next get (one
+  // write); the cluster connector acks at once (its ack may report a failover).
+  int64_t pending_ack = -1;
   while (!g_stop && !printer.LimitReached()) {
-    Message m;
-    Status s = connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
+    const int64_t ack = pending_ack;
+    pending_ack = -1;
+    Status s = ack != -1 ? connector.AckAndGetWithoutAck(ack, o.batch, o.timeout_ms,
+                                                         canal::client::TimeUnit::kMilliseconds, &m)
+                         : connector.GetWithoutAck(o.batch, o.timeout_ms, canal::client::TimeUnit::kMilliseconds, &m);
     if (canal::client::IsNotActiveClient(s)) {
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
       *lost_active = true;
@@ -337,7 +130,7 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
       warning = m.server_warning();
     }
     if (m.batch_id() == -1) continue;
-    out.clear();
+    printer.Clear();
     bool partial = false;
     const size_t n = m.raw_entry_count();
     EntryView e;
@@ -348,7 +141,7 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
         return Fail(s.WithContext(where));
       }
       bool stopped_inside = false;
-      s = printer.Append(e, &out, &stopped_inside);
+      s = printer.Append(e, &stopped_inside);
       if (!s.ok()) {
         connector.Rollback(m.batch_id()).PermitUncheckedError();
         return Fail(s.WithContext(where + ": batch " + std::to_string(m.batch_id())));
@@ -360,11 +153,15 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
         break;
       }
     }
-    if (!WriteOut(out)) {
+    if (!WriteOut(printer.output())) {
       connector.Rollback(m.batch_id()).PermitUncheckedError();
       std::fprintf(stderr, "canal-cli: writing to stdout failed; batch %lld rolled back\n",
                    static_cast<long long>(m.batch_id()));
       return kExitOutput;
+    }
+    if (!partial && !cluster) {
+      pending_ack = m.batch_id();
+      continue;
     }
     s = partial ? connector.Rollback(m.batch_id()) : connector.Ack(m.batch_id());
     if (s.IsNotFound()) {
@@ -372,6 +169,10 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
       std::fprintf(stderr, "canal-cli: %s\n", s.ToString().c_str());
       continue;
     }
+    if (!s.ok()) return Fail(s);
+  }
+  if (pending_ack != -1) {
+    const Status s = connector.Ack(pending_ack);
     if (!s.ok()) return Fail(s);
   }
   return kExitOk;

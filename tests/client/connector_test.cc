@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/proto/wire.h"
 #include "client/client_test_util.h"
 
 namespace canal::client::test {
@@ -138,10 +139,12 @@ TEST(ConnectorConnect, CallsBeforeConnectAreIOErrorsThatSayConnectFirst) {
   o.destination = "example";
   Connector c(o);
   Message m;
-  for (Status st : {c.Subscribe(), c.GetWithoutAck(10, &m), c.Ack(1), c.Rollback(), c.Unsubscribe()}) {
+  for (Status st : {c.Subscribe(), c.GetWithoutAck(10, &m), c.Ack(1), c.Rollback(), c.Unsubscribe(),
+                    c.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m)}) {
     EXPECT_EQ(st.code(), Status::Code::kIOError) << st.ToString();
     EXPECT_TRUE(Contains(st.message(), "Connect()")) << st.ToString();
   }
+  EXPECT_EQ(m.batch_id(), -1);
 }
 
 // --- subscribe / unsubscribe ---
@@ -247,6 +250,45 @@ TEST(ConnectorGet, ReturnsTheBatchWithRawEntriesAndParsesThemOnDemand) {
   EXPECT_EQ(get.unit(), 2);
   ASSERT_TRUE(get.has_auto_ack());
   EXPECT_FALSE(get.auto_ack());
+}
+
+TEST(ConnectorGet, AMessageReusedForEveryGetReadsEachBatchIntoTheBufferTheLastOneHeld) {
+  auto batch = [](int n, size_t value_size, char fill) {
+    std::vector<std::string> entries;
+    for (int i = 0; i < n; ++i) {
+      const std::string value(value_size, static_cast<char>(fill + i));
+      entries.push_back(RowEntry("f", 100 + i, "d", "t", ce::INSERT, {Row({}, {Col("v", value.c_str())})}));
+    }
+    return entries;
+  };
+  const auto big1 = batch(40, 3000, 'a'), small = batch(2, 10, 'k'), big2 = batch(40, 3000, 'p'),
+             bigger = batch(60, 5000, 'A');
+  SubscribedConnector t([&](FakeSession& s) {
+    s.AnswerGet(11, big1);
+    s.AnswerGet(12, small);
+    s.AnswerGet(13, big2);
+    s.AnswerGet(14, bigger);
+  });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  auto expect_batch = [](const Message& m, int64_t id, const std::vector<std::string>& entries) {
+    EXPECT_EQ(m.batch_id(), id);
+    ASSERT_EQ(m.raw_entry_count(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) EXPECT_EQ(m.raw_entry(i), entries[i]) << "batch " << id << " entry " << i;
+  };
+  Message m;
+  ASSERT_TRUE(t.client.GetWithoutAck(100, &m).ok());
+  expect_batch(m, 11, big1);
+  const char* first_buffer = m.raw_entry(0).data();
+  const Message kept = m;  // a copy keeps its own bytes
+  ASSERT_TRUE(t.client.GetWithoutAck(100, &m).ok());
+  expect_batch(m, 12, small);
+  ASSERT_TRUE(t.client.GetWithoutAck(100, &m).ok());
+  expect_batch(m, 13, big2);
+  EXPECT_EQ(m.raw_entry(0).data(), first_buffer) << "the third batch is read into the buffer the first one held";
+  ASSERT_TRUE(t.client.GetWithoutAck(100, &m).ok());  // larger than the buffer it gets: grows it
+  expect_batch(m, 14, bigger);
+  expect_batch(kept, 11, big1);
+  t.Finish();
 }
 
 TEST(ConnectorGet, NoTimeoutFormSendsMinusOneAndBatchSizeZeroMeansThousand) {
@@ -382,15 +424,66 @@ TEST(ConnectorAck, AckOfMinusOneSendsNothing) {
   EXPECT_TRUE(t.client.GetWithoutAck(1, &m).ok());
 }
 
-TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
-  SubscribedConnector t([](FakeSession& s) {
+TEST(ConnectorAck, AckAndGetSendsTheAckAndTheGetInOneWrite) {
+  pb::ClientAck ack;
+  pb::Get get;
+  bool get_was_there = false;
+  SubscribedConnector t([&](FakeSession& s) {
+    s.Expect(pb::CLIENTACK, &ack);
+    get_was_there = s.ReadableNow();  // written with the ack: already here
+    s.AnswerGet(6, {RowEntry("f", 1, "d", "t", ce::INSERT, {})}, &get);
+  });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  Status st = t.client.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(m.batch_id(), 6);
+  EXPECT_EQ(m.raw_entry_count(), 1u);
+  EXPECT_TRUE(t.client.connected());
+  t.Finish();
+  EXPECT_TRUE(get_was_there) << "the GET did not arrive with the CLIENTACK";
+  EXPECT_EQ(ack.batch_id(), 5);
+  EXPECT_EQ(ack.destination(), "example");
+  EXPECT_EQ(ack.client_id(), "1001");
+  EXPECT_EQ(get.fetch_size(), 10);
+  EXPECT_EQ(get.timeout(), 100);
+}
+
+TEST(ConnectorAck, AckAndGetOfMinusOneSendsOnlyTheGet) {
+  SubscribedConnector t([](FakeSession& s) { s.AnswerGet(-1, {}); });  // a GET, not a CLIENTACK
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  EXPECT_TRUE(t.client.AckAndGetWithoutAck(-1, 10, 100, TimeUnit::kMilliseconds, &m).ok());
+  EXPECT_EQ(m.batch_id(), -1);
+}
+
+// Reads a CLIENTACK and a GET, refuses the ack, then answers the get.
+FakeCanalServer::Script RefuseTheAckThenAnswerTheGet(int code, std::string text) {
+  return [code, text](FakeSession& s) {
     pb::ClientAck ack;
     pb::Get get;
     s.Expect(pb::CLIENTACK, &ack);
     s.Expect(pb::GET, &get);
-    s.SendAck(400, "batchId:5 is not the firstly:4");
+    s.SendAck(code, text);
     s.SendMessages(6, {RowEntry("f", 1, "d", "t", ce::INSERT, {})});
-  });
+  };
+}
+
+TEST(ConnectorAck, AckAndGetWithARefusedAckIsAbortedNamingTheAckAndCloses) {
+  SubscribedConnector t(RefuseTheAckThenAnswerTheGet(
+      kErrorAckNotApplied, "ack of batch 5 not applied: the destination is no longer served here"));
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  Status st = t.client.AckAndGetWithoutAck(5, 10, 100, TimeUnit::kMilliseconds, &m);
+  EXPECT_EQ(st.code(), Status::Code::kAborted) << st.ToString();
+  EXPECT_TRUE(IsAckNotApplied(st)) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "earlier ack of batch 5")) << st.ToString();
+  EXPECT_EQ(m.batch_id(), -1) << "no batch from a stream out of step";
+  EXPECT_FALSE(t.client.connected());
+}
+
+TEST(ConnectorAck, AckErrorAnsweringTheNextGetIsReturnedByThatGet) {
+  SubscribedConnector t(RefuseTheAckThenAnswerTheGet(400, "batchId:5 is not the firstly:4"));
   ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   ASSERT_TRUE(t.client.Ack(5).ok());
   Message m;
@@ -540,6 +633,38 @@ TEST_F(ConnectorBadFrames, BytesThatAreNotAPacketAreCorruption) {
   const std::string junk = "\xff\xff\xff\xff\xff";
   Status st = GetAnsweredWith(FakeSession::LengthPrefix(junk.size()) + junk);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, APacketLongerThanItsFrameIsCorruptionSayingWhere) {
+  // The body declares 200 bytes; the frame holds 5 of them.
+  const std::string packet = std::string("\x18\x07\x2a\xc8\x01", 5) + "abcde";
+  Status st = GetAnsweredWith(FakeSession::LengthPrefix(packet.size()) + packet);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "canal.protocol.Packet")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "(200 declared) at byte 2 of 10")) << st.ToString();
+}
+
+TEST_F(ConnectorBadFrames, PacketFieldsInAnotherOrderStillReadAsAMessagesReply) {
+  pb::Messages body;
+  body.set_batch_id(5);
+  body.add_messages("entry");
+  // The body first, then the type; the connector reads the fields in any order.
+  std::string packet;
+  canal::proto::wire::AppendBytesField(5, body.SerializeAsString(), &packet);
+  canal::proto::wire::AppendVarintField(3, pb::MESSAGES, &packet);
+  SubscribedConnector t([&](FakeSession& s) {
+    pb::Get get;
+    s.Expect(pb::GET, &get);
+    s.SendFrame(packet);
+  });
+  ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
+  Message m;
+  Status st = t.client.GetWithoutAck(10, &m);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(m.batch_id(), 5);
+  ASSERT_EQ(m.raw_entry_count(), 1u);
+  EXPECT_EQ(m.raw_entry(0), "entry");
+  t.Finish();
 }
 
 TEST_F(ConnectorBadFrames, CompressedPacketIsNotSupported) {

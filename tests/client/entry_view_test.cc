@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "canal/client/message.h"
+#include "canal/proto/wire.h"
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -504,6 +506,92 @@ TEST(EntryView, RepeatedFieldsReadAsProtobufMergesThem) {
   e.set_storevalue(TenColumnInsert(2).SerializeAsString() + Ddl().SerializeAsString() +
                    DeleteWithBeforeOnly().SerializeAsString());
   ExpectSameAsProtobuf(e.SerializeAsString());
+}
+
+// The views read fields in the order servers write them first and fall back
+// to a generic loop for the rest (in_order_fields.h); any other order, and a
+// field repeated across that boundary, must still read as protobuf reads it.
+std::vector<std::string> TopLevelFields(std::string_view bytes) {
+  std::vector<std::string> fields;
+  canal::proto::wire::WireReader r(bytes, 0);
+  canal::proto::wire::Field f;
+  size_t start = 0;
+  while (r.Next(&f)) {
+    fields.emplace_back(bytes.substr(start, r.pos() - start));
+    start = r.pos();
+  }
+  EXPECT_FALSE(r.failed());
+  return fields;
+}
+
+std::string Joined(const std::vector<std::string>& fields) {
+  std::string out;
+  for (const std::string& f : fields) out += f;
+  return out;
+}
+
+// `bytes` with its top-level fields reversed, rotated, shuffled, and with its
+// first and last fields repeated at the other end.
+std::vector<std::string> Reordered(std::string_view bytes, std::mt19937* rng) {
+  std::vector<std::string> fields = TopLevelFields(bytes);
+  std::vector<std::string> out;
+  if (fields.size() < 2) return out;
+  std::vector<std::string> v(fields.rbegin(), fields.rend());
+  out.push_back(Joined(v));
+  v = fields;
+  std::rotate(v.begin(), v.begin() + 1, v.end());
+  out.push_back(Joined(v));
+  for (int i = 0; i < 5; ++i) {
+    v = fields;
+    std::shuffle(v.begin(), v.end(), *rng);
+    out.push_back(Joined(v));
+  }
+  out.push_back(Joined(fields) + fields.front());
+  out.push_back(fields.back() + Joined(fields));
+  return out;
+}
+
+TEST(EntryView, FieldsInAnyOrderReadAsProtobufDoes) {
+  std::mt19937 rng(20261201);
+  ce::Column col = Col(3, "name", "value", -5, "bigint(20)");
+  col.set_iskey(true);
+  col.set_updated(true);
+  col.set_isnull(false);
+  col.add_props()->set_key("k");
+  for (const std::string& bytes : Reordered(col.SerializeAsString(), &rng)) {
+    ce::Column pb;
+    ASSERT_TRUE(pb.ParseFromString(bytes));
+    ColumnView c;
+    ASSERT_TRUE(ColumnView::Parse(bytes, &c).ok());
+    ExpectSameColumn(pb, c, bytes);
+  }
+  const ce::RowChange rc = UpdateWithBeforeAndAfter();
+  ce::RowChange with_sql = rc;
+  with_sql.set_sql("update t set a = 1");
+  with_sql.set_ddlschemaname("shop");
+  with_sql.set_tableid(77);
+  for (const std::string& bytes : Reordered(with_sql.SerializeAsString(), &rng)) {
+    ExpectSameAsProtobuf(EntryBytes(FullHeader(ce::UPDATE), ce::ROWDATA, bytes));
+  }
+  // A row whose after image comes before its before image, columns shuffled.
+  ce::RowChange one;
+  one.set_eventtype(ce::UPDATE);
+  const std::string row = rc.rowdatas(0).SerializeAsString();
+  for (const std::string& row_bytes : Reordered(row, &rng)) {
+    std::string rc_bytes = one.SerializeAsString();
+    canal::proto::wire::AppendBytesField(12, row_bytes, &rc_bytes);
+    ExpectSameAsProtobuf(EntryBytes(FullHeader(ce::UPDATE), ce::ROWDATA, rc_bytes));
+  }
+  const std::string entry = RowEntryBytes(rc);
+  for (const std::string& bytes : Reordered(entry, &rng)) ExpectSameAsProtobuf(bytes);
+  const ce::Header h = FullHeader(ce::UPDATE);
+  for (const std::string& header_bytes : Reordered(h.SerializeAsString(), &rng)) {
+    std::string bytes;
+    canal::proto::wire::AppendBytesField(1, header_bytes, &bytes);
+    canal::proto::wire::AppendVarintField(2, ce::ROWDATA, &bytes);
+    canal::proto::wire::AppendBytesField(3, rc.SerializeAsString(), &bytes);
+    ExpectSameAsProtobuf(bytes);
+  }
 }
 
 TEST(EntryView, ReadingAllocatesNothing) {

@@ -187,6 +187,12 @@ class FakeSession {
 
   bool open() const { return fd_ >= 0; }
 
+  // Whether bytes are waiting on the socket right now (no wait).
+  bool ReadableNow() const {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
   void Close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -70,6 +70,52 @@ TEST(MessageBodyTest, NegativeBatchIdAndUnknownFieldsReadAsProtobufDoes) {
   EXPECT_EQ(pb.messages_size(), 1);
 }
 
+TEST(MessageBodyTest, FieldsInAnotherOrderAndRepeatedIdsReadAsProtobufDoes) {
+  // The reader takes the id and the entries in the order servers write them
+  // first, then reads the rest generically: entries before the id, the
+  // warning between entries and a second id (the last one wins) all count.
+  std::string body;
+  body += std::string("\x12\x01" "a", 3);           // entry "a" before any id
+  body += std::string("\xa2\x06\x02" "w1", 5);     // server_warning (field 100)
+  body += std::string("\x08\x05", 2);               // batch id 5
+  body += std::string("\x12\x02" "bc", 4);          // entry "bc"
+  body += std::string("\x08\x09", 2);               // batch id 9: the last wins
+  body += std::string("\x12\x00", 2);               // an empty entry
+  Message m;
+  ASSERT_TRUE(Message::FromMessagesBody(body, &m).ok());
+  canal::protocol::Messages pb;
+  ASSERT_TRUE(pb.ParseFromString(body));
+  EXPECT_EQ(m.batch_id(), pb.batch_id());
+  EXPECT_EQ(m.batch_id(), 9);
+  EXPECT_EQ(m.server_warning(), pb.server_warning());
+  ASSERT_EQ(m.raw_entry_count(), static_cast<size_t>(pb.messages_size()));
+  for (int i = 0; i < pb.messages_size(); ++i) EXPECT_EQ(m.raw_entry(i), pb.messages(i)) << i;
+}
+
+TEST(MessageBodyTest, ABodyInsideALargerBufferIsReadInPlaceAndARangeOutsideItRefused) {
+  // As the connector hands over a frame: bytes before the body (length prefix,
+  // packet fields) and spare bytes after it (a buffer kept from a larger batch).
+  const std::string body = Body(8, {"one", "two"});
+  const std::string buffer = std::string("\x00\x00\x00\x10\x18\x07", 6) + body + std::string(50, '\x12');
+  Message m;
+  ASSERT_TRUE(Message::FromMessagesBody(buffer, 6, body.size(), &m).ok());
+  EXPECT_EQ(m.batch_id(), 8);
+  EXPECT_EQ(m.raw_entries(), (std::vector<std::string_view>{"one", "two"}));
+  const Message copy = m;
+  EXPECT_EQ(copy.raw_entry(1), "two");
+  Status st = Message::FromMessagesBody(buffer, buffer.size() + 1, 0, &m);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.ToString();
+  EXPECT_EQ(m.batch_id(), -1);
+  EXPECT_TRUE(m.empty());
+  st = Message::FromMessagesBody(buffer, 6, buffer.size(), &m);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("outside its buffer"), std::string_view::npos) << st.ToString();
+  st = Message::FromMessagesBody(buffer, 6, ~size_t{0}, &m);  // must not wrap around
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.ToString();
+  // The spare bytes after the body are not read as entries.
+  ASSERT_TRUE(Message::FromMessagesBody(buffer, 6, body.size() - 3, &m).IsCorruption());
+}
+
 TEST(MessageBodyTest, EntryLongerThanTheBodyIsCorruption) {
   std::string body = Body(3, {"abcdef"});
   body.resize(body.size() - 2);

@@ -598,15 +598,23 @@ Status ClusterConnector::Unsubscribe() {
 }
 
 Status ClusterConnector::GetLocked(int32_t batch_size, const Wait* wait, Message* out) {
-  *out = Message();
   const auto deadline = CallDeadline();
   const std::string doing = "get from " + Where();
-  CANAL_RETURN_IF_ERROR(EnsureConnection(doing, deadline));
-  CANAL_RETURN_IF_ERROR(FollowMovedServer(deadline));
-  CANAL_RETURN_IF_ERROR(WithFailover(doing, deadline, [&] {
-    return wait != nullptr ? conn_->GetWithoutAck(batch_size, wait->timeout, wait->unit, out)
-                           : conn_->GetWithoutAck(batch_size, out);
-  }));
+  // The connection's get empties *out itself, after taking its buffer for the
+  // next frame (message.h): emptied here only on the paths that do not get
+  // there, so that buffer is not lost.
+  Status s = EnsureConnection(doing, deadline);
+  if (s.ok()) s = FollowMovedServer(deadline);
+  if (s.ok()) {
+    s = WithFailover(doing, deadline, [&] {
+      return wait != nullptr ? conn_->GetWithoutAck(batch_size, wait->timeout, wait->unit, out)
+                             : conn_->GetWithoutAck(batch_size, out);
+    });
+  }
+  if (!s.ok()) {
+    *out = Message();
+    return s;
+  }
   if (out->batch_id() != -1) {
     held_batches_.insert(out->batch_id());
     stale_batches_.erase(out->batch_id());  // the id now means this connection's batch

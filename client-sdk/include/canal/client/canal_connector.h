@@ -65,6 +65,18 @@ class CanalConnector {
     return Fetch(batch_size, &wait, true, out);
   }
 
+  // Ack(ack_batch_id) (nothing for -1) and then GetWithoutAck, in one call: a
+  // consumer loop that acks each batch before fetching the next. The plain
+  // Connector sends both requests in one write (one send, one wake-up of the
+  // server per batch); other connectors make the two calls. Errors are those
+  // of the two calls; a refused ack is reported as the get's error ("the
+  // earlier ack of batch N failed").
+  Status AckAndGetWithoutAck(int64_t ack_batch_id, int32_t batch_size, int64_t timeout, TimeUnit unit,
+                             Message* out) {
+    const Wait wait{timeout, unit};
+    return AckThenFetch(ack_batch_id, batch_size, &wait, out);
+  }
+
   // Batches are acked oldest first; Rollback() gives back every unacked batch.
   virtual Status Ack(int64_t batch_id) = 0;
   virtual Status Rollback() = 0;
@@ -83,6 +95,16 @@ class CanalConnector {
   // One get of up to `batch_size` entries, waiting as `wait` says (nullptr: no
   // timeout field is sent); with `ack`, the batch is acked before returning.
   virtual Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) = 0;
+  // Ack, then a get; a connector may send them together.
+  virtual Status AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) {
+    if (ack_batch_id != -1) {
+      if (Status s = Ack(ack_batch_id); !s.ok()) {
+        *out = Message();
+        return s;
+      }
+    }
+    return Fetch(batch_size, wait, false, out);
+  }
 };
 
 }  // namespace canal::client

@@ -56,6 +56,7 @@
 
 #include "canal/client/canal_connector.h"
 #include "canal/client/message.h"
+#include "canal/client/packet_frame.h"
 #include "canal/common/status.h"
 
 namespace canal::client {
@@ -135,17 +136,22 @@ class Connector final : public CanalConnector {
 
  private:
   class Socket;
-  struct Packet;
+  // A reply's Packet, its body a view into frame_buf_ (valid until the next read).
+  using Packet = PacketFrame;
 
   Status EnsureConnected(std::string_view doing) const;
   Status ConnectLocked();
   Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) override;
-  Status GetLocked(int32_t batch_size, const Wait* get_wait, Message* out);
+  // Sends the CLIENTACK and the GET in one write.
+  Status AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) override;
+  Status GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out);
   Status SendFireAndForget(int type, const std::string& body, std::string what);
   Status SendPacket(int type, const std::string& body, std::string_view doing);
+  Status SendFrames(const std::string& frames, std::string_view doing);
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
   Status AckLocked(int64_t batch_id);
+  std::string AckBody(int64_t batch_id) const;  // a serialised ClientAck
   Status CheckEarlierFailures(std::string_view doing);
   Status ReplyIsAck(const Packet& p, std::string_view doing);
   Status FailConnection(Status s);
@@ -157,10 +163,11 @@ class Connector final : public CanalConnector {
   // Acks and rollbacks sent since the last reply, oldest first ("ack of batch 5"):
   // an error Ack read before the next reply belongs to the first of them.
   std::deque<std::string> unanswered_;
-  // Reused across reads: a steady stream of large batches then costs no fresh
-  // (page-faulting) buffers per frame.
+  // The frame being read. A MESSAGES frame's buffer moves into the Message
+  // and the caller's previous Message gives its buffer back here, so a caller
+  // that reuses its Message reads a steady stream of large batches with no
+  // fresh (page-faulting) buffer per frame.
   std::string frame_buf_;
-  std::unique_ptr<Packet> messages_reply_;
 };
 
 // The server's error code carried by a Status from this SDK ("server error

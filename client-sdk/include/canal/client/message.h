@@ -1,8 +1,10 @@
 // Message: one batch returned by Connector::GetWithoutAck.
 //
 // A batch is an id plus the serialised canal.entry.Entry values the server sent.
-// The Message keeps the body of the MESSAGES packet as received, and the
-// entries are views into it: no allocation or copy per entry. View(i) reads
+// The Message keeps the frame of the MESSAGES packet as the socket filled it,
+// and the entries are views into it: no allocation or copy per entry, and
+// none per batch either when the caller passes the same Message to every get
+// (the connector reads the next batch into the buffer the last one held). View(i) reads
 // one entry in place, without allocating (entry_view.h), for clients that
 // must keep up with a fast stream; entries() parses protobuf Entry objects on
 // its first call only, for callers that ask for them; TakeRawEntries() copies
@@ -26,6 +28,8 @@
 
 namespace canal::client {
 
+class Connector;
+
 class Message {
  public:
   // An empty batch (id -1).
@@ -38,6 +42,10 @@ class Message {
   // entry: *out keeps `body` and views into it. Corruption saying where when
   // the bytes are malformed. An empty batch is id -1 whatever the server wrote.
   static Status FromMessagesBody(std::string body, Message* out);
+  // The same for a body at [offset, offset + size) of `buffer` (a frame as
+  // read from the socket): *out keeps the whole buffer. InvalidArgument when
+  // the range lies outside it.
+  static Status FromMessagesBody(std::string buffer, size_t offset, size_t size, Message* out);
 
   Message(Message&&) noexcept = default;
   Message& operator=(Message&&) noexcept = default;
@@ -77,6 +85,14 @@ class Message {
   void set_server_warning(std::string warning) { server_warning_ = std::move(warning); }
 
  private:
+  friend class Connector;
+  // Leaves this Message empty and hands back its buffer, for the connector to
+  // read the next batch into (a caller that reuses one Message for its gets
+  // then allocates no buffer per batch).
+  std::string TakeBuffer();
+  // Empties everything but the buffer, keeping the allocations of the spans.
+  void Clear();
+
   // Where an entry's bytes are in storage_ (offsets, not views: a copied or
   // moved Message keeps them right).
   struct Span {
@@ -86,7 +102,7 @@ class Message {
 
   int64_t batch_id_ = -1;
   std::string server_warning_;
-  std::string storage_;  // the MESSAGES body (or the entries, back to back)
+  std::string storage_;  // the MESSAGES body or the frame holding it (or the entries, back to back)
   std::vector<Span> raw_;
   std::vector<canal::entry::Entry> parsed_;
   bool parse_done_ = false;

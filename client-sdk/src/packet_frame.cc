@@ -1,0 +1,58 @@
+#include "canal/client/packet_frame.h"
+
+#include "canal/proto/wire.h"
+#include "in_order_fields.h"
+
+namespace canal::client {
+
+namespace wire = proto::wire;
+
+namespace {
+
+// Protobuf reads int32 and enum fields as a varint cut to 32 bits.
+int32_t AsInt32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+}  // namespace
+
+Status PacketFrame::Parse(std::string_view bytes, PacketFrame* out) {
+  *out = PacketFrame();
+  uint64_t v;
+  // Servers write the type and the body (Canal's Java server also the
+  // version and compression) in field order: take them straight away.
+  internal::InOrderFields in(bytes);
+  in.Varint(wire::Tag(1, wire::kVarint), &v);  // magic number: not checked, as Canal's clients do not
+  if (in.Varint(wire::Tag(2, wire::kVarint), &v)) out->version = AsInt32(v), out->has_version = true;
+  if (in.Varint(wire::Tag(3, wire::kVarint), &v)) out->type = AsInt32(v);
+  if (in.Varint(wire::Tag(4, wire::kVarint), &v)) out->compression = AsInt32(v), out->has_compression = true;
+  in.Bytes(wire::Tag(5, wire::kLengthDelimited), &out->body);
+  if (in.done()) return Status::OK();
+  wire::WireReader r(bytes, in.pos());
+  wire::Field f;
+  while (r.Next(&f)) {
+    const bool varint = f.wire_type == wire::kVarint;
+    switch (f.number) {
+      case 2:
+        if (varint) out->version = AsInt32(f.varint), out->has_version = true;
+        break;
+      case 3:
+        if (varint) out->type = AsInt32(f.varint);
+        break;
+      case 4:
+        if (varint) out->compression = AsInt32(f.varint), out->has_compression = true;
+        break;
+      case 5:
+        if (f.wire_type == wire::kLengthDelimited) out->body = f.bytes;
+        break;
+      default:  // 1 (magic) and unknown fields
+        break;
+    }
+  }
+  if (r.failed()) {
+    Status s = r.Error("canal.protocol.Packet");
+    *out = PacketFrame();
+    return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace canal::client
