@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <unordered_map>
 #include <cstdio>
 #include <map>
@@ -225,7 +227,11 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
       bool eof = false;
       s = reader.Next(&ev, &eof);
       if (!s.ok() || eof) break;
-      s = on_event(reader, ev);
+      if constexpr (std::is_invocable_v<F&, const binlog::BinlogFileReader&, const binlog::EventDecoder&, const Event&>) {
+        s = on_event(reader, std::as_const(decoder), ev);
+      } else {
+        s = on_event(reader, ev);
+      }
     }
     before_close();
     if (!s.ok()) {
@@ -246,16 +252,45 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
 namespace {
 
 // A table as one rows event saw it, with its JSON keys, shared with the
-// formatting threads (the decoder replaces its own TableMap on the next
-// TABLE_MAP for the id, which may happen while a worker still formats rows).
+// formatting threads. The decoder keeps one TableMap object while a table's
+// TABLE_MAPs repeat byte for byte and replaces it (never changes it) when they
+// differ; holding it here keeps it alive while a worker still formats rows,
+// and a snapshot is built once per distinct map, not once per transaction.
 struct TableSnapshot {
-  binlog::TableMap table;
+  std::shared_ptr<const binlog::TableMap> map;
   ColumnKeys keys;
+  const binlog::TableMap& table() const { return *map; }
 };
 
-// The JSON lines of one event, produced by a worker (rows) or inline (DDL).
+// The JSON lines of one rows event: `prefix` (the line up to the images), then
+// each row's images, appended to *out; *rows counts them.
+Status FormatRows(const binlog::RowsEvent& event, const TableSnapshot& snap, std::string_view prefix,
+                  const Position& pos, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
+                  binlog::RowChange* change, std::string* scratch, std::string* out, uint64_t* rows) {
+  reader->Reset(event);
+  const binlog::TableMap& table = snap.table();
+  std::string& b = *out;
+  while (true) {
+    bool done = false;
+    CANAL_RETURN_IF_ERROR(reader->Next(change, &done));
+    if (done) return Status::OK();
+    ++*rows;
+    b.append(prefix);
+    if (change->has_before) {
+      b.append(",\"before\":");
+      CANAL_RETURN_IF_ERROR(AppendImage(change->before, table, snap.keys, fo, pos, scratch, b));
+    }
+    if (change->has_after) {
+      b.append(",\"after\":");
+      CANAL_RETURN_IF_ERROR(AppendImage(change->after, table, snap.keys, fo, pos, scratch, b));
+    }
+    b.append("}\n");
+  }
+}
+
+// The JSON lines of one rows event handed to a formatting thread.
 struct OutputTask {
-  // Inputs (rows events only).
+  // Inputs.
   binlog::RowsEvent event;
   std::shared_ptr<const TableSnapshot> table;
   std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
@@ -269,29 +304,9 @@ struct OutputTask {
   bool done = false;
 };
 
-void FormatRows(OutputTask* t, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
+void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
                 binlog::RowChange* change, std::string* scratch) {
-  reader->Reset(t->event);
-  const binlog::TableMap& table = t->table->table;
-  while (true) {
-    bool done = false;
-    t->status = reader->Next(change, &done);
-    if (!t->status.ok() || done) return;
-    ++t->rows;
-    std::string& b = t->out;
-    b.append(t->prefix);
-    if (change->has_before) {
-      b.append(",\"before\":");
-      t->status = AppendImage(change->before, table, t->table->keys, fo, t->pos, scratch, b);
-      if (!t->status.ok()) return;
-    }
-    if (change->has_after) {
-      b.append(",\"after\":");
-      t->status = AppendImage(change->after, table, t->table->keys, fo, t->pos, scratch, b);
-      if (!t->status.ok()) return;
-    }
-    b.append("}\n");
-  }
+  t->status = FormatRows(t->event, *t->table, t->prefix, t->pos, fo, reader, change, scratch, &t->out, &t->rows);
 }
 
 // Formats rows events on worker threads; results are written in event order.
@@ -334,7 +349,7 @@ class FormatPool {
         t = std::move(queue_.front());
         queue_.pop_front();
       }
-      FormatRows(t.get(), fo_, &reader, &change, &scratch);
+      FormatTask(t.get(), fo_, &reader, &change, &scratch);
       {
         std::lock_guard<std::mutex> lk(mu_);
         t->done = true;
@@ -354,6 +369,8 @@ class FormatPool {
 // Rows events with fewer row bytes than this are formatted on the decoding
 // thread (see RunDecode); MariaDB and MySQL cut bulk rows events at 8 KiB.
 constexpr size_t kInlineRowsBytes = 2048;
+// Inline lines are written once this many bytes have collected.
+constexpr size_t kDirectFlushBytes = 256 << 10;
 
 int CountOnly(const DecodeCommandOptions& o) {
   binlog::RowsReader rows_reader;
@@ -435,26 +452,40 @@ int RunDecode(const DecodeCommandOptions& o) {
   const int threads = o.threads;
   std::unique_ptr<FormatPool> pool;
   if (threads > 0) pool = std::make_unique<FormatPool>(threads, fo);
-  // Inline formatting (threads == 0, and events whose rows depend on decoder
-  // state, such as partial JSON updates) uses these.
+  // Inline formatting (threads == 0, small events, and events whose rows
+  // depend on decoder state, such as partial JSON updates) uses these.
   binlog::RowsReader inline_reader;
   binlog::RowChange inline_change;
-  std::string inline_scratch;
+  std::string inline_scratch, inline_prefix;
+  uint64_t inline_rows = 0;
 
   std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
+  // Events handed to the pool, and lines formatted inline after them, in order.
   std::deque<std::shared_ptr<OutputTask>> inflight;
   std::vector<std::string> spare_buffers;  // output buffers of written tasks, for reuse
   const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
+  // Lines formatted inline while nothing is in flight go straight into one
+  // buffer, written in large chunks: no task, allocation or write per event.
+  // Invariant: `direct` is empty whenever `inflight` is not.
+  std::string direct;
+  direct.reserve(kDirectFlushBytes + (64 << 10));
   bool write_failed = false;
   Status task_error;
+  auto write_out = [&](std::string_view bytes) {
+    if (!write_failed && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
+  };
+  auto flush_direct = [&] {
+    write_out(direct);
+    direct.clear();
+  };
   // Writes finished tasks in order; with `all`, waits for every one.
   auto drain = [&](bool all) {
     while (!inflight.empty() && (all || inflight.size() > max_inflight)) {
       auto t = std::move(inflight.front());
       inflight.pop_front();
-      if (pool) pool->Wait(*t);
-      if (task_error.ok() && !write_failed) {
-        if (std::fwrite(t->out.data(), 1, t->out.size(), stdout) != t->out.size()) write_failed = true;
+      if (pool && !t->done) pool->Wait(*t);
+      if (task_error.ok()) {
+        write_out(t->out);
         if (!t->status.ok()) task_error = t->status;
       }
       if (spare_buffers.size() < max_inflight + 4) {
@@ -462,6 +493,24 @@ int RunDecode(const DecodeCommandOptions& o) {
         spare_buffers.push_back(std::move(t->out));
       }
     }
+  };
+  auto new_task = [&] {
+    auto task = std::make_shared<OutputTask>();
+    // Output buffers are recycled: a fresh large buffer per event would cost
+    // page faults on every event.
+    if (!spare_buffers.empty()) {
+      task->out = std::move(spare_buffers.back());
+      spare_buffers.pop_back();
+    }
+    return task;
+  };
+  // Where inline lines go: the direct buffer, or after the tasks in flight.
+  auto inline_target = [&]() -> std::string* {
+    if (inflight.empty()) return &direct;
+    auto task = new_task();
+    task->done = true;
+    inflight.push_back(task);
+    return &task->out;
   };
   Position pos;
   std::string context, user_vars;  // INTVAR/RAND/USER_VAR for the next statement
@@ -476,7 +525,8 @@ int RunDecode(const DecodeCommandOptions& o) {
     }
   }
 
-  int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader& r, const Event& ev) -> Status {
+  auto on_event = [&](const binlog::BinlogFileReader& r, const binlog::EventDecoder& decoder,
+                      const Event& ev) -> Status {
     if (!task_error.ok()) return task_error;
     pos.file = BaseName(r.path());
     pos.pos = ev.offset;
@@ -488,51 +538,62 @@ int RunDecode(const DecodeCommandOptions& o) {
     } else if (const auto* g2 = ev.As<binlog::GtidEvent>()) {
       pos.gtid = g2->anonymous ? std::string() : g2->ToString();
     } else if (const auto* tm = ev.As<binlog::TableMapEventRef>()) {
-      auto snap = std::make_shared<TableSnapshot>();
-      snap->table = *tm->table;
-      snap->keys.Refresh(snap->table);
-      if (tables.size() > 4096) tables.clear();
-      tables[tm->table->table_id] = std::move(snap);
+      std::shared_ptr<const binlog::TableMap> map = decoder.ShareTable(tm->table->table_id);
+      // (A map the decoder does not hold, which it does not make today, is copied.)
+      if (map.get() != tm->table) map = std::make_shared<const binlog::TableMap>(*tm->table);
+      // A transaction repeating its table's TABLE_MAP gets the decoder's same
+      // map: keep its snapshot and keys.
+      auto it = tables.find(tm->table->table_id);
+      if (it == tables.end() || it->second->map != map) {
+        if (tables.size() > 4096) tables.clear();
+        auto snap = std::make_shared<TableSnapshot>();
+        snap->map = std::move(map);
+        snap->keys.Refresh(snap->table());
+        tables[tm->table->table_id] = std::move(snap);
+      }
     } else if (const auto* rows_ev = ev.As<binlog::RowsEvent>()) {
-      auto task = std::make_shared<OutputTask>();
       auto it = tables.find(rows_ev->table_id);
       if (it == tables.end()) return Status::Corruption("rows event without a table snapshot");
-      task->table = it->second;
-      task->event = *rows_ev;
-      task->event.table = &task->table->table;
-      task->source = std::string(rows_ev->source);
-      task->event.source = task->source;
-      task->pos = pos;
-      const binlog::TableMap& t = task->table->table;
-      task->prefix.reserve(160);
-      // Output buffers are recycled: a fresh large buffer per event would cost
-      // page faults on every event.
-      if (!spare_buffers.empty()) {
-        task->out = std::move(spare_buffers.back());
-        spare_buffers.pop_back();
-      }
-      AppendHeader(pos, task->prefix);
-      AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
-      if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
+      const std::shared_ptr<const TableSnapshot>& snap = it->second;
+      const binlog::TableMap& t = snap->table();
       const bool stateful = rows_ev->json_rows != nullptr;
       // A hand-off (task, queue lock, wake-up, in-order wait) costs more than
       // formatting a few rows: small events, such as single-row transactions,
       // are formatted here, so the threads never make decoding slower.
       const bool small = rows_ev->rows.size() < kInlineRowsBytes;
       if (!pool || stateful || small) {
-        // Partial JSON documents come from the decoder's row cache, in order.
-        if (stateful) task->event.table = rows_ev->table;
-        FormatRows(task.get(), fo, &inline_reader, &inline_change, &inline_scratch);
-        task->done = true;
+        inline_prefix.clear();
+        AppendHeader(pos, inline_prefix);
+        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &inline_prefix);
+        if (!t.names_known) inline_prefix.append(",\"columns\":\"by-position\"");
+        // Partial JSON documents come from the decoder's row cache, in order:
+        // those events keep the decoder's table (rows_ev->table).
+        binlog::RowsEvent event = *rows_ev;
+        if (!stateful) event.table = &t;
+        std::string* out = inline_target();
+        CANAL_RETURN_IF_ERROR(FormatRows(event, *snap, inline_prefix, pos, fo, &inline_reader, &inline_change,
+                                         &inline_scratch, out, &inline_rows));
       } else {
+        if (!direct.empty()) flush_direct();
+        auto task = new_task();
+        task->table = snap;
+        task->event = *rows_ev;
+        task->event.table = &t;
+        task->source = std::string(rows_ev->source);
+        task->event.source = task->source;
+        task->pos = pos;
+        task->prefix.reserve(160);
+        AppendHeader(pos, task->prefix);
+        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
+        if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
         if (rows_ev->info.compressed) {
           // Inflated rows live in a decoder buffer that the next event reuses.
           task->owned_rows.assign(rows_ev->rows);
           task->event.rows = task->owned_rows;
         }
         pool->Submit(task);
+        inflight.push_back(std::move(task));
       }
-      inflight.push_back(std::move(task));
     } else if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
       // Statement context: what a statement-format replica needs to replay the next statement.
       context.append(context.empty() ? "" : ",");
@@ -554,8 +615,7 @@ int RunDecode(const DecodeCommandOptions& o) {
       }
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
       if (!IsTransactionControl(q->query)) {
-        auto task = std::make_shared<OutputTask>();
-        std::string& b = task->out;
+        std::string& b = *inline_target();
         AppendHeader(pos, b);
         AppendStatement(q->db, IsDdl(q->query), q->query, &b);
         if (!context.empty() || !user_vars.empty()) {
@@ -569,8 +629,6 @@ int RunDecode(const DecodeCommandOptions& o) {
           b.push_back('}');
         }
         b.append("}\n");
-        task->done = true;
-        inflight.push_back(std::move(task));
       }
       context.clear();
       user_vars.clear();
@@ -578,10 +636,20 @@ int RunDecode(const DecodeCommandOptions& o) {
       context.clear();
       user_vars.clear();
     }
+    if (direct.size() >= kDirectFlushBytes) flush_direct();
     drain(false);
     if (write_failed) return Status::IOError("writing to stdout failed");
     return task_error;
-  }, [&] { drain(true); }, names.loaded() ? names.provider() : nullptr);  // rows point into the file's mapping
+  };
+  // Rows point into the file's mapping: everything is formatted and written
+  // before the reader lets go of it. Lines formatted before an error are
+  // written too.
+  int rc = ForEachEvent(o.inputs, o.verify_checksum, on_event,
+                        [&] {
+                          drain(true);
+                          flush_direct();
+                        },
+                        names.loaded() ? names.provider() : nullptr);
   // A worker's error surfaces through the walk (reported there) or only at the
   // final drain (reported here).
   if (rc == 0 && !task_error.ok()) {
