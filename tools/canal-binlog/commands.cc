@@ -26,6 +26,7 @@
 #include "canal/schema/history_log.h"
 #include "canal/schema/statement.h"
 #include "canal/tools/row_json.h"
+#include "row_lines.h"
 
 namespace canal::tools {
 
@@ -130,79 +131,6 @@ void UserVarText(const binlog::UserVarEvent& uv, std::string* out) {
   out->append(uv.value);
 }
 
-// Kinds whose Canal text is always printable ASCII without quotes or
-// backslashes (ENUM/SET print labels in readable mode, so only in Canal mode).
-bool NeedsNoEscaping(const ColumnValue& v, const render::ValueFormatOptions& fo) {
-  switch (v.kind) {
-    case ColumnValue::Kind::kSigned:
-    case ColumnValue::Kind::kFloat:
-    case ColumnValue::Kind::kDouble:
-    case ColumnValue::Kind::kDecimal:
-    case ColumnValue::Kind::kDate:
-    case ColumnValue::Kind::kTime:
-    case ColumnValue::Kind::kDateTime:
-    case ColumnValue::Kind::kTimestamp:
-      return true;
-    case ColumnValue::Kind::kUnsigned:
-      return !fo.readable || (v.type != binlog::ColumnType::kEnum && v.type != binlog::ColumnType::kSet);
-    default:
-      return false;
-  }
-}
-
-// `"name":` of each column of one table, escaped once per TABLE_MAP.
-struct ColumnKeys {
-  const binlog::TableMap* table = nullptr;
-  std::vector<std::string> keys;
-  void Refresh(const binlog::TableMap& t) {
-    if (table == &t && keys.size() == t.columns.size()) return;
-    table = &t;
-    keys.clear();
-    for (const auto& c : t.columns) {
-      std::string k;
-      AppendJsonString(c.name, &k);
-      k.push_back(':');
-      keys.push_back(std::move(k));
-    }
-  }
-};
-
-Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
-                   const render::ValueFormatOptions& fo, const Position& pos, std::string* scratch, std::string& b) {
-  b.push_back('{');
-  bool first = true;
-  for (size_t i = 0; i < img.values.size(); ++i) {
-    const ColumnValue& v = img.values[i];
-    if (!v.is_present()) continue;
-    if (!first) b.push_back(',');
-    first = false;
-    b.append(keys.keys[i]);
-    if (v.is_null()) {
-      b.append("null");
-      continue;
-    }
-    Status s;
-    if (NeedsNoEscaping(v, fo)) {
-      // Numbers and dates are plain ASCII: render straight into the line.
-      b.push_back('"');
-      s = render::AppendCanalValue(v, t.columns[i], fo, &b);
-      b.push_back('"');
-    } else if (v.kind == ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(t.columns[i].charset)) {
-      AppendJsonString(v.raw, &b);  // the Canal text is the bytes themselves
-    } else {
-      scratch->clear();
-      s = render::AppendCanalValue(v, t.columns[i], fo, scratch);
-      if (s.ok()) AppendJsonString(*scratch, &b);
-    }
-    if (!s.ok()) {
-      return s.WithContext(std::string(pos.file) + ": offset " + std::to_string(pos.pos) + ": `" + t.db + "`.`" +
-                           t.table + "` column " + std::to_string(i + 1) + " (" + t.columns[i].name + ")");
-    }
-  }
-  b.push_back('}');
-  return Status::OK();
-}
-
 // Walks every event of every input, calling `on_event` for each.
 // `before_close` runs whenever the reader is about to let go of a file's bytes
 // (next file, end, error): nothing may use that file's events afterwards.
@@ -262,32 +190,6 @@ struct TableSnapshot {
   const binlog::TableMap& table() const { return *map; }
 };
 
-// The JSON lines of one rows event: `prefix` (the line up to the images), then
-// each row's images, appended to *out; *rows counts them.
-Status FormatRows(const binlog::RowsEvent& event, const TableSnapshot& snap, std::string_view prefix,
-                  const Position& pos, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
-                  binlog::RowChange* change, std::string* scratch, std::string* out, uint64_t* rows) {
-  reader->Reset(event);
-  const binlog::TableMap& table = snap.table();
-  std::string& b = *out;
-  while (true) {
-    bool done = false;
-    CANAL_RETURN_IF_ERROR(reader->Next(change, &done));
-    if (done) return Status::OK();
-    ++*rows;
-    b.append(prefix);
-    if (change->has_before) {
-      b.append(",\"before\":");
-      CANAL_RETURN_IF_ERROR(AppendImage(change->before, table, snap.keys, fo, pos, scratch, b));
-    }
-    if (change->has_after) {
-      b.append(",\"after\":");
-      CANAL_RETURN_IF_ERROR(AppendImage(change->after, table, snap.keys, fo, pos, scratch, b));
-    }
-    b.append("}\n");
-  }
-}
-
 // The JSON lines of one rows event handed to a formatting thread.
 struct OutputTask {
   // Inputs.
@@ -298,15 +200,15 @@ struct OutputTask {
   std::string prefix;      // the line up to the images
   Position pos;
   // Outputs.
-  std::string out;
+  LineBuffer out;
   Status status;
   uint64_t rows = 0;
   bool done = false;
 };
 
-void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
-                binlog::RowChange* change, std::string* scratch) {
-  t->status = FormatRows(t->event, *t->table, t->prefix, t->pos, fo, reader, change, scratch, &t->out, &t->rows);
+void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, RowFormatter* f) {
+  t->status = FormatRows(t->event, t->table->table(), t->table->keys, t->prefix, {t->pos.file, t->pos.pos}, fo, f,
+                         &t->out, &t->rows);
 }
 
 // Formats rows events on worker threads; results are written in event order.
@@ -337,9 +239,7 @@ class FormatPool {
 
  private:
   void Work() {
-    binlog::RowsReader reader;
-    binlog::RowChange change;
-    std::string scratch;
+    RowFormatter formatter;
     while (true) {
       std::shared_ptr<OutputTask> t;
       {
@@ -349,7 +249,7 @@ class FormatPool {
         t = std::move(queue_.front());
         queue_.pop_front();
       }
-      FormatTask(t.get(), fo_, &reader, &change, &scratch);
+      FormatTask(t.get(), fo_, &formatter);
       {
         std::lock_guard<std::mutex> lk(mu_);
         t->done = true;
@@ -454,28 +354,26 @@ int RunDecode(const DecodeCommandOptions& o) {
   if (threads > 0) pool = std::make_unique<FormatPool>(threads, fo);
   // Inline formatting (threads == 0, small events, and events whose rows
   // depend on decoder state, such as partial JSON updates) uses these.
-  binlog::RowsReader inline_reader;
-  binlog::RowChange inline_change;
-  std::string inline_scratch, inline_prefix;
+  RowFormatter inline_formatter;
+  std::string inline_prefix, statement;
   uint64_t inline_rows = 0;
 
   std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
   // Events handed to the pool, and lines formatted inline after them, in order.
   std::deque<std::shared_ptr<OutputTask>> inflight;
-  std::vector<std::string> spare_buffers;  // output buffers of written tasks, for reuse
+  std::vector<LineBuffer> spare_buffers;  // output buffers of written tasks, for reuse
   const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
   // Lines formatted inline while nothing is in flight go straight into one
   // buffer, written in large chunks: no task, allocation or write per event.
   // Invariant: `direct` is empty whenever `inflight` is not.
-  std::string direct;
-  direct.reserve(kDirectFlushBytes + (64 << 10));
+  LineBuffer direct;
   bool write_failed = false;
   Status task_error;
   auto write_out = [&](std::string_view bytes) {
     if (!write_failed && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
   };
   auto flush_direct = [&] {
-    write_out(direct);
+    write_out(direct.view());
     direct.clear();
   };
   // Writes finished tasks in order; with `all`, waits for every one.
@@ -485,7 +383,7 @@ int RunDecode(const DecodeCommandOptions& o) {
       inflight.pop_front();
       if (pool && !t->done) pool->Wait(*t);
       if (task_error.ok()) {
-        write_out(t->out);
+        write_out(t->out.view());
         if (!t->status.ok()) task_error = t->status;
       }
       if (spare_buffers.size() < max_inflight + 4) {
@@ -505,7 +403,7 @@ int RunDecode(const DecodeCommandOptions& o) {
     return task;
   };
   // Where inline lines go: the direct buffer, or after the tasks in flight.
-  auto inline_target = [&]() -> std::string* {
+  auto inline_target = [&]() -> LineBuffer* {
     if (inflight.empty()) return &direct;
     auto task = new_task();
     task->done = true;
@@ -570,9 +468,8 @@ int RunDecode(const DecodeCommandOptions& o) {
         // those events keep the decoder's table (rows_ev->table).
         binlog::RowsEvent event = *rows_ev;
         if (!stateful) event.table = &t;
-        std::string* out = inline_target();
-        CANAL_RETURN_IF_ERROR(FormatRows(event, *snap, inline_prefix, pos, fo, &inline_reader, &inline_change,
-                                         &inline_scratch, out, &inline_rows));
+        CANAL_RETURN_IF_ERROR(FormatRows(event, t, snap->keys, inline_prefix, {pos.file, pos.pos}, fo,
+                                         &inline_formatter, inline_target(), &inline_rows));
       } else {
         if (!direct.empty()) flush_direct();
         auto task = new_task();
@@ -615,7 +512,8 @@ int RunDecode(const DecodeCommandOptions& o) {
       }
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
       if (!IsTransactionControl(q->query)) {
-        std::string& b = *inline_target();
+        std::string& b = statement;
+        b.clear();
         AppendHeader(pos, b);
         AppendStatement(q->db, IsDdl(q->query), q->query, &b);
         if (!context.empty() || !user_vars.empty()) {
@@ -629,6 +527,7 @@ int RunDecode(const DecodeCommandOptions& o) {
           b.push_back('}');
         }
         b.append("}\n");
+        inline_target()->Append(b);
       }
       context.clear();
       user_vars.clear();

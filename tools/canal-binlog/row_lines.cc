@@ -1,0 +1,141 @@
+#include "row_lines.h"
+
+#include <algorithm>
+
+#include "canal/parser/binlog/column_text.h"
+#include "canal/tools/row_json.h"
+
+namespace canal::tools {
+
+namespace {
+
+using binlog::ColumnValue;
+
+// Strings longer than this are escaped into a std::string of their exact size
+// first, so a 64 MiB value does not make the buffer room for six times that.
+constexpr size_t kInPlaceStringMax = 64 << 10;
+
+// The text of one value that is neither NULL nor fixed: escaped in place.
+void PutString(std::string_view text, char* p, LineBuffer* out, std::string* big) {
+  if (text.size() <= kInPlaceStringMax) {
+    // Room for the key was made with this value's bound.
+    out->Commit(WriteJsonString(text, p));
+    return;
+  }
+  out->Commit(p);
+  big->clear();
+  AppendJsonString(text, big);
+  out->Append(*big);
+}
+
+Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
+                   const render::ValueFormatOptions& fo, LineSource source, RowFormatter* f, LineBuffer* out) {
+  out->Append("{");
+  bool first = true;
+  std::string& scratch = f->scratch;
+  for (size_t i = 0; i < img.values.size(); ++i) {
+    const ColumnValue& v = img.values[i];
+    if (!v.is_present()) continue;
+    const std::string& key = keys.keys[i];
+    const binlog::ColumnInfo& column = t.columns[i];
+    // The value's bound: fixed text, or a string escaped in place, or a
+    // value rendered into `scratch` first.
+    std::string_view text;
+    size_t bound = 4;  // null
+    bool fixed = false, ascii = false;
+    if (!v.is_null()) {
+      if (render::HasFixedCanalText(v, column, fo)) {
+        fixed = true;
+        bound = render::kCanalFixedTextMax + 2;
+      } else {
+        if (v.kind == ColumnValue::Kind::kString && keys.copies_through[i]) {
+          text = v.raw;  // the Canal text is the bytes themselves
+        } else {
+          scratch.clear();
+          Status s = render::AppendCanalValue(v, column, fo, &scratch);
+          if (!s.ok()) {
+            return s.WithContext(std::string(source.file) + ": offset " + std::to_string(source.pos) + ": `" +
+                                 t.db + "`.`" + t.table + "` column " + std::to_string(i + 1) + " (" + column.name +
+                                 ")");
+          }
+          text = scratch;
+        }
+        // A DECIMAL's text is digits, '-' and '.': nothing to escape.
+        ascii = v.kind == ColumnValue::Kind::kDecimal;
+        bound = ascii ? text.size() + 2 : JsonStringBound(std::min(text.size(), kInPlaceStringMax));
+      }
+    }
+    char* p = out->Room(1 + key.size() + bound);
+    if (!first) *p++ = ',';
+    first = false;
+    std::memcpy(p, key.data(), key.size());
+    p += key.size();
+    if (v.is_null()) {
+      std::memcpy(p, "null", 4);
+      out->Commit(p + 4);
+    } else if (fixed) {
+      // Numbers and dates are plain ASCII: no escaping.
+      *p++ = '"';
+      p = render::WriteCanalFixedText(v, column, fo, p);
+      *p++ = '"';
+      out->Commit(p);
+    } else if (ascii) {
+      *p++ = '"';
+      std::memcpy(p, text.data(), text.size());
+      p += text.size();
+      *p++ = '"';
+      out->Commit(p);
+    } else {
+      PutString(text, p, out, &f->big);
+    }
+  }
+  out->Append("}");
+  return Status::OK();
+}
+
+}  // namespace
+
+void LineBuffer::Grow(size_t n) {
+  const size_t cap = std::max({size_ + n, cap_ * 2, size_t{64} << 10});
+  auto data = std::make_unique_for_overwrite<char[]>(cap);
+  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
+  data_ = std::move(data);
+  cap_ = cap;
+}
+
+void ColumnKeys::Refresh(const binlog::TableMap& t) {
+  keys.clear();
+  copies_through.clear();
+  for (const auto& c : t.columns) {
+    std::string k;
+    AppendJsonString(c.name, &k);
+    k.push_back(':');
+    keys.push_back(std::move(k));
+    copies_through.push_back(binlog::CopiesThroughAsUtf8(c.charset));
+  }
+}
+
+Status FormatRows(const binlog::RowsEvent& event, const binlog::TableMap& table, const ColumnKeys& keys,
+                  std::string_view prefix, LineSource source, const render::ValueFormatOptions& fo,
+                  RowFormatter* f, LineBuffer* out, uint64_t* rows) {
+  f->reader.Reset(event);
+  binlog::RowChange& change = f->change;
+  while (true) {
+    bool done = false;
+    CANAL_RETURN_IF_ERROR(f->reader.Next(&change, &done));
+    if (done) return Status::OK();
+    ++*rows;
+    out->Append(prefix);
+    if (change.has_before) {
+      out->Append(",\"before\":");
+      CANAL_RETURN_IF_ERROR(AppendImage(change.before, table, keys, fo, source, f, out));
+    }
+    if (change.has_after) {
+      out->Append(",\"after\":");
+      CANAL_RETURN_IF_ERROR(AppendImage(change.after, table, keys, fo, source, f, out));
+    }
+    out->Append("}\n");
+  }
+}
+
+}  // namespace canal::tools
