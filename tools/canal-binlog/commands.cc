@@ -190,15 +190,23 @@ struct TableSnapshot {
   const binlog::TableMap& table() const { return *map; }
 };
 
-// The JSON lines of one rows event handed to a formatting thread.
-struct OutputTask {
-  // Inputs.
+// One rows event of a task.
+struct TaskPart {
   binlog::RowsEvent event;
   std::shared_ptr<const TableSnapshot> table;
   std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
-  std::string source;      // file name for error messages
   std::string prefix;      // the line up to the images
-  Position pos;
+  LineSource where;        // for error messages
+};
+
+// The JSON lines of consecutive rows events handed to a formatting thread
+// together: one hand-off (queue lock, wake-up, in-order wait) per batch, not
+// per event.
+struct OutputTask {
+  // Inputs.
+  std::vector<TaskPart> parts;
+  std::string source;  // the decoder's name of the file, for the reader's messages
+  size_t row_bytes = 0;
   // Outputs.
   LineBuffer out;
   Status status;
@@ -207,8 +215,11 @@ struct OutputTask {
 };
 
 void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, RowFormatter* f) {
-  t->status = FormatRows(t->event, t->table->table(), t->table->keys, t->prefix, {t->pos.file, t->pos.pos}, fo, f,
-                         &t->out, &t->rows);
+  for (const TaskPart& part : t->parts) {
+    t->status = FormatRows(part.event, part.table->table(), part.table->keys, part.prefix, part.where, fo, f, &t->out,
+                           &t->rows);
+    if (!t->status.ok()) return;
+  }
 }
 
 // Formats rows events on worker threads; results are written in event order.
@@ -269,6 +280,9 @@ class FormatPool {
 // Rows events with fewer row bytes than this are formatted on the decoding
 // thread (see RunDecode); MariaDB and MySQL cut bulk rows events at 8 KiB.
 constexpr size_t kInlineRowsBytes = 2048;
+// Rows events go to the formatting threads in batches of about this many row
+// bytes (a few bulk events).
+constexpr size_t kBatchRowsBytes = 48 << 10;
 // Inline lines are written once this many bytes have collected.
 constexpr size_t kDirectFlushBytes = 256 << 10;
 
@@ -362,7 +376,7 @@ int RunDecode(const DecodeCommandOptions& o) {
   // Events handed to the pool, and lines formatted inline after them, in order.
   std::deque<std::shared_ptr<OutputTask>> inflight;
   std::vector<LineBuffer> spare_buffers;  // output buffers of written tasks, for reuse
-  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
+  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 4 + 2;
   // Lines formatted inline while nothing is in flight go straight into one
   // buffer, written in large chunks: no task, allocation or write per event.
   // Invariant: `direct` is empty whenever `inflight` is not.
@@ -402,8 +416,18 @@ int RunDecode(const DecodeCommandOptions& o) {
     }
     return task;
   };
+  // The batch being filled, handed to the pool when full or when anything
+  // else has to follow it.
+  std::shared_ptr<OutputTask> batch;
+  auto submit_batch = [&] {
+    if (batch == nullptr) return;
+    pool->Submit(batch);
+    inflight.push_back(std::move(batch));
+    batch = nullptr;
+  };
   // Where inline lines go: the direct buffer, or after the tasks in flight.
   auto inline_target = [&]() -> LineBuffer* {
+    submit_batch();
     if (inflight.empty()) return &direct;
     auto task = new_task();
     task->done = true;
@@ -471,25 +495,29 @@ int RunDecode(const DecodeCommandOptions& o) {
         CANAL_RETURN_IF_ERROR(FormatRows(event, t, snap->keys, inline_prefix, {pos.file, pos.pos}, fo,
                                          &inline_formatter, inline_target(), &inline_rows));
       } else {
-        if (!direct.empty()) flush_direct();
-        auto task = new_task();
-        task->table = snap;
-        task->event = *rows_ev;
-        task->event.table = &t;
-        task->source = std::string(rows_ev->source);
-        task->event.source = task->source;
-        task->pos = pos;
-        task->prefix.reserve(160);
-        AppendHeader(pos, task->prefix);
-        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
-        if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
+        if (batch == nullptr) {
+          if (!direct.empty()) flush_direct();
+          batch = new_task();
+          batch->parts.clear();
+          batch->source = std::string(rows_ev->source);
+        }
+        TaskPart& part = batch->parts.emplace_back();
+        part.table = snap;
+        part.event = *rows_ev;
+        part.event.table = &t;
+        part.event.source = batch->source;
+        part.where = {pos.file, pos.pos};
+        part.prefix.reserve(160);
+        AppendHeader(pos, part.prefix);
+        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &part.prefix);
+        if (!t.names_known) part.prefix.append(",\"columns\":\"by-position\"");
         if (rows_ev->info.compressed) {
           // Inflated rows live in a decoder buffer that the next event reuses.
-          task->owned_rows.assign(rows_ev->rows);
-          task->event.rows = task->owned_rows;
+          part.owned_rows.assign(rows_ev->rows);
+          part.event.rows = part.owned_rows;
         }
-        pool->Submit(task);
-        inflight.push_back(std::move(task));
+        batch->row_bytes += rows_ev->rows.size();
+        if (batch->row_bytes >= kBatchRowsBytes) submit_batch();
       }
     } else if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
       // Statement context: what a statement-format replica needs to replay the next statement.
@@ -545,6 +573,7 @@ int RunDecode(const DecodeCommandOptions& o) {
   // written too.
   int rc = ForEachEvent(o.inputs, o.verify_checksum, on_event,
                         [&] {
+                          submit_batch();
                           drain(true);
                           flush_direct();
                         },
