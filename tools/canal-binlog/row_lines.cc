@@ -65,10 +65,14 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
         bound = ascii ? text.size() + 2 : JsonStringBound(std::min(text.size(), kInPlaceStringMax));
       }
     }
-    char* p = out->Room(1 + key.size() + bound);
+    char* p = out->Room(1 + std::max(key.size(), kBlock) + std::max(bound, kBlock));
     if (!first) *p++ = ',';
     first = false;
-    std::memcpy(p, key.data(), key.size());
+    if (key.size() <= kBlock) {
+      std::memcpy(p, keys.blocks[i].data(), kBlock);
+    } else {
+      std::memcpy(p, key.data(), key.size());
+    }
     p += key.size();
     if (v.is_null()) {
       std::memcpy(p, "null", 4);
@@ -81,7 +85,12 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
       out->Commit(p);
     } else if (ascii) {
       *p++ = '"';
-      std::memcpy(p, text.data(), text.size());
+      // `scratch` holds the text and has at least kBlock bytes of capacity.
+      if (text.size() <= kBlock) {
+        std::memcpy(p, text.data(), kBlock);
+      } else {
+        std::memcpy(p, text.data(), text.size());
+      }
       p += text.size();
       *p++ = '"';
       out->Commit(p);
@@ -105,11 +114,15 @@ void LineBuffer::Grow(size_t n) {
 
 void ColumnKeys::Refresh(const binlog::TableMap& t) {
   keys.clear();
+  blocks.clear();
   copies_through.clear();
   for (const auto& c : t.columns) {
     std::string k;
     AppendJsonString(c.name, &k);
     k.push_back(':');
+    std::array<char, kBlock>& block = blocks.emplace_back();
+    block.fill('\0');
+    std::memcpy(block.data(), k.data(), std::min(k.size(), kBlock));
     keys.push_back(std::move(k));
     copies_through.push_back(binlog::CopiesThroughAsUtf8(c.charset));
   }

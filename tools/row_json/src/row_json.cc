@@ -94,8 +94,19 @@ void EscapeJson(std::string_view s, Sink& sink) {
       while (i < n && !kSpecial[static_cast<uint8_t>(d[i])]) ++i;
       if (i >= n) break;
     }
-    sink.Put(d + run, i - run);
     const uint8_t c = static_cast<uint8_t>(d[i]);
+    if (c >= 0x80) {
+      // Well-formed UTF-8 is copied as it is: it stays in the run. The common
+      // two-byte case (accented Latin, Greek, Cyrillic...) is checked here.
+      const size_t len = c >= 0xC2 && c <= 0xDF && i + 1 < n && (static_cast<uint8_t>(d[i + 1]) & 0xC0) == 0x80
+                             ? 2
+                             : Utf8SequenceLength(s, i);
+      if (len != 0) {
+        i += len;
+        continue;
+      }
+    }
+    sink.Put(d + run, i - run);
     if (c < 0x80) {
       switch (c) {
         case '"': sink.Put("\\\"", 2); break;
@@ -112,14 +123,8 @@ void EscapeJson(std::string_view s, Sink& sink) {
       }
       ++i;
     } else {
-      const size_t len = Utf8SequenceLength(s, i);
-      if (len == 0) {
-        sink.Put("\\ufffd", 6);
-        ++i;
-      } else {
-        sink.Put(d + i, len);
-        i += len;
-      }
+      sink.Put("\\ufffd", 6);  // not well-formed UTF-8
+      ++i;
     }
     run = i;
   }
