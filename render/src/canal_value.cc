@@ -366,6 +366,11 @@ char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, co
     case ColumnValue::Kind::kSigned:
     case ColumnValue::Kind::kUnsigned: {
       const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+      // Readable ENUM/SET print labels.
+      if (options.readable && (type == ColumnType::kEnum || type == ColumnType::kSet) &&
+          value.kind == ColumnValue::Kind::kUnsigned) {
+        return nullptr;
+      }
       if (type == ColumnType::kYear) {
         return value.kind == ColumnValue::Kind::kSigned ? WriteYear(value.i64, out) : WritePadded(value.u64, 4, out);
       }
@@ -386,15 +391,15 @@ char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, co
     case ColumnValue::Kind::kTimestamp:
       return WriteTimestamp(value.u64, value.timestamp_micros, value.fsp, options.timestamp_utc_offset_seconds, out);
     default:
-      return out;  // not a fixed kind (HasFixedCanalText is false)
+      return nullptr;  // not a fixed kind
   }
 }
 
 Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
                         const ValueFormatOptions& options, std::string* out) {
-  if (HasFixedCanalText(value, column, options)) {
-    char buf[kCanalFixedTextMax];
-    out->append(buf, WriteCanalFixedText(value, column, options, buf));
+  char buf[kCanalFixedTextMax];
+  if (const char* end = WriteCanalFixedText(value, column, options, buf)) {
+    out->append(buf, static_cast<size_t>(end - buf));
     return Status::OK();
   }
   switch (value.kind) {

@@ -928,6 +928,10 @@ std::string Fixed(const ColumnValue& v, const ColumnInfo& c, ValueFormatOptions 
   EXPECT_TRUE(render::HasFixedCanalText(v, c, o));
   char buf[render::kCanalFixedTextMax];
   const char* end = render::WriteCanalFixedText(v, c, o, buf);
+  if (end == nullptr) {
+    ADD_FAILURE() << "no fixed text";
+    return "";
+  }
   EXPECT_LE(static_cast<size_t>(end - buf), render::kCanalFixedTextMax);
   std::string text(static_cast<const char*>(buf), end);
   EXPECT_EQ(text, Render(v, c, o));
@@ -1040,6 +1044,16 @@ TEST(CanalFixedText, LabelsStringsDecimalsAndJsonAreNotFixed) {
   ColumnValue null_value;
   null_value.kind = Kind::kNull;
   EXPECT_FALSE(render::HasFixedCanalText(null_value, v, {}));
+  // WriteCanalFixedText agrees: nothing written, nullptr.
+  char buf[render::kCanalFixedTextMax] = {};
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kNull), e, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kSet), s, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}, buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x"), v, {}, buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(null_value, v, {}, buf), nullptr);
+  EXPECT_EQ(buf[0], '\0');
+  EXPECT_NE(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, {}, buf), nullptr);
 }
 
 }  // namespace

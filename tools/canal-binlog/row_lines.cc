@@ -15,10 +15,10 @@ using binlog::ColumnValue;
 // first, so a 64 MiB value does not make the buffer room for six times that.
 constexpr size_t kInPlaceStringMax = 64 << 10;
 
-// The text of one value that is neither NULL nor fixed: escaped in place.
+// The text of one value that is neither NULL nor fixed, escaped at p (room
+// for the bound of up to kInPlaceStringMax bytes).
 void PutString(std::string_view text, char* p, LineBuffer* out, std::string* big) {
   if (text.size() <= kInPlaceStringMax) {
-    // Room for the key was made with this value's bound.
     out->Commit(WriteJsonString(text, p));
     return;
   }
@@ -26,6 +26,19 @@ void PutString(std::string_view text, char* p, LineBuffer* out, std::string* big
   big->clear();
   AppendJsonString(text, big);
   out->Append(*big);
+}
+
+// Writes `,"key":` (no comma for the first column) at p, which has room for
+// 1 + max(key size, kBlock) chars.
+char* PutKey(const ColumnKeys& keys, size_t i, bool first, char* p) {
+  if (!first) *p++ = ',';
+  const std::string& key = keys.keys[i];
+  if (key.size() <= kBlock) {
+    std::memcpy(p, keys.blocks[i].data(), kBlock);
+  } else {
+    std::memcpy(p, key.data(), key.size());
+  }
+  return p + key.size();
 }
 
 Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
@@ -36,66 +49,48 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
   for (size_t i = 0; i < img.values.size(); ++i) {
     const ColumnValue& v = img.values[i];
     if (!v.is_present()) continue;
-    const std::string& key = keys.keys[i];
     const binlog::ColumnInfo& column = t.columns[i];
-    // The value's bound: fixed text, or a string escaped in place, or a
-    // value rendered into `scratch` first.
-    std::string_view text;
-    size_t bound = 4;  // null
-    bool fixed = false, ascii = false;
-    if (!v.is_null()) {
-      if (render::HasFixedCanalText(v, column, fo)) {
-        fixed = true;
-        bound = render::kCanalFixedTextMax + 2;
-      } else {
-        if (v.kind == ColumnValue::Kind::kString && keys.copies_through[i]) {
-          text = v.raw;  // the Canal text is the bytes themselves
-        } else {
-          scratch.clear();
-          Status s = render::AppendCanalValue(v, column, fo, &scratch);
-          if (!s.ok()) {
-            return s.WithContext(std::string(source.file) + ": offset " + std::to_string(source.pos) + ": `" +
-                                 t.db + "`.`" + t.table + "` column " + std::to_string(i + 1) + " (" + column.name +
-                                 ")");
-          }
-          text = scratch;
-        }
-        // A DECIMAL's text is digits, '-' and '.': nothing to escape.
-        ascii = v.kind == ColumnValue::Kind::kDecimal;
-        bound = ascii ? text.size() + 2 : JsonStringBound(std::min(text.size(), kInPlaceStringMax));
-      }
-    }
-    char* p = out->Room(1 + std::max(key.size(), kBlock) + std::max(bound, kBlock));
-    if (!first) *p++ = ',';
+    // Room for the key and a null or a fixed text (numbers, dates: plain
+    // ASCII, no escaping), written straight in.
+    char* p = out->Room(1 + std::max(keys.keys[i].size(), kBlock) + render::kCanalFixedTextMax + 2);
+    p = PutKey(keys, i, first, p);
     first = false;
-    if (key.size() <= kBlock) {
-      std::memcpy(p, keys.blocks[i].data(), kBlock);
-    } else {
-      std::memcpy(p, key.data(), key.size());
-    }
-    p += key.size();
     if (v.is_null()) {
       std::memcpy(p, "null", 4);
       out->Commit(p + 4);
-    } else if (fixed) {
-      // Numbers and dates are plain ASCII: no escaping.
-      *p++ = '"';
-      p = render::WriteCanalFixedText(v, column, fo, p);
-      *p++ = '"';
-      out->Commit(p);
-    } else if (ascii) {
-      *p++ = '"';
-      // `scratch` holds the text and has at least kBlock bytes of capacity.
-      if (text.size() <= kBlock) {
-        std::memcpy(p, text.data(), kBlock);
-      } else {
-        std::memcpy(p, text.data(), text.size());
+      continue;
+    }
+    *p = '"';
+    if (char* end = render::WriteCanalFixedText(v, column, fo, p + 1)) {
+      *end++ = '"';
+      out->Commit(end);
+      continue;
+    }
+    out->Commit(p);
+    // Strings escaped in place; other values rendered into `scratch` first.
+    std::string_view text;
+    if (v.kind == ColumnValue::Kind::kString && keys.copies_through[i]) {
+      text = v.raw;  // the Canal text is the bytes themselves
+    } else {
+      scratch.clear();
+      Status s = render::AppendCanalValue(v, column, fo, &scratch);
+      if (!s.ok()) {
+        return s.WithContext(std::string(source.file) + ": offset " + std::to_string(source.pos) + ": `" + t.db +
+                             "`.`" + t.table + "` column " + std::to_string(i + 1) + " (" + column.name + ")");
       }
+      text = scratch;
+    }
+    if (v.kind == ColumnValue::Kind::kDecimal) {
+      // Digits, '-' and '.': nothing to escape. `scratch` holds the text and
+      // has at least kBlock bytes of capacity.
+      p = out->Room(std::max(text.size(), kBlock) + 2);
+      *p++ = '"';
+      std::memcpy(p, text.data(), text.size() <= kBlock ? kBlock : text.size());
       p += text.size();
       *p++ = '"';
       out->Commit(p);
     } else {
-      PutString(text, p, out, &f->big);
+      PutString(text, out->Room(JsonStringBound(std::min(text.size(), kInPlaceStringMax))), out, &f->big);
     }
   }
   out->Append("}");

@@ -5,6 +5,10 @@
 #include <charconv>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace canal::tools {
 
 namespace {
@@ -57,6 +61,31 @@ inline uint64_t SpecialBytes(uint64_t w) {
   return below_space | zero_bytes(w ^ (kOnes * '"')) | zero_bytes(w ^ (kOnes * '\\')) | (w & kHigh);
 }
 
+// The index of the first byte from i that needs attention, or n: 16 bytes at a
+// time with SSE2, then 8 with SpecialBytes, then one by one.
+inline size_t NextSpecial(const char* d, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i below_space = _mm_set1_epi8(0x1F);
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, below_space), below_space);  // v <= 0x1F
+    const __m128i hit = _mm_or_si128(control, _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    // movemask takes each byte's high bit: bytes >= 0x80 come with it.
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(hit, v)));
+    if (mask != 0) return i + static_cast<size_t>(std::countr_zero(mask));
+  }
+#endif
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, d + i, 8);
+    if (const uint64_t mask = SpecialBytes(w); mask != 0) return i + static_cast<size_t>(std::countr_zero(mask)) / 8;
+  }
+  while (i < n && !kSpecial[static_cast<uint8_t>(d[i])]) ++i;
+  return i;
+}
+
 // Sinks for EscapeJson: a std::string, or raw memory with room for the bound.
 struct StringSink {
   std::string* out;
@@ -79,21 +108,8 @@ void EscapeJson(std::string_view s, Sink& sink) {
   sink.Put("\"", 1);
   size_t i = 0, run = 0;
   while (true) {
-    // The next byte that needs attention, from i.
-    uint64_t mask = 0;
-    while (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, d + i, 8);
-      mask = SpecialBytes(w);
-      if (mask != 0) break;
-      i += 8;
-    }
-    if (mask != 0) {
-      i += static_cast<size_t>(std::countr_zero(mask)) / 8;
-    } else {
-      while (i < n && !kSpecial[static_cast<uint8_t>(d[i])]) ++i;
-      if (i >= n) break;
-    }
+    i = NextSpecial(d, i, n);
+    if (i >= n) break;
     const uint8_t c = static_cast<uint8_t>(d[i]);
     if (c >= 0x80) {
       // Well-formed UTF-8 is copied as it is: it stays in the run. The common
