@@ -6,6 +6,7 @@
 // appended, so it allocates nothing beyond the caller's string growing (errors
 // aside). CanalMysqlType builds a fresh string; callers can cache it per table.
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <algorithm>
@@ -60,18 +61,7 @@ constexpr int kSqlBlob = 2004;
 constexpr int kSqlClob = 2005;
 
 
-template <typename Int>
-char* WriteInt(Int v, char* out) {
-  return std::to_chars(out, out + 24, v).ptr;
-}
-
-template <typename Int>
-void AppendInt(Int v, std::string* out) {
-  char buf[24];
-  out->append(buf, WriteInt(v, buf));
-}
-
-// "00".."99": two digits per lookup for the temporal fields.
+// "00".."99": two digits per lookup for integers and the temporal fields.
 constexpr std::array<char, 200> MakeDigitPairs() {
   std::array<char, 200> t{};
   for (int i = 0; i < 100; ++i) {
@@ -81,6 +71,53 @@ constexpr std::array<char, 200> MakeDigitPairs() {
   return t;
 }
 constexpr std::array<char, 200> kDigitPairs = MakeDigitPairs();
+
+// Decimal digits of u > 0 (1-20): the bit length's estimate, one comparison.
+int DigitCount(uint64_t u) {
+  static constexpr uint64_t kPowers[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                           10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                           100000000000ull, 1000000000000ull, 10000000000000ull,
+                                           100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                           100000000000000000ull, 1000000000000000000ull,
+                                           10000000000000000000ull};
+  const int estimate = ((64 - std::countl_zero(u | 1)) * 1233) >> 12;  // floor(log10(2^bits))
+  return estimate + (u >= kPowers[estimate] ? 1 : 0);
+}
+
+// The digits of u, two per step from the end (std::to_chars finds the length
+// by a loop of divisions first; integers are most of a row's values).
+char* WriteUnsigned(uint64_t u, char* out) {
+  if (u < 10) {
+    *out = static_cast<char>('0' + u);
+    return out + 1;
+  }
+  char* const end = out + DigitCount(u);
+  char* p = end;
+  while (u >= 100) {
+    p -= 2;
+    std::memcpy(p, kDigitPairs.data() + 2 * (u % 100), 2);
+    u /= 100;
+  }
+  if (u >= 10) {
+    std::memcpy(p - 2, kDigitPairs.data() + 2 * u, 2);
+  } else {
+    p[-1] = static_cast<char>('0' + u);
+  }
+  return end;
+}
+
+char* WriteInt(uint64_t v, char* out) { return WriteUnsigned(v, out); }
+char* WriteInt(int64_t v, char* out) {
+  if (v >= 0) return WriteUnsigned(static_cast<uint64_t>(v), out);
+  *out = '-';
+  return WriteUnsigned(uint64_t{0} - static_cast<uint64_t>(v), out + 1);
+}
+
+template <typename Int>
+void AppendInt(Int v, std::string* out) {
+  char buf[24];
+  out->append(buf, WriteInt(v, buf));
+}
 
 // FLOAT and DOUBLE text in MySQL's forms (TextForms::kMysql; Canal's forms are
 // java_float_text.cc).

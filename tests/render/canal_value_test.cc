@@ -959,6 +959,17 @@ TEST(CanalFixedText, IntegersAtTheirLimits) {
   }
 }
 
+TEST(CanalFixedText, RandomIntegersOfEveryWidthMatchToString) {
+  const ColumnInfo c = Col(ColumnType::kLongLong);
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t u = rng() >> (rng() % 64);  // every bit length
+    ASSERT_EQ(Fixed(Unsigned(u, ColumnType::kLongLong), c), std::to_string(u));
+    const auto v = static_cast<int64_t>(u) * ((i & 1) ? -1 : 1);
+    ASSERT_EQ(Fixed(Signed(v, ColumnType::kLongLong), c), std::to_string(v));
+  }
+}
+
 TEST(CanalFixedText, YearPadsToFourDigitsAndShowsImpossibleYearsAsTheyAre) {
   const ColumnInfo c = Col(ColumnType::kYear);
   EXPECT_EQ(Fixed(Signed(0, ColumnType::kYear), c), "0000");
