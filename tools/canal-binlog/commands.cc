@@ -195,8 +195,9 @@ struct TaskPart {
   binlog::RowsEvent event;
   std::shared_ptr<const TableSnapshot> table;
   std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
-  std::string prefix;      // the line up to the images
-  LineSource where;        // for error messages
+  bool owns_rows = false;
+  std::string prefix;  // the line up to the images
+  LineSource where;    // for error messages
 };
 
 // The JSON lines of consecutive rows events handed to a formatting thread
@@ -216,7 +217,10 @@ struct OutputTask {
 
 void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, RowFormatter* f) {
   for (const TaskPart& part : t->parts) {
-    t->status = FormatRows(part.event, part.table->table(), part.table->keys, part.prefix, part.where, fo, f, &t->out,
+    // The rows are pointed at here: a part moves while its batch fills.
+    binlog::RowsEvent event = part.event;
+    if (part.owns_rows) event.rows = part.owned_rows;
+    t->status = FormatRows(event, part.table->table(), part.table->keys, part.prefix, part.where, fo, f, &t->out,
                            &t->rows);
     if (!t->status.ok()) return;
   }
@@ -514,7 +518,7 @@ int RunDecode(const DecodeCommandOptions& o) {
         if (rows_ev->info.compressed) {
           // Inflated rows live in a decoder buffer that the next event reuses.
           part.owned_rows.assign(rows_ev->rows);
-          part.event.rows = part.owned_rows;
+          part.owns_rows = true;
         }
         batch->row_bytes += rows_ev->rows.size();
         if (batch->row_bytes >= kBatchRowsBytes) submit_batch();
