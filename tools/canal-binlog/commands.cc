@@ -388,7 +388,9 @@ int RunDecode(const DecodeCommandOptions& o) {
   bool write_failed = false;
   Status task_error;
   auto write_out = [&](std::string_view bytes) {
-    if (!write_failed && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
+    // (An empty buffer may have no storage: no null pointer to fwrite.)
+    if (bytes.empty() || write_failed) return;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
   };
   auto flush_direct = [&] {
     write_out(direct.view());
