@@ -36,6 +36,7 @@ class LineBuffer {
   }
   void Commit(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
   void Append(std::string_view s) {
+    if (s.empty()) return;  // (an empty buffer may have no storage)
     char* p = Room(s.size());
     std::memcpy(p, s.data(), s.size());
     size_ += s.size();
