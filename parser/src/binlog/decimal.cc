@@ -78,13 +78,12 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
                               " bytes, value has " + std::to_string(raw.size()));
   }
 
-  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes.
-  std::array<uint8_t, 32> bytes{};
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]);
-  const bool negative = (bytes[0] & 0x80) == 0;
-  if (negative) {
-    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(~bytes[i]);
-  }
+  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes; only the
+  // first `size` are read. Negative values have every byte inverted.
+  std::array<uint8_t, 32> bytes;
+  const bool negative = (static_cast<uint8_t>(raw[0]) & 0x80) == 0;
+  const uint8_t flip = negative ? 0xFF : 0x00;
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]) ^ flip;
   bytes[0] ^= 0x80;
 
   const int intg = precision - scale;
