@@ -6,8 +6,11 @@
 // appended, so it allocates nothing beyond the caller's string growing (errors
 // aside). CanalMysqlType builds a fresh string; callers can cache it per table.
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -58,11 +61,62 @@ constexpr int kSqlBlob = 2004;
 constexpr int kSqlClob = 2005;
 
 
+// "00".."99": two digits per lookup for integers and the temporal fields.
+constexpr std::array<char, 200> MakeDigitPairs() {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}
+constexpr std::array<char, 200> kDigitPairs = MakeDigitPairs();
+
+// Decimal digits of u > 0 (1-20): the bit length's estimate, one comparison.
+int DigitCount(uint64_t u) {
+  static constexpr uint64_t kPowers[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                           10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                           100000000000ull, 1000000000000ull, 10000000000000ull,
+                                           100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                           100000000000000000ull, 1000000000000000000ull,
+                                           10000000000000000000ull};
+  const int estimate = ((64 - std::countl_zero(u | 1)) * 1233) >> 12;  // floor(log10(2^bits))
+  return estimate + (u >= kPowers[estimate] ? 1 : 0);
+}
+
+// The digits of u, two per step from the end (std::to_chars finds the length
+// by a loop of divisions first; integers are most of a row's values).
+char* WriteUnsigned(uint64_t u, char* out) {
+  if (u < 10) {
+    *out = static_cast<char>('0' + u);
+    return out + 1;
+  }
+  char* const end = out + DigitCount(u);
+  char* p = end;
+  while (u >= 100) {
+    p -= 2;
+    std::memcpy(p, kDigitPairs.data() + 2 * (u % 100), 2);
+    u /= 100;
+  }
+  if (u >= 10) {
+    std::memcpy(p - 2, kDigitPairs.data() + 2 * u, 2);
+  } else {
+    p[-1] = static_cast<char>('0' + u);
+  }
+  return end;
+}
+
+char* WriteInt(uint64_t v, char* out) { return WriteUnsigned(v, out); }
+char* WriteInt(int64_t v, char* out) {
+  if (v >= 0) return WriteUnsigned(static_cast<uint64_t>(v), out);
+  *out = '-';
+  return WriteUnsigned(uint64_t{0} - static_cast<uint64_t>(v), out + 1);
+}
+
 template <typename Int>
 void AppendInt(Int v, std::string* out) {
   char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, r.ptr);
+  out->append(buf, WriteInt(v, buf));
 }
 
 // FLOAT and DOUBLE text in MySQL's forms (TextForms::kMysql; Canal's forms are
@@ -75,14 +129,10 @@ void AppendInt(Int v, std::string* out) {
 // 1.5e-16, 1.7976931348623157e308).
 // -0 keeps its sign ("-0"); NaN/infinity (not storable in MySQL) print as Java does.
 template <typename Float>
-void AppendMysqlFloating(Float v, std::string* out) {
-  if (std::isnan(v)) {
-    out->append("NaN");
-    return;
-  }
-  if (std::isinf(v)) {
-    out->append(v < 0 ? "-Infinity" : "Infinity");
-    return;
+char* WriteMysqlFloating(Float v, char* out) {
+  if (std::isnan(v) || std::isinf(v)) {
+    const std::string_view text = std::isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity";
+    return std::copy(text.begin(), text.end(), out);
   }
   char sci[40];
   const auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
@@ -104,8 +154,8 @@ void AppendMysqlFloating(Float v, std::string* out) {
     if (exp_negative) exponent = -exponent;
   }
 
-  char buf[64];
-  char* o = buf;
+  // At most 1 + 1 + 15 + 17 chars (-0.000000000000000ddd...), or 1 + 17 + 1 + 1 + 4 with an exponent.
+  char* o = out;
   if (negative) *o++ = '-';
   if (exponent >= -15 && exponent < 15) {
     if (exponent >= 0) {
@@ -128,20 +178,30 @@ void AppendMysqlFloating(Float v, std::string* out) {
       for (int i = 1; i < ndigits; ++i) *o++ = digits[i];
     }
     *o++ = 'e';
-    o = std::to_chars(o, buf + sizeof buf, exponent).ptr;
+    o = std::to_chars(o, o + 8, exponent).ptr;
   }
-  out->append(buf, o);
+  return o;
 }
 
-// Temporal text is built in a stack buffer and appended once. Fields wider than
-// MySQL allows (corrupt input) still fit: 64 bits of year and 32 of each other field.
+// Temporal text, written at the caller's pointer. Fields wider than MySQL
+// allows (corrupt input) still fit kCanalFixedTextMax: 64 bits of year and 32 of
+// each other field.
 struct TemporalText {
-  char buf[128];
-  char* p = buf;
+  char* p;
 
+  explicit TemporalText(char* out) : p(out) {}
   void Char(char c) { *p++ = c; }
+  void Pair(uint32_t v) {  // v < 100
+    std::memcpy(p, kDigitPairs.data() + 2 * v, 2);
+    p += 2;
+  }
   // At least `width` digits, zero-padded on the left.
   void Padded(uint64_t v, int width) {
+    if (width == 2 && v < 100) return Pair(static_cast<uint32_t>(v));
+    if (width == 4 && v < 10000) {
+      Pair(static_cast<uint32_t>(v / 100));
+      return Pair(static_cast<uint32_t>(v % 100));
+    }
     char tmp[24];
     const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
     for (int len = static_cast<int>(r.ptr - tmp); len < width; ++len) *p++ = '0';
@@ -165,46 +225,45 @@ struct TemporalText {
   void Fraction(uint32_t micros, uint8_t fsp) {
     if (fsp == 0) return;
     if (fsp > 6) fsp = 6;
+    const uint32_t v = micros % 1000000;
     char frac[6];
-    uint32_t v = micros % 1000000;
-    for (int i = 5; i >= 0; --i) {
-      frac[i] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    }
+    std::memcpy(frac, kDigitPairs.data() + 2 * (v / 10000), 2);
+    std::memcpy(frac + 2, kDigitPairs.data() + 2 * (v / 100 % 100), 2);
+    std::memcpy(frac + 4, kDigitPairs.data() + 2 * (v % 100), 2);
     Char('.');
-    for (int i = 0; i < fsp; ++i) *p++ = frac[i];
+    std::memcpy(p, frac, fsp);
+    p += fsp;
   }
-  void AppendTo(std::string* out) const { out->append(buf, static_cast<size_t>(p - buf)); }
 };
 
-void AppendPadded(uint64_t v, int width, std::string* out) {
-  TemporalText t;
+char* WritePadded(uint64_t v, int width, char* out) {
+  TemporalText t(out);
   t.Padded(v, width);
-  t.AppendTo(out);
+  return t.p;
 }
 
-void AppendDate(const TemporalValue& v, std::string* out) {
-  TemporalText t;
+char* WriteDate(const TemporalValue& v, char* out) {
+  TemporalText t(out);
   t.Date(v.year, v.month, v.day);
-  t.AppendTo(out);
+  return t.p;
 }
 
-void AppendTime(const TemporalValue& v, uint8_t fsp, std::string* out) {
-  TemporalText t;
+char* WriteTime(const TemporalValue& v, uint8_t fsp, char* out) {
+  TemporalText t(out);
   // MySQL normalises -00:00:00 to 00:00:00, so a sign only goes with a non-zero value.
   if (v.negative && (v.hour | v.minute | v.second | v.micros) != 0) t.Char('-');
   t.Clock(v.hour, v.minute, v.second);
   t.Fraction(v.micros, fsp);
-  t.AppendTo(out);
+  return t.p;
 }
 
-void AppendDateTime(const TemporalValue& v, uint8_t fsp, std::string* out) {
-  TemporalText t;
+char* WriteDateTime(const TemporalValue& v, uint8_t fsp, char* out) {
+  TemporalText t(out);
   t.Date(v.year, v.month, v.day);
   t.Char(' ');
   t.Clock(v.hour, v.minute, v.second);
   t.Fraction(v.micros, fsp);
-  t.AppendTo(out);
+  return t.p;
 }
 
 // Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
@@ -230,9 +289,8 @@ CivilDate CivilFromDays(int64_t days) {
   return {year, month, day};
 }
 
-void AppendTimestamp(uint64_t unix_seconds, uint32_t micros, uint8_t fsp, int32_t offset_seconds,
-                     std::string* out) {
-  TemporalText t;
+char* WriteTimestamp(uint64_t unix_seconds, uint32_t micros, uint8_t fsp, int32_t offset_seconds, char* out) {
+  TemporalText t(out);
   if (unix_seconds == 0) {
     // TIMESTAMP 0 is MySQL's zero timestamp, not the epoch (which it cannot store).
     t.Date(0, 0, 0);
@@ -258,15 +316,12 @@ void AppendTimestamp(uint64_t unix_seconds, uint32_t micros, uint8_t fsp, int32_
     t.Clock(s / 3600, s / 60 % 60, s % 60);
   }
   t.Fraction(micros, fsp);
-  t.AppendTo(out);
+  return t.p;
 }
 
-void AppendYear(int64_t year, std::string* out) {
-  if (year < 0) {
-    AppendInt(year, out);  // not a YEAR MySQL can store; show it as is
-    return;
-  }
-  AppendPadded(static_cast<uint64_t>(year), 4, out);  // 0 -> "0000"
+char* WriteYear(int64_t year, char* out) {
+  if (year < 0) return WriteInt(year, out);  // not a YEAR MySQL can store; show it as is
+  return WritePadded(static_cast<uint64_t>(year), 4, out);  // 0 -> "0000"
 }
 
 void AppendBase64(std::string_view bytes, std::string* out) {
@@ -319,71 +374,99 @@ void AppendSetLabels(uint64_t bits, const ColumnInfo& column, std::string* out) 
   }
 }
 
-void AppendInteger(const ColumnValue& value, ColumnType type, const ColumnInfo& column,
-                   const ValueFormatOptions& options, std::string* out) {
-  if (type == ColumnType::kYear && value.kind == ColumnValue::Kind::kSigned) {
-    AppendYear(value.i64, out);
-  } else if (type == ColumnType::kYear) {
-    AppendPadded(value.u64, 4, out);
-  } else if (value.kind == ColumnValue::Kind::kSigned) {
-    AppendInt(value.i64, out);
-  } else if (options.readable && type == ColumnType::kEnum) {
-    AppendEnumLabel(value.u64, column, out);
-  } else if (options.readable && type == ColumnType::kSet) {
-    AppendSetLabels(value.u64, column, out);
-  } else {
-    AppendInt(value.u64, out);
+}  // namespace
+
+bool HasFixedCanalText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options) {
+  switch (value.kind) {
+    case ColumnValue::Kind::kSigned:
+    case ColumnValue::Kind::kFloat:
+    case ColumnValue::Kind::kDouble:
+    case ColumnValue::Kind::kDate:
+    case ColumnValue::Kind::kTime:
+    case ColumnValue::Kind::kDateTime:
+    case ColumnValue::Kind::kTimestamp:
+      return true;
+    case ColumnValue::Kind::kUnsigned: {
+      if (!options.readable) return true;
+      // Readable ENUM/SET print labels.
+      const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+      return type != ColumnType::kEnum && type != ColumnType::kSet;
+    }
+    default:
+      return false;
   }
 }
 
-}  // namespace
+char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
+                          char* out) {
+  switch (value.kind) {
+    case ColumnValue::Kind::kSigned:
+    case ColumnValue::Kind::kUnsigned: {
+      const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+      // Readable ENUM/SET print labels.
+      if (options.readable && (type == ColumnType::kEnum || type == ColumnType::kSet) &&
+          value.kind == ColumnValue::Kind::kUnsigned) {
+        return nullptr;
+      }
+      if (type == ColumnType::kYear) {
+        return value.kind == ColumnValue::Kind::kSigned ? WriteYear(value.i64, out) : WritePadded(value.u64, 4, out);
+      }
+      return value.kind == ColumnValue::Kind::kSigned ? WriteInt(value.i64, out) : WriteInt(value.u64, out);
+    }
+    case ColumnValue::Kind::kFloat:
+      return options.forms == TextForms::kCanal ? WriteJavaFloatText(value.f32, out)
+                                                : WriteMysqlFloating(value.f32, out);
+    case ColumnValue::Kind::kDouble:
+      return options.forms == TextForms::kCanal ? WriteJavaDoubleText(value.f64, out)
+                                                : WriteMysqlFloating(value.f64, out);
+    case ColumnValue::Kind::kDate:
+      return WriteDate(value.temporal, out);
+    case ColumnValue::Kind::kTime:
+      return WriteTime(value.temporal, value.fsp, out);
+    case ColumnValue::Kind::kDateTime:
+      return WriteDateTime(value.temporal, value.fsp, out);
+    case ColumnValue::Kind::kTimestamp:
+      return WriteTimestamp(value.u64, value.timestamp_micros, value.fsp, options.timestamp_utc_offset_seconds, out);
+    default:
+      return nullptr;  // not a fixed kind
+  }
+}
 
 Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
                         const ValueFormatOptions& options, std::string* out) {
-  const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+  char buf[kCanalFixedTextMax];
+  if (const char* end = WriteCanalFixedText(value, column, options, buf)) {
+    out->append(buf, static_cast<size_t>(end - buf));
+    return Status::OK();
+  }
   switch (value.kind) {
     case ColumnValue::Kind::kAbsent:
     case ColumnValue::Kind::kNull:
       return Status::InvalidArgument("an absent or NULL column has no value text");
+    case ColumnValue::Kind::kUnsigned: {
+      // Readable ENUM/SET (other integers have fixed text).
+      const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
+      if (type == ColumnType::kEnum) {
+        AppendEnumLabel(value.u64, column, out);
+      } else {
+        AppendSetLabels(value.u64, column, out);
+      }
+      return Status::OK();
+    }
     case ColumnValue::Kind::kSigned:
-    case ColumnValue::Kind::kUnsigned:
-      AppendInteger(value, type, column, options, out);
-      return Status::OK();
     case ColumnValue::Kind::kFloat:
-      if (options.forms == TextForms::kCanal) {
-        char buf[kJavaFloatTextMax];
-        out->append(buf, WriteJavaFloatText(value.f32, buf));
-      } else {
-        AppendMysqlFloating(value.f32, out);
-      }
-      return Status::OK();
     case ColumnValue::Kind::kDouble:
-      if (options.forms == TextForms::kCanal) {
-        char buf[kJavaFloatTextMax];
-        out->append(buf, WriteJavaDoubleText(value.f64, buf));
-      } else {
-        AppendMysqlFloating(value.f64, out);
-      }
-      return Status::OK();
+    case ColumnValue::Kind::kDate:
+    case ColumnValue::Kind::kTime:
+    case ColumnValue::Kind::kDateTime:
+    case ColumnValue::Kind::kTimestamp:
+      break;  // fixed text, written above
     case ColumnValue::Kind::kDecimal: {
       const size_t old_size = out->size();
       Status s = AppendDecimalText(value.raw, column.precision, column.decimals, out);
       if (!s.ok()) out->resize(old_size);
       return s;
     }
-    case ColumnValue::Kind::kDate:
-      AppendDate(value.temporal, out);
-      return Status::OK();
-    case ColumnValue::Kind::kTime:
-      AppendTime(value.temporal, value.fsp, out);
-      return Status::OK();
-    case ColumnValue::Kind::kDateTime:
-      AppendDateTime(value.temporal, value.fsp, out);
-      return Status::OK();
-    case ColumnValue::Kind::kTimestamp:
-      AppendTimestamp(value.u64, value.timestamp_micros, value.fsp,
-                      options.timestamp_utc_offset_seconds, out);
-      return Status::OK();
     case ColumnValue::Kind::kString:
       AppendAsUtf8(value.raw, column.charset, out);
       return Status::OK();

@@ -920,5 +920,152 @@ TEST(CanalValueSize, IsTheRenderedSizeWhereItIsKnownWithoutRendering) {
   EXPECT_FALSE(render::CanalValueSize(Raw(Kind::kJson, ColumnType::kJson, "{}"), Col(ColumnType::kJson), {}, &size));
 }
 
+// ---------------------------------------------------------------- fixed text (the tools' fast path)
+
+// WriteCanalFixedText into an exactly kCanalFixedTextMax buffer; the same text
+// AppendCanalValue appends.
+std::string Fixed(const ColumnValue& v, const ColumnInfo& c, ValueFormatOptions o = {}) {
+  EXPECT_TRUE(render::HasFixedCanalText(v, c, o));
+  char buf[render::kCanalFixedTextMax];
+  const char* end = render::WriteCanalFixedText(v, c, o, buf);
+  if (end == nullptr) {
+    ADD_FAILURE() << "no fixed text";
+    return "";
+  }
+  EXPECT_LE(static_cast<size_t>(end - buf), render::kCanalFixedTextMax);
+  std::string text(static_cast<const char*>(buf), end);
+  EXPECT_EQ(text, Render(v, c, o));
+  return text;
+}
+
+TEST(CanalFixedText, IntegersAtTheirLimits) {
+  const ColumnInfo c = Col(ColumnType::kLongLong);
+  EXPECT_EQ(Fixed(Signed(INT64_MIN, ColumnType::kLongLong), c), "-9223372036854775808");
+  EXPECT_EQ(Fixed(Signed(INT64_MAX, ColumnType::kLongLong), c), "9223372036854775807");
+  EXPECT_EQ(Fixed(Signed(0, ColumnType::kLongLong), c), "0");
+  EXPECT_EQ(Fixed(Signed(-1, ColumnType::kLongLong), c), "-1");
+  EXPECT_EQ(Fixed(Unsigned(UINT64_MAX, ColumnType::kLongLong), c), "18446744073709551615");
+  EXPECT_EQ(Fixed(Unsigned(0, ColumnType::kLongLong), c), "0");
+  // Every power of ten and its neighbours, both signs.
+  uint64_t p = 1;
+  for (int i = 0; i < 20; ++i, p *= 10) {
+    for (uint64_t v : {p - 1, p, p + 1}) {
+      EXPECT_EQ(Fixed(Unsigned(v, ColumnType::kLongLong), c), std::to_string(v));
+      if (v <= static_cast<uint64_t>(INT64_MAX)) {
+        EXPECT_EQ(Fixed(Signed(-static_cast<int64_t>(v), ColumnType::kLongLong), c),
+                  std::to_string(-static_cast<int64_t>(v)));
+      }
+    }
+  }
+}
+
+TEST(CanalFixedText, RandomIntegersOfEveryWidthMatchToString) {
+  const ColumnInfo c = Col(ColumnType::kLongLong);
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t u = rng() >> (rng() % 64);  // every bit length
+    ASSERT_EQ(Fixed(Unsigned(u, ColumnType::kLongLong), c), std::to_string(u));
+    const auto v = static_cast<int64_t>(u) * ((i & 1) ? -1 : 1);
+    ASSERT_EQ(Fixed(Signed(v, ColumnType::kLongLong), c), std::to_string(v));
+  }
+}
+
+TEST(CanalFixedText, YearPadsToFourDigitsAndShowsImpossibleYearsAsTheyAre) {
+  const ColumnInfo c = Col(ColumnType::kYear);
+  EXPECT_EQ(Fixed(Signed(0, ColumnType::kYear), c), "0000");
+  EXPECT_EQ(Fixed(Signed(7, ColumnType::kYear), c), "0007");
+  EXPECT_EQ(Fixed(Signed(2155, ColumnType::kYear), c), "2155");
+  EXPECT_EQ(Fixed(Signed(-5, ColumnType::kYear), c), "-5");
+  EXPECT_EQ(Fixed(Signed(123456, ColumnType::kYear), c), "123456");
+  EXPECT_EQ(Fixed(Unsigned(UINT64_MAX, ColumnType::kYear), c), "18446744073709551615");
+}
+
+TEST(CanalFixedText, TemporalFieldsBeyondMySqlsRangesStillFit) {
+  // Corrupt input: every field at its type's maximum.
+  TemporalValue t = DateTime(UINT16_MAX, UINT8_MAX, UINT8_MAX, UINT32_MAX, UINT8_MAX, UINT8_MAX, UINT32_MAX);
+  t.negative = true;
+  EXPECT_EQ(Fixed(Temporal(Kind::kDateTime, ColumnType::kDateTime2, t, 6), Col(ColumnType::kDateTime2)),
+            "65535-255-255 4294967295:255:255.967295");
+  EXPECT_EQ(Fixed(Temporal(Kind::kTime, ColumnType::kTime2, t, 6), Col(ColumnType::kTime2)),
+            "-4294967295:255:255.967295");
+  EXPECT_EQ(Fixed(Temporal(Kind::kDate, ColumnType::kDate, t), Col(ColumnType::kDate)), "65535-255-255");
+  EXPECT_EQ(Fixed(Temporal(Kind::kDateTime, ColumnType::kDateTime2, DateTime(99, 1, 2, 3, 4, 5, 7), 6),
+                  Col(ColumnType::kDateTime2)),
+            "0099-01-02 03:04:05.000007");
+  EXPECT_EQ(Fixed(Temporal(Kind::kDateTime, ColumnType::kDateTime2, DateTime(10000, 10, 10, 10, 10, 10), 0),
+                  Col(ColumnType::kDateTime2)),
+            "10000-10-10 10:10:10");
+  // Every fraction width of one value.
+  const char* widths[] = {"", ".9", ".98", ".987", ".9876", ".98765", ".987654"};
+  for (uint8_t fsp = 0; fsp <= 6; ++fsp) {
+    EXPECT_EQ(Fixed(Temporal(Kind::kTime, ColumnType::kTime2, Time(false, 1, 2, 3, 987654), fsp),
+                    Col(ColumnType::kTime2)),
+              std::string("01:02:03") + widths[fsp]);
+  }
+  const ColumnInfo ts = Col(ColumnType::kTimestamp2);
+  EXPECT_EQ(Fixed(Timestamp(0, 0, 6), ts), "0000-00-00 00:00:00.000000");
+  EXPECT_EQ(Fixed(Timestamp(UINT32_MAX, 999999, 6), ts), "2106-02-07 06:28:15.999999");
+  EXPECT_FALSE(Fixed(Timestamp(UINT64_MAX, UINT32_MAX, 6), ts).empty());
+  ValueFormatOptions east;
+  east.timestamp_utc_offset_seconds = 14 * 3600;
+  EXPECT_EQ(Fixed(Timestamp(1, 0, 0), ts, east), "1970-01-01 14:00:01");
+}
+
+TEST(CanalFixedText, FloatingPointExtremesInBothForms) {
+  for (TextForms forms : {TextForms::kCanal, TextForms::kMysql}) {
+    for (double d : {0.0, -0.0, DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN, 4.9e-324, -4.9e-324, 1e-15, 1.5e-16, 1e15,
+                     -999.857142858, std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity(), std::nan("")}) {
+      ColumnValue v;
+      v.kind = Kind::kDouble;
+      v.type = ColumnType::kDouble;
+      v.f64 = d;
+      EXPECT_EQ(Fixed(v, Col(ColumnType::kDouble), Forms(forms)), Double(d, forms));
+    }
+    for (float f : {0.0f, -0.0f, FLT_MAX, -FLT_MAX, FLT_MIN, 1.4e-45f, -1.4e-45f, 3.14159f}) {
+      ColumnValue v;
+      v.kind = Kind::kFloat;
+      v.type = ColumnType::kFloat;
+      v.f32 = f;
+      EXPECT_EQ(Fixed(v, Col(ColumnType::kFloat), Forms(forms)), Float(f, forms));
+    }
+  }
+  ColumnValue v;
+  v.kind = Kind::kDouble;
+  v.type = ColumnType::kDouble;
+  v.f64 = -DBL_MAX;
+  EXPECT_EQ(Fixed(v, Col(ColumnType::kDouble)), "-1.7976931348623157E308");
+  EXPECT_EQ(Fixed(v, Col(ColumnType::kDouble), Forms(TextForms::kMysql)), "-1.7976931348623157e308");
+}
+
+TEST(CanalFixedText, LabelsStringsDecimalsAndJsonAreNotFixed) {
+  const ColumnInfo e = StringCol(ColumnType::kEnum);
+  const ColumnInfo s = StringCol(ColumnType::kSet);
+  EXPECT_TRUE(render::HasFixedCanalText(Unsigned(1, ColumnType::kEnum), e, {}));
+  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kEnum), e, Readable()));
+  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kSet), s, Readable()));
+  // The value leaves its type unset: the column's decides.
+  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kNull), e, Readable()));
+  EXPECT_TRUE(render::HasFixedCanalText(Unsigned(1, ColumnType::kLong), Col(ColumnType::kLong), Readable()));
+  const ColumnInfo v = Col(ColumnType::kVarchar, kUtf8mb4);
+  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}));
+  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kBytes, ColumnType::kBlob, "x"), v, {}));
+  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x"), v, {}));
+  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kJson, ColumnType::kJson, "x"), v, {}));
+  ColumnValue null_value;
+  null_value.kind = Kind::kNull;
+  EXPECT_FALSE(render::HasFixedCanalText(null_value, v, {}));
+  // WriteCanalFixedText agrees: nothing written, nullptr.
+  char buf[render::kCanalFixedTextMax] = {};
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kNull), e, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kSet), s, Readable(), buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}, buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x"), v, {}, buf), nullptr);
+  EXPECT_EQ(render::WriteCanalFixedText(null_value, v, {}, buf), nullptr);
+  EXPECT_EQ(buf[0], '\0');
+  EXPECT_NE(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, {}, buf), nullptr);
+}
+
 }  // namespace
 }  // namespace canal::binlog

@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <unordered_map>
 #include <cstdio>
 #include <map>
@@ -24,6 +26,7 @@
 #include "canal/schema/history_log.h"
 #include "canal/schema/statement.h"
 #include "canal/tools/row_json.h"
+#include "row_lines.h"
 
 namespace canal::tools {
 
@@ -128,79 +131,6 @@ void UserVarText(const binlog::UserVarEvent& uv, std::string* out) {
   out->append(uv.value);
 }
 
-// Kinds whose Canal text is always printable ASCII without quotes or
-// backslashes (ENUM/SET print labels in readable mode, so only in Canal mode).
-bool NeedsNoEscaping(const ColumnValue& v, const render::ValueFormatOptions& fo) {
-  switch (v.kind) {
-    case ColumnValue::Kind::kSigned:
-    case ColumnValue::Kind::kFloat:
-    case ColumnValue::Kind::kDouble:
-    case ColumnValue::Kind::kDecimal:
-    case ColumnValue::Kind::kDate:
-    case ColumnValue::Kind::kTime:
-    case ColumnValue::Kind::kDateTime:
-    case ColumnValue::Kind::kTimestamp:
-      return true;
-    case ColumnValue::Kind::kUnsigned:
-      return !fo.readable || (v.type != binlog::ColumnType::kEnum && v.type != binlog::ColumnType::kSet);
-    default:
-      return false;
-  }
-}
-
-// `"name":` of each column of one table, escaped once per TABLE_MAP.
-struct ColumnKeys {
-  const binlog::TableMap* table = nullptr;
-  std::vector<std::string> keys;
-  void Refresh(const binlog::TableMap& t) {
-    if (table == &t && keys.size() == t.columns.size()) return;
-    table = &t;
-    keys.clear();
-    for (const auto& c : t.columns) {
-      std::string k;
-      AppendJsonString(c.name, &k);
-      k.push_back(':');
-      keys.push_back(std::move(k));
-    }
-  }
-};
-
-Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const ColumnKeys& keys,
-                   const render::ValueFormatOptions& fo, const Position& pos, std::string* scratch, std::string& b) {
-  b.push_back('{');
-  bool first = true;
-  for (size_t i = 0; i < img.values.size(); ++i) {
-    const ColumnValue& v = img.values[i];
-    if (!v.is_present()) continue;
-    if (!first) b.push_back(',');
-    first = false;
-    b.append(keys.keys[i]);
-    if (v.is_null()) {
-      b.append("null");
-      continue;
-    }
-    Status s;
-    if (NeedsNoEscaping(v, fo)) {
-      // Numbers and dates are plain ASCII: render straight into the line.
-      b.push_back('"');
-      s = render::AppendCanalValue(v, t.columns[i], fo, &b);
-      b.push_back('"');
-    } else if (v.kind == ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(t.columns[i].charset)) {
-      AppendJsonString(v.raw, &b);  // the Canal text is the bytes themselves
-    } else {
-      scratch->clear();
-      s = render::AppendCanalValue(v, t.columns[i], fo, scratch);
-      if (s.ok()) AppendJsonString(*scratch, &b);
-    }
-    if (!s.ok()) {
-      return s.WithContext(std::string(pos.file) + ": offset " + std::to_string(pos.pos) + ": `" + t.db + "`.`" +
-                           t.table + "` column " + std::to_string(i + 1) + " (" + t.columns[i].name + ")");
-    }
-  }
-  b.push_back('}');
-  return Status::OK();
-}
-
 // Walks every event of every input, calling `on_event` for each.
 // `before_close` runs whenever the reader is about to let go of a file's bytes
 // (next file, end, error): nothing may use that file's events afterwards.
@@ -225,7 +155,11 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
       bool eof = false;
       s = reader.Next(&ev, &eof);
       if (!s.ok() || eof) break;
-      s = on_event(reader, ev);
+      if constexpr (std::is_invocable_v<F&, const binlog::BinlogFileReader&, const binlog::EventDecoder&, const Event&>) {
+        s = on_event(reader, std::as_const(decoder), ev);
+      } else {
+        s = on_event(reader, ev);
+      }
     }
     before_close();
     if (!s.ok()) {
@@ -246,51 +180,49 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
 namespace {
 
 // A table as one rows event saw it, with its JSON keys, shared with the
-// formatting threads (the decoder replaces its own TableMap on the next
-// TABLE_MAP for the id, which may happen while a worker still formats rows).
+// formatting threads. The decoder keeps one TableMap object while a table's
+// TABLE_MAPs repeat byte for byte and replaces it (never changes it) when they
+// differ; holding it here keeps it alive while a worker still formats rows,
+// and a snapshot is built once per distinct map, not once per transaction.
 struct TableSnapshot {
-  binlog::TableMap table;
+  std::shared_ptr<const binlog::TableMap> map;
   ColumnKeys keys;
+  const binlog::TableMap& table() const { return *map; }
 };
 
-// The JSON lines of one event, produced by a worker (rows) or inline (DDL).
-struct OutputTask {
-  // Inputs (rows events only).
+// One rows event of a task.
+struct TaskPart {
   binlog::RowsEvent event;
   std::shared_ptr<const TableSnapshot> table;
   std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
-  std::string source;      // file name for error messages
-  std::string prefix;      // the line up to the images
-  Position pos;
+  bool owns_rows = false;
+  std::string prefix;  // the line up to the images
+  LineSource where;    // for error messages
+};
+
+// The JSON lines of consecutive rows events handed to a formatting thread
+// together: one hand-off (queue lock, wake-up, in-order wait) per batch, not
+// per event.
+struct OutputTask {
+  // Inputs.
+  std::vector<TaskPart> parts;
+  std::string source;  // the decoder's name of the file, for the reader's messages
+  size_t row_bytes = 0;
   // Outputs.
-  std::string out;
+  LineBuffer out;
   Status status;
   uint64_t rows = 0;
   bool done = false;
 };
 
-void FormatRows(OutputTask* t, const render::ValueFormatOptions& fo, binlog::RowsReader* reader,
-                binlog::RowChange* change, std::string* scratch) {
-  reader->Reset(t->event);
-  const binlog::TableMap& table = t->table->table;
-  while (true) {
-    bool done = false;
-    t->status = reader->Next(change, &done);
-    if (!t->status.ok() || done) return;
-    ++t->rows;
-    std::string& b = t->out;
-    b.append(t->prefix);
-    if (change->has_before) {
-      b.append(",\"before\":");
-      t->status = AppendImage(change->before, table, t->table->keys, fo, t->pos, scratch, b);
-      if (!t->status.ok()) return;
-    }
-    if (change->has_after) {
-      b.append(",\"after\":");
-      t->status = AppendImage(change->after, table, t->table->keys, fo, t->pos, scratch, b);
-      if (!t->status.ok()) return;
-    }
-    b.append("}\n");
+void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, RowFormatter* f) {
+  for (const TaskPart& part : t->parts) {
+    // The rows are pointed at here: a part moves while its batch fills.
+    binlog::RowsEvent event = part.event;
+    if (part.owns_rows) event.rows = part.owned_rows;
+    t->status = FormatRows(event, part.table->table(), part.table->keys, part.prefix, part.where, fo, f, &t->out,
+                           &t->rows);
+    if (!t->status.ok()) return;
   }
 }
 
@@ -322,9 +254,7 @@ class FormatPool {
 
  private:
   void Work() {
-    binlog::RowsReader reader;
-    binlog::RowChange change;
-    std::string scratch;
+    RowFormatter formatter;
     while (true) {
       std::shared_ptr<OutputTask> t;
       {
@@ -334,7 +264,7 @@ class FormatPool {
         t = std::move(queue_.front());
         queue_.pop_front();
       }
-      FormatRows(t.get(), fo_, &reader, &change, &scratch);
+      FormatTask(t.get(), fo_, &formatter);
       {
         std::lock_guard<std::mutex> lk(mu_);
         t->done = true;
@@ -354,6 +284,11 @@ class FormatPool {
 // Rows events with fewer row bytes than this are formatted on the decoding
 // thread (see RunDecode); MariaDB and MySQL cut bulk rows events at 8 KiB.
 constexpr size_t kInlineRowsBytes = 2048;
+// Rows events go to the formatting threads in batches of about this many row
+// bytes (a few bulk events).
+constexpr size_t kBatchRowsBytes = 48 << 10;
+// Inline lines are written once this many bytes have collected.
+constexpr size_t kDirectFlushBytes = 256 << 10;
 
 int CountOnly(const DecodeCommandOptions& o) {
   binlog::RowsReader rows_reader;
@@ -435,26 +370,40 @@ int RunDecode(const DecodeCommandOptions& o) {
   const int threads = o.threads;
   std::unique_ptr<FormatPool> pool;
   if (threads > 0) pool = std::make_unique<FormatPool>(threads, fo);
-  // Inline formatting (threads == 0, and events whose rows depend on decoder
-  // state, such as partial JSON updates) uses these.
-  binlog::RowsReader inline_reader;
-  binlog::RowChange inline_change;
-  std::string inline_scratch;
+  // Inline formatting (threads == 0, small events, and events whose rows
+  // depend on decoder state, such as partial JSON updates) uses these.
+  RowFormatter inline_formatter;
+  std::string inline_prefix, statement;
+  uint64_t inline_rows = 0;
 
   std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
+  // Events handed to the pool, and lines formatted inline after them, in order.
   std::deque<std::shared_ptr<OutputTask>> inflight;
-  std::vector<std::string> spare_buffers;  // output buffers of written tasks, for reuse
-  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 16;
+  std::vector<LineBuffer> spare_buffers;  // output buffers of written tasks, for reuse
+  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 4 + 2;
+  // Lines formatted inline while nothing is in flight go straight into one
+  // buffer, written in large chunks: no task, allocation or write per event.
+  // Invariant: `direct` is empty whenever `inflight` is not.
+  LineBuffer direct;
   bool write_failed = false;
   Status task_error;
+  auto write_out = [&](std::string_view bytes) {
+    // (An empty buffer may have no storage: no null pointer to fwrite.)
+    if (bytes.empty() || write_failed) return;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
+  };
+  auto flush_direct = [&] {
+    write_out(direct.view());
+    direct.clear();
+  };
   // Writes finished tasks in order; with `all`, waits for every one.
   auto drain = [&](bool all) {
     while (!inflight.empty() && (all || inflight.size() > max_inflight)) {
       auto t = std::move(inflight.front());
       inflight.pop_front();
-      if (pool) pool->Wait(*t);
-      if (task_error.ok() && !write_failed) {
-        if (std::fwrite(t->out.data(), 1, t->out.size(), stdout) != t->out.size()) write_failed = true;
+      if (pool && !t->done) pool->Wait(*t);
+      if (task_error.ok()) {
+        write_out(t->out.view());
         if (!t->status.ok()) task_error = t->status;
       }
       if (spare_buffers.size() < max_inflight + 4) {
@@ -462,6 +411,34 @@ int RunDecode(const DecodeCommandOptions& o) {
         spare_buffers.push_back(std::move(t->out));
       }
     }
+  };
+  auto new_task = [&] {
+    auto task = std::make_shared<OutputTask>();
+    // Output buffers are recycled: a fresh large buffer per event would cost
+    // page faults on every event.
+    if (!spare_buffers.empty()) {
+      task->out = std::move(spare_buffers.back());
+      spare_buffers.pop_back();
+    }
+    return task;
+  };
+  // The batch being filled, handed to the pool when full or when anything
+  // else has to follow it.
+  std::shared_ptr<OutputTask> batch;
+  auto submit_batch = [&] {
+    if (batch == nullptr) return;
+    pool->Submit(batch);
+    inflight.push_back(std::move(batch));
+    batch = nullptr;
+  };
+  // Where inline lines go: the direct buffer, or after the tasks in flight.
+  auto inline_target = [&]() -> LineBuffer* {
+    submit_batch();
+    if (inflight.empty()) return &direct;
+    auto task = new_task();
+    task->done = true;
+    inflight.push_back(task);
+    return &task->out;
   };
   Position pos;
   std::string context, user_vars;  // INTVAR/RAND/USER_VAR for the next statement
@@ -476,7 +453,8 @@ int RunDecode(const DecodeCommandOptions& o) {
     }
   }
 
-  int rc = ForEachEvent(o.inputs, o.verify_checksum, [&](const binlog::BinlogFileReader& r, const Event& ev) -> Status {
+  auto on_event = [&](const binlog::BinlogFileReader& r, const binlog::EventDecoder& decoder,
+                      const Event& ev) -> Status {
     if (!task_error.ok()) return task_error;
     pos.file = BaseName(r.path());
     pos.pos = ev.offset;
@@ -488,51 +466,65 @@ int RunDecode(const DecodeCommandOptions& o) {
     } else if (const auto* g2 = ev.As<binlog::GtidEvent>()) {
       pos.gtid = g2->anonymous ? std::string() : g2->ToString();
     } else if (const auto* tm = ev.As<binlog::TableMapEventRef>()) {
-      auto snap = std::make_shared<TableSnapshot>();
-      snap->table = *tm->table;
-      snap->keys.Refresh(snap->table);
-      if (tables.size() > 4096) tables.clear();
-      tables[tm->table->table_id] = std::move(snap);
+      std::shared_ptr<const binlog::TableMap> map = decoder.ShareTable(tm->table->table_id);
+      // (A map the decoder does not hold, which it does not make today, is copied.)
+      if (map.get() != tm->table) map = std::make_shared<const binlog::TableMap>(*tm->table);
+      // A transaction repeating its table's TABLE_MAP gets the decoder's same
+      // map: keep its snapshot and keys.
+      auto it = tables.find(tm->table->table_id);
+      if (it == tables.end() || it->second->map != map) {
+        if (tables.size() > 4096) tables.clear();
+        auto snap = std::make_shared<TableSnapshot>();
+        snap->map = std::move(map);
+        snap->keys.Refresh(snap->table());
+        tables[tm->table->table_id] = std::move(snap);
+      }
     } else if (const auto* rows_ev = ev.As<binlog::RowsEvent>()) {
-      auto task = std::make_shared<OutputTask>();
       auto it = tables.find(rows_ev->table_id);
       if (it == tables.end()) return Status::Corruption("rows event without a table snapshot");
-      task->table = it->second;
-      task->event = *rows_ev;
-      task->event.table = &task->table->table;
-      task->source = std::string(rows_ev->source);
-      task->event.source = task->source;
-      task->pos = pos;
-      const binlog::TableMap& t = task->table->table;
-      task->prefix.reserve(160);
-      // Output buffers are recycled: a fresh large buffer per event would cost
-      // page faults on every event.
-      if (!spare_buffers.empty()) {
-        task->out = std::move(spare_buffers.back());
-        spare_buffers.pop_back();
-      }
-      AppendHeader(pos, task->prefix);
-      AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &task->prefix);
-      if (!t.names_known) task->prefix.append(",\"columns\":\"by-position\"");
+      const std::shared_ptr<const TableSnapshot>& snap = it->second;
+      const binlog::TableMap& t = snap->table();
       const bool stateful = rows_ev->json_rows != nullptr;
       // A hand-off (task, queue lock, wake-up, in-order wait) costs more than
       // formatting a few rows: small events, such as single-row transactions,
       // are formatted here, so the threads never make decoding slower.
       const bool small = rows_ev->rows.size() < kInlineRowsBytes;
       if (!pool || stateful || small) {
-        // Partial JSON documents come from the decoder's row cache, in order.
-        if (stateful) task->event.table = rows_ev->table;
-        FormatRows(task.get(), fo, &inline_reader, &inline_change, &inline_scratch);
-        task->done = true;
+        inline_prefix.clear();
+        AppendHeader(pos, inline_prefix);
+        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &inline_prefix);
+        if (!t.names_known) inline_prefix.append(",\"columns\":\"by-position\"");
+        // Partial JSON documents come from the decoder's row cache, in order:
+        // those events keep the decoder's table (rows_ev->table).
+        binlog::RowsEvent event = *rows_ev;
+        if (!stateful) event.table = &t;
+        CANAL_RETURN_IF_ERROR(FormatRows(event, t, snap->keys, inline_prefix, {pos.file, pos.pos}, fo,
+                                         &inline_formatter, inline_target(), &inline_rows));
       } else {
+        if (batch == nullptr) {
+          if (!direct.empty()) flush_direct();
+          batch = new_task();
+          batch->parts.clear();
+          batch->source = std::string(rows_ev->source);
+        }
+        TaskPart& part = batch->parts.emplace_back();
+        part.table = snap;
+        part.event = *rows_ev;
+        part.event.table = &t;
+        part.event.source = batch->source;
+        part.where = {pos.file, pos.pos};
+        part.prefix.reserve(160);
+        AppendHeader(pos, part.prefix);
+        AppendRowTarget(t.db, t.table, KindName(rows_ev->info.kind), &part.prefix);
+        if (!t.names_known) part.prefix.append(",\"columns\":\"by-position\"");
         if (rows_ev->info.compressed) {
           // Inflated rows live in a decoder buffer that the next event reuses.
-          task->owned_rows.assign(rows_ev->rows);
-          task->event.rows = task->owned_rows;
+          part.owned_rows.assign(rows_ev->rows);
+          part.owns_rows = true;
         }
-        pool->Submit(task);
+        batch->row_bytes += rows_ev->rows.size();
+        if (batch->row_bytes >= kBatchRowsBytes) submit_batch();
       }
-      inflight.push_back(std::move(task));
     } else if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
       // Statement context: what a statement-format replica needs to replay the next statement.
       context.append(context.empty() ? "" : ",");
@@ -554,8 +546,8 @@ int RunDecode(const DecodeCommandOptions& o) {
       }
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
       if (!IsTransactionControl(q->query)) {
-        auto task = std::make_shared<OutputTask>();
-        std::string& b = task->out;
+        std::string& b = statement;
+        b.clear();
         AppendHeader(pos, b);
         AppendStatement(q->db, IsDdl(q->query), q->query, &b);
         if (!context.empty() || !user_vars.empty()) {
@@ -569,8 +561,7 @@ int RunDecode(const DecodeCommandOptions& o) {
           b.push_back('}');
         }
         b.append("}\n");
-        task->done = true;
-        inflight.push_back(std::move(task));
+        inline_target()->Append(b);
       }
       context.clear();
       user_vars.clear();
@@ -578,10 +569,21 @@ int RunDecode(const DecodeCommandOptions& o) {
       context.clear();
       user_vars.clear();
     }
+    if (direct.size() >= kDirectFlushBytes) flush_direct();
     drain(false);
     if (write_failed) return Status::IOError("writing to stdout failed");
     return task_error;
-  }, [&] { drain(true); }, names.loaded() ? names.provider() : nullptr);  // rows point into the file's mapping
+  };
+  // Rows point into the file's mapping: everything is formatted and written
+  // before the reader lets go of it. Lines formatted before an error are
+  // written too.
+  int rc = ForEachEvent(o.inputs, o.verify_checksum, on_event,
+                        [&] {
+                          submit_batch();
+                          drain(true);
+                          flush_direct();
+                        },
+                        names.loaded() ? names.provider() : nullptr);
   // A worker's error surfaces through the walk (reported there) or only at the
   // final drain (reported here).
   if (rc == 0 && !task_error.ok()) {

@@ -36,12 +36,22 @@ uint32_t LoadBigEndian(const uint8_t* p, int n) {
   return v;
 }
 
-// Writes `value` as exactly `width` digits (zero-padded) ending at `end`.
+// "00", "01", ... "99".
+constexpr char kDigitPairs[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+// Writes `value` as exactly `width` digits (zero-padded) from `p`, two per step
+// (a DECIMAL column was ~7% of canal-binlog decode).
 char* PutDigits(uint32_t value, int width, char* p) {
-  for (int i = width - 1; i >= 0; --i) {
-    p[i] = static_cast<char>('0' + value % 10);
-    value /= 10;
+  int i = width;
+  for (; i >= 2; i -= 2) {
+    const uint32_t pair = value % 100;
+    value /= 100;
+    p[i - 2] = kDigitPairs[2 * pair];
+    p[i - 1] = kDigitPairs[2 * pair + 1];
   }
+  if (i == 1) p[0] = static_cast<char>('0' + value % 10);
   return p + width;
 }
 
@@ -68,13 +78,12 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
                               " bytes, value has " + std::to_string(raw.size()));
   }
 
-  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes.
-  std::array<uint8_t, 32> bytes{};
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]);
-  const bool negative = (bytes[0] & 0x80) == 0;
-  if (negative) {
-    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(~bytes[i]);
-  }
+  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes; only the
+  // first `size` are read. Negative values have every byte inverted.
+  std::array<uint8_t, 32> bytes;
+  const bool negative = (static_cast<uint8_t>(raw[0]) & 0x80) == 0;
+  const uint8_t flip = negative ? 0xFF : 0x00;
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]) ^ flip;
   bytes[0] ^= 0x80;
 
   const int intg = precision - scale;

@@ -48,6 +48,18 @@ struct ValueFormatOptions {
 Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
                         const ValueFormatOptions& options, std::string* out);
 
+// Values whose Canal text is short, bounded ASCII that needs no JSON escaping:
+// integers (not readable ENUM/SET, which print labels), YEAR, FLOAT/DOUBLE and
+// the temporal kinds. WriteCanalFixedText writes that text at `out`, which
+// must have room for kCanalFixedTextMax chars, and returns its end, or returns
+// nullptr and writes nothing for any other value; it is what AppendCanalValue
+// appends for them. Callers with their own buffers (the tools' JSON lines)
+// skip the std::string.
+inline constexpr size_t kCanalFixedTextMax = 128;
+bool HasFixedCanalText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options);
+char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
+                          char* out);
+
 // The size AppendCanalValue would append, when it is known without rendering:
 // binary values (ISO-8859-1 or base64) and strings in charsets that copy
 // through or are single-byte; false otherwise (then render to learn it).

@@ -12,6 +12,7 @@
 // allocation beyond its growth.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -21,6 +22,15 @@ namespace canal::tools {
 
 // Appends `s` as a quoted JSON string.
 void AppendJsonString(std::string_view s, std::string* out);
+
+// The most WriteJsonString writes for `n` bytes: every byte may become a
+// six-char escape (\u001f, or \ufffd for a byte of invalid UTF-8), plus quotes.
+constexpr size_t JsonStringBound(size_t n) { return 6 * n + 2; }
+
+// Writes what AppendJsonString appends at `out`, which has room for
+// JsonStringBound(s.size()) chars; returns the end. For callers that size their
+// buffer once per row instead of once per append.
+char* WriteJsonString(std::string_view s, char* out);
 
 // Opens a line: {"file":F,"pos":P,"gtid":G,"ts":T (ts in seconds).
 void AppendLineHead(std::string_view file, int64_t pos, std::string_view gtid, int64_t ts_seconds,

@@ -1,0 +1,91 @@
+// The JSON lines of rows events, as `canal-binlog decode` prints them:
+//
+//   <prefix>,"before":{"col":"text",...},"after":{...}}\n
+//
+// The hot path of the tool (once per column per row). Values are written
+// through raw pointers into a LineBuffer that makes room once per value, so a
+// row costs no std::string append per piece: the keys are escaped once per
+// table, numbers and dates are written in place (render::WriteCanalFixedText),
+// strings escaped in place (WriteJsonString).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canal/common/status.h"
+#include "canal/parser/binlog/rows_event.h"
+#include "canal/parser/binlog/table_map.h"
+#include "canal/render/canal_value.h"
+
+namespace canal::tools {
+
+// A growable byte buffer written through raw pointers: Room(n) returns space
+// for n bytes at the end, Commit(end) keeps what was written there. Unlike a
+// std::string it never zero-fills, and its capacity is kept across clear().
+class LineBuffer {
+ public:
+  char* Room(size_t n) {
+    if (cap_ - size_ < n) Grow(n);
+    return data_.get() + size_;
+  }
+  void Commit(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
+  void Append(std::string_view s) {
+    if (s.empty()) return;  // (an empty buffer may have no storage)
+    char* p = Room(s.size());
+    std::memcpy(p, s.data(), s.size());
+    size_ += s.size();
+  }
+  std::string_view view() const { return {data_.get(), size_}; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+
+ private:
+  void Grow(size_t n);
+
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0, cap_ = 0;
+};
+
+// Short pieces (keys, DECIMAL text) are copied as one fixed-size block,
+// which compiles to a couple of vector moves instead of a memcpy call.
+inline constexpr size_t kBlock = 32;
+
+// `"name":` of each column of one table, escaped once per TABLE_MAP; those
+// that fit kBlock also zero-padded to it.
+struct ColumnKeys {
+  std::vector<std::string> keys;
+  std::vector<std::array<char, kBlock>> blocks;
+  std::vector<uint8_t> copies_through;  // binlog::CopiesThroughAsUtf8 of each column's charset
+  void Refresh(const binlog::TableMap& t);
+};
+
+// Where a rows event's lines came from, for error messages.
+struct LineSource {
+  std::string_view file;
+  uint64_t pos = 0;
+};
+
+// Reusable per-thread state of FormatRows.
+struct RowFormatter {
+  RowFormatter() { scratch.reserve(kBlock); }
+  binlog::RowsReader reader;
+  binlog::RowChange change;
+  std::string scratch;  // values rendered before escaping (charsets, decimals, JSON)
+  std::string big;      // values too long to escape in place
+};
+
+// Appends one line per row of `event` (whose table is `table`, with `keys`):
+// `prefix` (the line up to the images), then the images. Counts rows in *rows.
+// Lines of the rows before an error stay in *out.
+Status FormatRows(const binlog::RowsEvent& event, const binlog::TableMap& table, const ColumnKeys& keys,
+                  std::string_view prefix, LineSource source, const render::ValueFormatOptions& fo,
+                  RowFormatter* f, LineBuffer* out, uint64_t* rows);
+
+}  // namespace canal::tools
