@@ -22,7 +22,7 @@
 #            says so and judges no ratio.
 #   latency  on the same server, 10,000 single-row transactions per second
 #            for 10 s (4 writer connections): commit to client receipt,
-#            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (20). Then
+#            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (5, issue 12). Then
 #            50,000 rows per second in 10-row transactions for 10 s.
 #            Target: p99 under BENCH_MAX_P99_BATCHED_MS (20).
 #   memory   5,000,000 rows in the binlog and a client that acks slowly
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
-max_p99=${BENCH_MAX_P99_MS:-20}
+max_p99=${BENCH_MAX_P99_MS:-5}
 max_p99_batched=${BENCH_MAX_P99_BATCHED_MS:-20}
 max_rss=${BENCH_MAX_RSS_MIB:-256}
 min_peer_ratio=${BENCH_MIN_PEER_RATIO:-4}
