@@ -32,24 +32,6 @@ char* Put(const char (&literal)[N], char* p) {
 
 }  // namespace
 
-void TextBuffer::Grow(size_t n) {
-  const size_t capacity = std::max({capacity_ * 2, size_ + n, size_t{64} << 10});
-  std::unique_ptr<char[]> bigger(new char[capacity]);
-  if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
-  data_ = std::move(bigger);
-  capacity_ = capacity;
-}
-
-void TextBuffer::Append(std::string_view s) {
-  if (s.empty()) return;
-  Commit(WriteBytes(s, Room(s.size())));
-}
-
-void TextBuffer::AppendNumber(int64_t v) {
-  char* p = Room(20);  // INT64_MIN is 20 characters
-  Commit(std::to_chars(p, p + 20, v).ptr);
-}
-
 // Canal's name of an event type, without a protobuf lookup for row changes.
 std::string_view Printer::EventName(entry::EventType type) {
   switch (type) {

@@ -15,35 +15,12 @@
 #include <string_view>
 
 #include "canal/client/entry_view.h"
+#include "canal/common/room_buffer.h"
 #include "canal/common/status.h"
 
 namespace canal::cli {
 
-// A growable byte buffer written through a pointer: Room(n) makes n bytes
-// writable at the end, Commit(end) takes what was written. Growth doubles and
-// copies only the bytes in use; nothing is zero-filled.
-class TextBuffer {
- public:
-  char* Room(size_t n) {
-    if (capacity_ - size_ < n) Grow(n);
-    return data_.get() + size_;
-  }
-  void Commit(char* end) { size_ = static_cast<size_t>(end - data_.get()); }
-  void Append(std::string_view s);
-  void Append(char c) { *Room(1) = c, ++size_; }
-  void AppendNumber(int64_t v);
-
-  std::string_view view() const { return {data_.get(), size_}; }
-  size_t size() const { return size_; }
-  void clear() { size_ = 0; }
-
- private:
-  void Grow(size_t n);
-
-  std::unique_ptr<char[]> data_;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
-};
+using TextBuffer = RoomBuffer;  // (canal/common/room_buffer.h)
 
 // Formats entries, counting row changes against a limit (0: none).
 class Printer {

@@ -99,14 +99,6 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
 
 }  // namespace
 
-void LineBuffer::Grow(size_t n) {
-  const size_t cap = std::max({size_ + n, cap_ * 2, size_t{64} << 10});
-  auto data = std::make_unique_for_overwrite<char[]>(cap);
-  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
-  data_ = std::move(data);
-  cap_ = cap;
-}
-
 void ColumnKeys::Refresh(const binlog::TableMap& t) {
   keys.clear();
   blocks.clear();

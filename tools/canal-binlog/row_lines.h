@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "canal/common/room_buffer.h"
 #include "canal/common/status.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/table_map.h"
@@ -25,33 +26,7 @@
 
 namespace canal::tools {
 
-// A growable byte buffer written through raw pointers: Room(n) returns space
-// for n bytes at the end, Commit(end) keeps what was written there. Unlike a
-// std::string it never zero-fills, and its capacity is kept across clear().
-class LineBuffer {
- public:
-  char* Room(size_t n) {
-    if (cap_ - size_ < n) Grow(n);
-    return data_.get() + size_;
-  }
-  void Commit(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
-  void Append(std::string_view s) {
-    if (s.empty()) return;  // (an empty buffer may have no storage)
-    char* p = Room(s.size());
-    std::memcpy(p, s.data(), s.size());
-    size_ += s.size();
-  }
-  std::string_view view() const { return {data_.get(), size_}; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void clear() { size_ = 0; }
-
- private:
-  void Grow(size_t n);
-
-  std::unique_ptr<char[]> data_;
-  size_t size_ = 0, cap_ = 0;
-};
+using LineBuffer = RoomBuffer;  // (canal/common/room_buffer.h)
 
 // Short pieces (keys, DECIMAL text) are copied as one fixed-size block,
 // which compiles to a couple of vector moves instead of a memcpy call.
