@@ -184,6 +184,8 @@ Status EventParser::Run() {
     const uint64_t events_before = counters_.events.load();
     Status error;
     const Outcome outcome = RunSession(&error);
+    // Nothing more comes until a reconnect: what the sink has is all there is.
+    if (options_.on_caught_up) options_.on_caught_up();
     if (stop_) break;
     if (outcome == Outcome::kFatal) {
       log_->error("[{}] parser stopped: {}", options_.destination, error.ToString());
@@ -334,6 +336,8 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     return retry(s);
   }
   SetState("streaming");
+  // (Only now: before the dump the sink has nothing new from this session.)
+  if (options_.on_caught_up) dump.set_before_block(options_.on_caught_up);
   const int64_t streaming_since_ms = NowMs();
   const uint64_t dump_from = DumpRequestOffset(plan.point.position);
   if (plan.kind == StartPlan::Kind::kPosition && dump_from != plan.point.position) {

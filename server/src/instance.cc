@@ -113,7 +113,12 @@ Status Instance::StartLocked() {
     }
   }
   auto cursor = std::make_unique<CursorSource>(meta_, dest);
-  auto parser = std::make_unique<parser::EventParser>(config_.parser, sink.get(), cursor.get(), log_);
+  std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
+  parser::EventParserOptions parser_options = config_.parser;
+  // Low-latency gets end when the parser has caught up, not at each entry of a backlog.
+  shared_ring->TrackCatchUp();
+  parser_options.on_caught_up = [r = shared_ring] { r->ProducerCaughtUp(); };
+  auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), sink.get(), cursor.get(), log_);
 
   log_->info("[{}] starting: primary {} as {}, filter '{}' black '{}', ring {} entries {} x {} B, from {}", dest,
              config_.parser.master.Address(), config_.parser.master.user, config_.filter_regex,
@@ -121,7 +126,7 @@ Status Instance::StartLocked() {
              config_.store.buffer_memunit, config_.properties_file);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    store_ = std::move(ring);  // the last run's ring goes with its last holder
+    store_ = std::move(shared_ring);  // the last run's ring goes with its last holder
     sink_ = std::move(sink);
     cursor_ = std::move(cursor);
     parser_ = std::move(parser);

@@ -743,14 +743,15 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   const std::shared_ptr<Destination> dest = subscription_->destination;  // kept across the wait
   const std::shared_ptr<store::RingStore> store = subscription_->store;  // and its ring, across the wait
   const size_t fetch = static_cast<size_t>(get.fetch_size() > 0 ? get.fetch_size() : kDefaultFetchSize);
-  // Low latency: any entry ends the wait (Canal's rule waits for a full batch).
-  const bool any = get.low_latency() || context_->options.low_latency_get;
+  // Low latency: the wait ends at a full batch or as soon as the producer has
+  // caught up with entries waiting (Canal's rule waits for a full batch).
+  const bool low_latency = get.low_latency() || context_->options.low_latency_get;
   if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get);
-      timeout && !(any ? store->AnyReady() : store->BatchReady(fetch))) {
+      timeout && !(low_latency ? store->LowLatencyReady(fetch) : store->BatchReady(fetch))) {
     const Clock::time_point deadline =
         timeout->count() == 0 ? Clock::time_point::max()
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
-    co_await WaitForBatch(store.get(), any ? 0 : fetch, deadline);
+    co_await WaitForBatch(store.get(), fetch, low_latency, deadline);
     if (closing_ || input_closed_) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
@@ -815,7 +816,8 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   reply_ = true;
 }
 
-awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline) {
+awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, bool low_latency,
+                                      Clock::time_point deadline) {
   const uint64_t generation = ++wait_generation_;
   std::weak_ptr<Session> weak = weak_from_this();
   auto on_ready = [gate = gate_, weak, generation] {
@@ -824,8 +826,8 @@ awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size
       if (auto self = weak.lock()) self->OnBatchReady(generation);
     });
   };
-  const bool armed =
-      batch_size == 0 ? store->NotifyWhenAny(std::move(on_ready)) : store->NotifyWhenReady(batch_size, std::move(on_ready));
+  const bool armed = low_latency ? store->NotifyWhenLowLatencyReady(batch_size, std::move(on_ready))
+                                 : store->NotifyWhenReady(batch_size, std::move(on_ready));
   if (!armed) co_return;  // ready already, or the store stopped: TryGet tells
   waiting_ = true;
   wake_.expires_at(deadline);

@@ -149,7 +149,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool ServedHere() const;
   // Waits for a full batch of `batch_size` (0: any entry) until `deadline`,
   // a disconnect or Close.
-  boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, Clock::time_point deadline);
+  boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, bool low_latency,
+                                            Clock::time_point deadline);
   void OnBatchReady(uint64_t generation);
   // Acks the oldest outstanding batch, which must be `batch_id`; the error
   // carries the message the client gets.

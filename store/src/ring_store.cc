@@ -220,6 +220,8 @@ void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const Entr
   slot.end_bytes = end_bytes;
   put_heap_ += HeapCapacity(slot.bytes);
   slot.end_heap = put_heap_;
+  // (Written only when it changes: the consumer reads this line.)
+  if (tracks_catch_up_.load(kRelaxed) && !producer_active_.load(kRelaxed)) producer_active_.store(true, kRelaxed);
   put_bytes_.store(end_bytes, kRelease);
   put_.store(put + 1, kRelease);
 
@@ -228,7 +230,11 @@ void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const Entr
   if (target != kNotArmed) {
     const uint64_t progress = MemSize() ? end_bytes : put + 1;
     const bool ddl = options_.ddl_isolation && meta.kind == EntryKind::kDdl;
-    if (progress >= target || ddl) FireNotify(/*force=*/false, progress, ddl);
+    if (progress >= target || ddl) {
+      FireNotify(/*force=*/false, progress, ddl);
+    } else if (put + 1 >= notify_half_ring_.load(kRelaxed)) {
+      FireNotify(/*force=*/true, progress, false);  // half a ring waits (tracked low latency)
+    }
   }
 }
 
@@ -299,6 +305,7 @@ void RingStore::FireNotify(bool force, uint64_t progress, bool ddl) {
     callback = std::move(notify_callback_);
     notify_callback_ = nullptr;
     notify_target_.store(kNotArmed, kSeqCst);
+    notify_half_ring_.store(kNotArmed, kRelaxed);
   }
   callback();
 }
@@ -347,24 +354,80 @@ uint64_t RingStore::NotifyTarget(size_t batch_size) const {
 
 bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
   if (batch_size == 0) return false;
-  return Arm(batch_size, std::move(callback));
+  return Arm(batch_size, WaitRule::kBatch, std::move(callback));
 }
 
-bool RingStore::NotifyWhenAny(DataCallback callback) { return Arm(0, std::move(callback)); }
+bool RingStore::NotifyWhenAny(DataCallback callback) { return Arm(0, WaitRule::kAny, std::move(callback)); }
 
-bool RingStore::Arm(size_t batch_size, DataCallback callback) {
+bool RingStore::LowLatencyReady(size_t batch_size) const {
+  if (BatchReady(batch_size)) return true;
+  if (!AnyReady()) return false;
+  if (!tracks_catch_up_.load(kRelaxed)) return true;
+  return HalfRingWaiting() || !producer_active_.load(kSeqCst);
+}
+
+bool RingStore::HalfRingWaiting() const {
+  if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(capacity_ / 2, 1)) return true;
+  return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= options_.ByteBound() / 2;
+}
+
+bool RingStore::NotifyWhenLowLatencyReady(size_t batch_size, DataCallback callback) {
+  if (batch_size == 0) return NotifyWhenAny(std::move(callback));
+  // Untracked, every put ends the wait (as NotifyWhenAny); tracked, a full
+  // batch does, or ProducerCaughtUp with entries waiting.
+  const bool tracked = tracks_catch_up_.load(kRelaxed);
+  return Arm(tracked ? batch_size : 0, WaitRule::kLowLatency, std::move(callback));
+}
+
+void RingStore::ProducerCaughtUp() {
+  // Cleared first, the waiter read second; the arming side stores its waiter
+  // first and reads the flag second (LowLatencyReady): one of us sees the
+  // other. Rare (once per wait for input), so plain seq_cst is cheap enough.
+  producer_active_.store(false, kSeqCst);
+  if (notify_target_.load(kSeqCst) == kNotArmed || !AnyReady()) return;
+  DataCallback callback;
+  {
+    std::lock_guard<std::mutex> lock(notify_mu_);
+    if (!notify_callback_ || notify_rule_ != WaitRule::kLowLatency) return;
+    callback = std::move(notify_callback_);
+    notify_callback_ = nullptr;
+    notify_target_.store(kNotArmed, kSeqCst);
+    notify_half_ring_.store(kNotArmed, kRelaxed);
+  }
+  callback();
+}
+
+bool RingStore::Ready(size_t batch_size, WaitRule rule) const {
+  switch (rule) {
+    case WaitRule::kAny: return AnyReady();
+    case WaitRule::kLowLatency: return batch_size == 0 ? AnyReady() : LowLatencyReady(batch_size);
+    case WaitRule::kBatch: break;
+  }
+  return BatchReady(batch_size);
+}
+
+uint64_t RingStore::HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const {
+  if (rule != WaitRule::kLowLatency || batch_size == 0) return kNotArmed;
+  if (MemSize()) *target = std::min(*target, SaturatingAdd(get_bytes_.load(kRelaxed), options_.ByteBound() / 2));
+  return SaturatingAdd(get_.load(kRelaxed), std::max<uint64_t>(capacity_ / 2, 1));
+}
+
+bool RingStore::Arm(size_t batch_size, WaitRule rule, DataCallback callback) {
   if (!callback || stopped_.load(kSeqCst)) return false;
-  const uint64_t target = NotifyTarget(batch_size);
+  uint64_t target = NotifyTarget(batch_size);
+  const uint64_t half_ring = HalfRingTarget(rule, batch_size, &target);
   {
     std::lock_guard<std::mutex> lock(notify_mu_);
     notify_callback_ = std::move(callback);
     notify_batch_size_ = batch_size;
+    notify_rule_ = rule;
+    notify_half_ring_.store(half_ring, kSeqCst);
     notify_target_.store(target, kSeqCst);
   }
-  // Armed first, checked second: a put that we do not see here sees the
-  // target and fires.
+  // Armed first, checked second: a put (or ProducerCaughtUp) that we do not
+  // see here sees the target and fires.
   HeavyFence();
-  if (!(batch_size == 0 ? AnyReady() : BatchReady(batch_size))) return true;
+  if (!Ready(batch_size, rule)) return true;
   return !CancelNotify();
 }
 
@@ -373,6 +436,7 @@ bool RingStore::CancelNotify() {
   if (!notify_callback_) return false;
   notify_callback_ = nullptr;
   notify_target_.store(kNotArmed, kSeqCst);
+  notify_half_ring_.store(kNotArmed, kRelaxed);
   return true;
 }
 
@@ -528,14 +592,18 @@ void RingStore::Rollback() {
   // An armed callback's target counted from the old get; the rewound
   // entries may already make a full batch.
   size_t batch_size = 0;
+  WaitRule rule = WaitRule::kBatch;
   {
     std::lock_guard<std::mutex> lock(notify_mu_);
     if (!notify_callback_) return;
     batch_size = notify_batch_size_;
-    notify_target_.store(NotifyTarget(batch_size), kSeqCst);
+    rule = notify_rule_;
+    uint64_t target = NotifyTarget(batch_size);
+    notify_half_ring_.store(HalfRingTarget(rule, batch_size, &target), kSeqCst);
+    notify_target_.store(target, kSeqCst);
   }
   HeavyFence();
-  if (batch_size == 0 ? AnyReady() : BatchReady(batch_size)) FireNotify(/*force=*/true, 0, false);
+  if (batch_size == 0 ? AnyReady() : Ready(batch_size, rule)) FireNotify(/*force=*/true, 0, false);
 }
 
 // ---- any thread -------------------------------------------------------------

@@ -631,6 +631,7 @@ const ServerError& DumpConnection::last_server_error() const { return impl_->las
 uint64_t DumpConnection::bytes_received() const { return impl_->bytes_received; }
 
 void DumpConnection::set_max_event_bytes(uint64_t n) { impl_->channel.set_max_message_bytes(n); }
+void DumpConnection::set_before_block(std::function<void()> f) { impl_->channel.set_before_block(std::move(f)); }
 
 // ---- GTID sets -------------------------------------------------------------
 

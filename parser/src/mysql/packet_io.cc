@@ -255,6 +255,18 @@ Status PacketChannel::RecvSome(uint8_t* dst, size_t cap, size_t* got, std::strin
   }
 }
 
+bool PacketChannel::NothingToRead() const {
+  if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return false;
+  pollfd p{};
+  {
+    std::lock_guard<std::mutex> lock(fd_mu_);
+    p.fd = fd_;
+  }
+  if (p.fd < 0) return false;  // (the read reports the closed connection)
+  p.events = POLLIN;
+  return ::poll(&p, 1, 0) == 0;
+}
+
 Status PacketChannel::Fill(size_t need, std::string_view what) {
   if (wpos_ - rpos_ >= need) return Status::OK();
   if (rpos_ + need > kBufferSize) {
@@ -263,6 +275,7 @@ Status PacketChannel::Fill(size_t need, std::string_view what) {
     rpos_ = 0;
   }
   while (wpos_ - rpos_ < need) {
+    if (before_block_ && NothingToRead()) before_block_();
     size_t got = 0;
     CANAL_RETURN_IF_ERROR(RecvSome(buf_.get() + wpos_, kBufferSize - wpos_, &got, what));
     wpos_ += got;

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,6 +53,11 @@ class PacketChannel {
   // the next read. `what` names the exchange for messages ("reading the greeting").
   Status ReadMessage(std::string_view* payload, std::string_view what);
 
+  // Called on the reading thread when a read is about to block: every byte
+  // the peer has sent so far has been read (nothing buffered here, in TLS, or
+  // in the socket). Set before reading; empty: no call.
+  void set_before_block(std::function<void()> f) { before_block_ = std::move(f); }
+
   void set_max_message_bytes(uint64_t n) { max_message_bytes_ = n; }
   uint64_t max_message_bytes() const { return max_message_bytes_; }
 
@@ -77,8 +83,13 @@ class PacketChannel {
 
   static constexpr size_t kBufferSize = 1 << 20;
 
+  // True when a recv() now would block (a zero-timeout poll; TLS's buffered
+  // record bytes first).
+  bool NothingToRead() const;
+
   std::string address_;
   int read_timeout_ms_;
+  std::function<void()> before_block_;
   uint64_t max_message_bytes_ = uint64_t{1} << 30;
 
   mutable std::mutex fd_mu_;  // guards fd_ against Close() racing Shutdown()

@@ -108,6 +108,11 @@ struct EventParserOptions {
   int64_t schema_compact_expire_s = 360 * 3600;
   // Tables whose history is kept (the destination's filter); null = all.
   std::function<bool(std::string_view db, std::string_view table)> schema_scope;
+  // Called on the parser's thread when it has given the sink everything it
+  // read and is about to wait: for more from the primary (all it sent so far
+  // is read), or for a reconnect. The server tells its ring, so a low-latency
+  // get ends then instead of at every entry of a backlog. Empty: not called.
+  std::function<void()> on_caught_up;
 };
 
 struct ParserStatus {

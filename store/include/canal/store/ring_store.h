@@ -196,6 +196,24 @@ class RingStore {
   bool AnyReady() const;
   bool NotifyWhenAny(DataCallback callback);
 
+  // Catch-up aware low latency. A producer that reads a stream (the parser)
+  // calls TrackCatchUp() once, then ProducerCaughtUp() each time it is about
+  // to wait for more input: it has put everything it had. A low-latency get
+  // then ends when a full batch is ready or, with entries waiting, when the
+  // producer has caught up; while a backlog is still being put it waits for
+  // the full batch, instead of taking every entry singly (and an ack and a
+  // cursor write each). Without TrackCatchUp() the producer counts as caught
+  // up whenever it is not putting: LowLatencyReady is AnyReady. Half a ring
+  // (of entries, or of MEMSIZE bytes) also ends it: a batch as big as the ring
+  // would leave the producer nothing to do while the client reads it; half
+  // lets the two overlap.
+  void TrackCatchUp() { tracks_catch_up_.store(true, std::memory_order_relaxed); }
+  void ProducerCaughtUp();
+  bool LowLatencyReady(size_t batch_size) const;
+  // Arms `callback` as NotifyWhenReady does, to run once LowLatencyReady
+  // becomes true; same return values.
+  bool NotifyWhenLowLatencyReady(size_t batch_size, DataCallback callback);
+
   // Withdraws the armed callback. True when withdrawn before running; false
   // when none was armed or it has run or is about to run.
   bool CancelNotify();
@@ -243,7 +261,13 @@ class RingStore {
   // The put (MEMSIZE: put_bytes) an armed callback waits for: a full batch
   // of `batch_size`, or any entry when it is 0.
   uint64_t NotifyTarget(size_t batch_size) const;
-  bool Arm(size_t batch_size, DataCallback callback);
+  enum class WaitRule { kBatch, kAny, kLowLatency };
+  bool Arm(size_t batch_size, WaitRule rule, DataCallback callback);
+  bool Ready(size_t batch_size, WaitRule rule) const;
+  bool HalfRingWaiting() const;
+  // For a tracked low-latency waiter (else kNotArmed): the put_ at which half
+  // a ring waits; lowers a MEMSIZE *target to half the ring's bytes.
+  uint64_t HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const;
   uint64_t BatchByteLimit(size_t batch_size) const;
   bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const;
   bool RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size);
@@ -320,6 +344,15 @@ class RingStore {
   std::mutex notify_mu_;
   DataCallback notify_callback_;  // guarded by notify_mu_
   size_t notify_batch_size_ = 0;  // guarded by notify_mu_; 0: any entry (NotifyWhenAny)
+  WaitRule notify_rule_ = WaitRule::kBatch;  // guarded by notify_mu_
+  // With a tracked low-latency waiter: the put_ (entries) that makes half a
+  // ring waiting, which fires it too; kNotArmed otherwise.
+  std::atomic<uint64_t> notify_half_ring_{kNotArmed};
+
+  // Catch-up tracking (TrackCatchUp): the producer sets producer_active_ at
+  // every put and clears it in ProducerCaughtUp.
+  std::atomic<bool> tracks_catch_up_{false};
+  alignas(64) std::atomic<bool> producer_active_{false};
 };
 
 }  // namespace canal::store

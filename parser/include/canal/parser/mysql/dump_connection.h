@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,9 @@ class DumpConnection {
   // max_allowed_packet): a longer event is a Corruption error before anything is
   // allocated for it.
   void set_max_event_bytes(uint64_t bytes);
+  // Called on the reading thread when a ReadEvent is about to block because
+  // every byte the server has sent so far is read (PacketChannel::set_before_block).
+  void set_before_block(std::function<void()> f);
 
  private:
   struct Impl;
