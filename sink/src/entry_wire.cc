@@ -74,21 +74,18 @@ constexpr std::string_view kRowsCountKey = "rowsCount";
 constexpr size_t kMaxCachedTables = 64;
 // Buffers that one huge event grew past this are given back afterwards.
 constexpr size_t kRetainedBufferBytes = size_t{8} << 20;
-// Values of at least this many binlog bytes are not kept rendered through the
-// event: pass 1 learns their rendered size, pass 2 renders them again straight
-// into the entry. So a 64 MiB BLOB is held as the binlog's bytes and the entry's,
-// not a third time as text in values_. Below this, rendering once and copying
-// is cheaper than rendering twice (and a rows event holds ~8 KiB of small rows).
-constexpr size_t kDeferredValueBytes = size_t{64} << 10;
-
-// Whether `part` lies inside `whole` (a value's bytes inside the rows event,
-// which outlives the entry's writing; values the row decoder built in its own
-// scratch buffer do not, and are never deferred).
-bool Within(std::string_view part, std::string_view whole) {
-  const auto b = reinterpret_cast<uintptr_t>(whole.data());
-  const auto p = reinterpret_cast<uintptr_t>(part.data());
-  return p >= b && p - b <= whole.size() && part.size() <= whole.size() - (p - b);
-}
+// A value of at least this many binlog bytes whose text is neither fixed nor
+// its own bytes is rendered straight into the entry, never held beside it as
+// text: a 64 MiB BLOB is held as the binlog's bytes and the entry's only.
+// Smaller ones are rendered into a scratch string and copied, which is cheaper.
+constexpr size_t kBigValueBytes = size_t{64} << 10;
+// The most bytes a Column's fields before its value take besides the head:
+// the image tag, the body's length, updated, isNull, the value's tag and length.
+constexpr size_t kMaxColumnFraming = 1 + 10 + 2 + 2 + 1 + 10;
+// Room taken beyond a big value for the rest of its row and a longer entry
+// prefix than guessed: growing an entry of many MiB by a few bytes would
+// briefly hold it twice. (A rows event ends soon after its first big row.)
+constexpr size_t kBigValueSlack = size_t{64} << 10;
 
 void ReleaseIfHuge(std::string* s) {
   if (s->capacity() > kRetainedBufferBytes) std::string().swap(*s);
@@ -206,6 +203,7 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const binlog::ColumnInfo& info = t.columns[i];
     ColumnPlan& c = plan->plans[i];
+    c.copies_through = binlog::CopiesThroughAsUtf8(info.charset);
     c.keep = !(options_.fields && options_.fields->ColumnsFor(t.db, t.table) &&
                !options_.fields->Lists(t.db, t.table, info.name)) &&
              !(options_.black_fields && options_.black_fields->Lists(t.db, t.table, info.name));
@@ -219,194 +217,168 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   }
 }
 
-// A value of kDeferredValueBytes or more (kept off AddImage's inlined path).
-Status RowsEntryWriter::RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
-                                      const binlog::ColumnValue& v, Cell* c) {
-  const binlog::ColumnInfo& column = t.columns[c->column];
-  if (Within(v.raw, rows.rows)) {
-    // Its size, counted where render/ can (binary, copied-through and
-    // single-byte text), else rendered into scratch_ and dropped.
-    if (!render::CanalValueSize(v, column, options_.values, &c->value_size)) {
-      scratch_.clear();
-      CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &scratch_));
-      c->value_size = scratch_.size();
-    }
-    if (c->value_size != 0) {
-      c->deferred = true;
-      c->value_offset = deferred_.size();
-      deferred_.push_back(v);
-    }
-    return Status::OK();
+void RowsEntryWriter::Grow(size_t end) {
+  // Geometric while small; past a few MiB (an entry with big values) by a
+  // quarter, into an exactly sized buffer: std::string's own growth would
+  // double, and a big entry would briefly be held three times.
+  if (end <= building_.capacity()) {
+    // Zero-filled (std::string's resize), so only a little past what is asked.
+    building_.resize(std::min(building_.capacity(), std::max(end, building_.size() + (building_.size() >> 3) + 4096)));
+    return;
   }
-  c->value_offset = values_.size();
-  CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, column, options_.values, &values_));
-  c->value_size = values_.size() - c->value_offset;
+  const size_t size = building_.size();
+  const size_t target = size < (size_t{4} << 20) ? std::max({end, 2 * size, size_t{4096}}) : std::max(end, size + size / 4);
+  std::string bigger;
+  bigger.reserve(target);
+  bigger.append(building_);
+  bigger.resize(target);
+  building_.swap(bigger);
+}
+
+bool RowsEntryWriter::Updated(const BeforeValue* before, bool is_null, std::string_view text) const {
+  if (before == nullptr) return true;  // absent from the before image (kept columns are kept in both)
+  if (before->is_null != is_null) return true;
+  if (is_null) return false;
+  return before->size != text.size() || std::memcmp(building_.data() + before->at, text.data(), text.size()) != 0;
+}
+
+// A big value whose text size is unknown or whose text is not its bytes:
+// rendered at `*at` plus the most its framing can take, then framed, and moved
+// down to close the gap (the fields before a value depend on its size).
+Status RowsEntryWriter::WriteRenderedInPlace(const ColumnPlan& cp, const binlog::TableMap& t,
+                                             const binlog::ColumnValue& v, uint32_t column, const ImageSpec& spec,
+                                             size_t* at) {
+  const size_t start = *at;
+  const size_t value_at = start + kMaxColumnFraming + cp.head.size();
+  size_t known = 0;
+  if (render::CanalValueSize(v, t.columns[column], options_.values, &known)) {
+    Room(value_at + known + cp.tail.size() + kBigValueSlack);  // the render below appends in place
+  }
+  building_.resize(value_at);
+  const Status s = render::AppendCanalValue(v, t.columns[column], options_.values, &building_);
+  if (!s.ok()) return s;
+  const size_t vsize = building_.size() - value_at;
+  char* const data = Room(value_at + vsize + cp.tail.size());
+  const std::string_view text(data + value_at, vsize);
+  const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), false, text));
+  const size_t body =
+      cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) + cp.tail.size();
+  char* p = data + start;
+  *p++ = spec.tag;
+  p = WriteVarint(body, p);
+  p = WriteBytes(cp.head, p);
+  if (updated) {
+    *p++ = column_field::kUpdated;
+    *p++ = 1;
+  }
+  *p++ = column_field::kIsNull;
+  *p++ = 0;
+  if (vsize != 0) {
+    *p++ = column_field::kValue;
+    p = WriteVarint(vsize, p);
+    std::memmove(p, data + value_at, vsize);
+    if (spec.update && !spec.after) before_[column] = {row_serial_, false, static_cast<size_t>(p - data), vsize};
+    p += vsize;
+  } else if (spec.update && !spec.after) {
+    before_[column] = {row_serial_, false, 0, 0};
+  }
+  p = WriteBytes(cp.tail, p);
+  *at = static_cast<size_t>(p - data);
   return Status::OK();
 }
 
-// Whether an update's after value differs from its before value when one of
-// them is deferred (not in values_).
-Status RowsEntryWriter::DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after,
-                                        bool* differs) {
-  if (before.value_size != after.value_size) {
-    *differs = true;
-    return Status::OK();
+// Writes one Column whose text is known (not in building_, which Room may move).
+size_t RowsEntryWriter::WriteColumn(const ColumnPlan& cp, uint32_t column, const ImageSpec& spec, bool is_null,
+                                    std::string_view text, size_t at) {
+  // Canal marks every column of an insert as updated, and an update's after
+  // column when it differs from the before image (or had none there).
+  const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), is_null, text));
+  const size_t vsize = text.size();
+  const size_t body =
+      cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) + cp.tail.size();
+  char* const data = Room(at + 11 + body + (vsize >= kBigValueBytes ? kBigValueSlack : 0));
+  char* p = data + at;
+  *p++ = spec.tag;
+  p = WriteVarint(body, p);
+  p = WriteBytes(cp.head, p);
+  if (updated) {
+    *p++ = column_field::kUpdated;
+    *p++ = 1;
   }
-  const binlog::ColumnInfo& column = t.columns[after.column];
-  if (before.deferred && after.deferred) {
-    const binlog::ColumnValue& bv = deferred_[before.value_offset];
-    const binlog::ColumnValue& av = deferred_[after.value_offset];
-    // Rendering is a function of the bytes: the same bytes give the same text;
-    // binary (ISO-8859-1 or base64) and copied-through strings give different
-    // text for different bytes.
-    if (av.kind == bv.kind && av.json_is_text == bv.json_is_text &&
-        (av.raw == bv.raw || av.kind == binlog::ColumnValue::Kind::kBytes ||
-         (av.kind == binlog::ColumnValue::Kind::kString && binlog::CopiesThroughAsUtf8(column.charset)))) {
-      *differs = av.raw != bv.raw;
-      return Status::OK();
-    }
+  *p++ = column_field::kIsNull;  // a one-field oneof: written even when false
+  *p++ = is_null ? 1 : 0;
+  if (spec.update && !spec.after) before_[column] = {row_serial_, is_null, 0, vsize};
+  if (vsize != 0) {
+    *p++ = column_field::kValue;
+    p = WriteVarint(vsize, p);
+    if (spec.update && !spec.after) before_[column].at = static_cast<size_t>(p - data);
+    p = WriteBytes(text, p);
   }
-  // Rare (a converted charset, JSON, or a value either side of the threshold,
-  // with texts of the same size): render the deferred ones again to compare.
-  std::string_view texts[2];
-  std::string* scratch[2] = {&scratch_, &scratch2_};
-  const Cell* cells[2] = {&before, &after};
-  for (int i = 0; i < 2; ++i) {
-    if (!cells[i]->deferred) {
-      texts[i] = ValueOf(*cells[i]);
-      continue;
-    }
-    scratch[i]->clear();
-    CANAL_RETURN_IF_ERROR(
-        render::AppendCanalValue(deferred_[cells[i]->value_offset], column, options_.values, scratch[i]));
-    texts[i] = *scratch[i];
-  }
-  *differs = texts[0] != texts[1];
-  return Status::OK();
+  p = WriteBytes(cp.tail, p);
+  return static_cast<size_t>(p - data);
 }
 
-Status RowsEntryWriter::AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowsEvent& rows,
-                                 const binlog::RowImage& img, const binlog::RowImage* before, bool after,
-                                 bool insert, Row* row) {
-  // An update's before cells of this row, in column order like the after ones.
-  const size_t before_begin = row->first_cell;
-  const size_t before_end = row->first_cell + row->before_cells;
-  size_t b = before_begin;
+// Numbers and dates: the text is made where it goes if the Column's lengths
+// take a byte each and `updated` is what an insert or a before image says
+// (an update's after column guesses unchanged), else moved there; it is not
+// made on the stack and copied, which costs a store-to-load stall per value.
+// False (nothing written) when the value has no fixed text.
+bool RowsEntryWriter::WriteFixedColumn(const ColumnPlan& cp, const binlog::TableMap& t, const binlog::ColumnValue& v,
+                                       uint32_t column, const ImageSpec& spec, size_t* at) {
+  char* const data = Room(*at + kMaxColumnFraming + cp.head.size() + render::kCanalFixedTextMax + cp.tail.size());
+  const bool guess = spec.after && !spec.update;
+  const size_t guessed_at = *at + 2 + cp.head.size() + (guess ? 2 : 0) + 2 + 2;
+  const char* const end = render::WriteCanalFixedText(v, t.columns[column], options_.values, data + guessed_at);
+  if (end == nullptr) return false;
+  const size_t vsize = static_cast<size_t>(end - (data + guessed_at));
+  const bool updated =
+      spec.after && (!spec.update || Updated(BeforeOf(column), false, std::string_view(data + guessed_at, vsize)));
+  const size_t body = cp.head.size() + (updated ? 2 : 0) + 2 + 1 + VarintSize(vsize) + vsize + cp.tail.size();
+  const size_t value_at = *at + 1 + VarintSize(body) + cp.head.size() + (updated ? 2 : 0) + 2 + 1 + VarintSize(vsize);
+  if (value_at != guessed_at) [[unlikely]] std::memmove(data + value_at, data + guessed_at, vsize);
+  char* p = data + *at;
+  *p++ = spec.tag;
+  p = WriteVarint(body, p);
+  p = WriteBytes(cp.head, p);
+  if (updated) {
+    *p++ = column_field::kUpdated;
+    *p++ = 1;
+  }
+  *p++ = column_field::kIsNull;
+  *p++ = 0;
+  *p++ = column_field::kValue;
+  p = WriteVarint(vsize, p);
+  if (spec.update && !spec.after) before_[column] = {row_serial_, false, value_at, vsize};
+  p = WriteBytes(cp.tail, p + vsize);
+  *at = static_cast<size_t>(p - data);
+  return true;
+}
+
+Status RowsEntryWriter::WriteImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
+                                   const ImageSpec& spec, size_t* at_io) {
+  size_t at = *at_io;
   const size_t n = std::min(img.values.size(), plan.plans.size());
   for (size_t i = 0; i < n; ++i) {
     const binlog::ColumnValue& v = img.values[i];
     const ColumnPlan& cp = plan.plans[i];
     if (!v.is_present() || !cp.keep) continue;
-    Cell c;
-    c.column = static_cast<uint32_t>(i);
-    c.is_null = v.is_null();
-    if (!c.is_null) {
-      if (v.raw.size() >= kDeferredValueBytes) [[unlikely]] {
-        CANAL_RETURN_IF_ERROR(RenderBigCell(t, rows, v, &c));
-      } else {
-        c.value_offset = values_.size();
-        CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &values_));
-        c.value_size = values_.size() - c.value_offset;
-      }
-    }
-    // Canal marks every column of an insert as updated, and an update's after
-    // column when it differs from the before image (or had none there).
-    if (after) {
-      if (insert || before == nullptr) {
-        c.updated = true;
-      } else {
-        while (b < before_end && cells_[b].column < i) ++b;
-        if (b == before_end || cells_[b].column != i) {
-          c.updated = true;  // absent from the before image (kept columns are kept in both)
-        } else {
-          const Cell& bc = cells_[b];
-          if (bc.is_null != c.is_null) {
-            c.updated = true;
-          } else if (c.is_null) {
-            c.updated = false;
-          } else if (!bc.deferred && !c.deferred) [[likely]] {
-            c.updated = ValueOf(bc) != ValueOf(c);
-          } else {
-            CANAL_RETURN_IF_ERROR(DeferredDiffers(t, bc, c, &c.updated));
-          }
-        }
-      }
-    }
-    c.body_size = cp.head.size() + (c.updated ? 2 : 0) + 2 + (c.value_size ? DelimitedSize(c.value_size) : 0) +
-                  cp.tail.size();
-    row->body_size += DelimitedSize(c.body_size);
-    cells_.push_back(c);
-    if (after) {
-      ++row->after_cells;
+    const auto column = static_cast<uint32_t>(i);
+    // The value's text: none, its own bytes, fixed text made in place, or rendered.
+    if (v.is_null()) {
+      at = WriteColumn(cp, column, spec, true, {}, at);
+    } else if (v.kind == binlog::ColumnValue::Kind::kString && cp.copies_through) {
+      at = WriteColumn(cp, column, spec, false, v.raw, at);
+    } else if (WriteFixedColumn(cp, t, v, column, spec, &at)) {
+    } else if (v.raw.size() >= kBigValueBytes) [[unlikely]] {
+      CANAL_RETURN_IF_ERROR(WriteRenderedInPlace(cp, t, v, column, spec, &at));
     } else {
-      ++row->before_cells;
+      scratch_.clear();
+      CANAL_RETURN_IF_ERROR(render::AppendCanalValue(v, t.columns[i], options_.values, &scratch_));
+      at = WriteColumn(cp, column, spec, false, scratch_, at);
     }
   }
+  *at_io = at;
   return Status::OK();
-}
-
-// Where each deferred value starts in the entry, from `at`, where the first
-// RowData starts: the same layout WriteCells writes (Write checks they agree).
-void RowsEntryWriter::PlaceDeferred(const TablePlan& plan, size_t at) {
-  deferred_at_.clear();
-  for (const Row& r : rows_) {
-    at += 1 + VarintSize(r.body_size);
-    const size_t end = r.first_cell + r.before_cells + r.after_cells;
-    for (size_t k = r.first_cell; k < end; ++k) {
-      const Cell& c = cells_[k];
-      if (c.deferred) {
-        deferred_at_.push_back(at + 1 + VarintSize(c.body_size) + plan.plans[c.column].head.size() +
-                               (c.updated ? 2 : 0) + 2 + 1 + VarintSize(c.value_size));
-      }
-      at += DelimitedSize(c.body_size);
-    }
-  }
-}
-
-// Renders a deferred value at p, the end of *out: the entry is grown one
-// stretch at a time (up to the next deferred value), so the value is appended
-// in place, within the capacity reserved for the whole entry.
-char* RowsEntryWriter::WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out) {
-  const size_t at = static_cast<size_t>(p - out->data());
-  if (at != out->size()) deferred_mismatch_ = true;
-  out->resize(at);
-  if (!render::AppendCanalValue(deferred_[c.value_offset], t.columns[c.column], options_.values, out).ok() ||
-      out->size() != at + c.value_size) {
-    deferred_mismatch_ = true;  // pass 1 rendered the same value without error, to this size
-    out->resize(at + c.value_size);
-  }
-  ++next_deferred_;
-  out->resize(next_deferred_ < deferred_at_.size() ? deferred_at_[next_deferred_] : entry_size_);
-  return out->data() + at + c.value_size;
-}
-
-char* RowsEntryWriter::WriteCells(const TablePlan& plan, const binlog::TableMap& t, const Row& row, char* p,
-                                  std::string* out) {
-  const size_t end = row.first_cell + row.before_cells + row.after_cells;
-  for (size_t k = row.first_cell; k < end; ++k) {
-    const Cell& c = cells_[k];
-    const ColumnPlan& cp = plan.plans[c.column];
-    *p++ = k < row.first_cell + row.before_cells ? row_field::kBeforeColumns : row_field::kAfterColumns;
-    p = WriteVarint(c.body_size, p);
-    p = WriteBytes(cp.head, p);
-    if (c.updated) {
-      *p++ = column_field::kUpdated;
-      *p++ = 1;
-    }
-    *p++ = column_field::kIsNull;  // a one-field oneof: written even when false
-    *p++ = c.is_null ? 1 : 0;
-    if (c.value_size != 0) {
-      *p++ = column_field::kValue;
-      p = WriteVarint(c.value_size, p);
-      if (c.deferred) [[unlikely]] {
-        p = WriteDeferred(t, c, p, out);
-      } else {
-        p = WriteBytes(ValueOf(c), p);
-      }
-    }
-    p = WriteBytes(cp.tail, p);
-  }
-  return p;
 }
 
 Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out,
@@ -416,97 +388,97 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
                        : rows.info.kind == binlog::RowsKind::kUpdate ? kEventUpdate
                                                                      : kEventDelete;
   const TablePlan& plan = PlanFor(t);
+  if (before_.size() < plan.plans.size()) before_.resize(plan.plans.size());
+  const uint64_t table_id_bits = Int64Bits(static_cast<int64_t>(rows.table_id));
+  // RowChange's fields before the rows: tableId, eventType, isDdl (oneofs: always there).
+  const size_t change_fields = OptionalVarintSize(table_id_bits) + 1 + VarintSize(Int32Bits(type)) + 2;
+  // Everything before the first RowData, for `n` rows taking `rows_size` bytes.
+  char count_buf[24];
+  const auto prefix_of = [&](uint64_t n, size_t rows_size, HeaderFields* header) {
+    const char* count_end = std::to_chars(count_buf, count_buf + sizeof count_buf, n).ptr;
+    header->rows_count = std::string_view(count_buf, static_cast<size_t>(count_end - count_buf));
+    return DelimitedSize(header->Size()) + 2 + 1 + VarintSize(change_fields + rows_size) + change_fields;
+  };
+  HeaderFields header{ctx, t.db, t.table, type, {}};
 
-  // Pass 1: decode and render every row, so that every length is known before
-  // a byte is written and the entry is written once, in place.
-  cells_.clear();
-  rows_.clear();
-  values_.clear();
-  deferred_.clear();
+  // The rows are written once, straight into building_, after room for the
+  // prefix as long as the last entry's was (the same row count and size
+  // class, most often); each RowData after room for a length as long as the
+  // last one's. A wrong guess moves the bytes after it.
+  const size_t rows_begin = prefix_of(last_rows_, last_rows_size_, &header);
+  size_t at = rows_begin;
+  uint64_t n = 0;
+  const ImageSpec before_spec{row_field::kBeforeColumns, false, rows.info.kind == binlog::RowsKind::kUpdate};
+  const ImageSpec after_spec{row_field::kAfterColumns, true, rows.info.kind == binlog::RowsKind::kUpdate};
   reader_.Reset(rows);
   while (true) {
     bool done = false;
     CANAL_RETURN_IF_ERROR(reader_.Next(&change_, &done));
     if (done) break;
-    Row row;
-    row.first_cell = cells_.size();
+    ++row_serial_;
+    const size_t row_at = at;
+    const size_t body_at = row_at + 1 + row_length_guess_;
+    Room(body_at);
+    at = body_at;
     Status s;
-    if (change_.has_before) s = AddImage(plan, t, rows, change_.before, nullptr, false, false, &row);
+    if (change_.has_before) s = WriteImage(plan, t, change_.before, before_spec, &at);
     if (s.ok() && change_.has_after) {
-      s = AddImage(plan, t, rows, change_.after, change_.has_before ? &change_.before : nullptr, true,
-                   !change_.has_before, &row);
+      // An update without a before image marks every after column updated.
+      ImageSpec spec = after_spec;
+      spec.update = spec.update && change_.has_before;
+      s = WriteImage(plan, t, change_.after, spec, &at);
     }
     if (!s.ok()) {
       return s.WithContext(ctx.position.journal_name + ": offset " + std::to_string(ctx.position.position) + ": `" +
-                           t.db + "`.`" + t.table + "` row " + std::to_string(rows_.size() + 1));
+                           t.db + "`.`" + t.table + "` row " + std::to_string(n + 1));
     }
-    rows_.push_back(row);
+    const size_t body = at - body_at;
+    char* data = building_.data();
+    if (const size_t length_size = VarintSize(body); length_size != row_length_guess_) [[unlikely]] {
+      data = Room(at + length_size);
+      std::memmove(data + row_at + 1 + length_size, data + body_at, body);
+      at = row_at + 1 + length_size + body;
+      row_length_guess_ = length_size;
+    }
+    data[row_at] = change_field::kRowDatas;
+    WriteVarint(body, data + row_at + 1);
+    ++n;
   }
-  const uint64_t n = rows_.size();
   // A big value's text is not held while the entry is.
-  ReleaseIfHuge(&scratch_);
-  ReleaseIfHuge(&scratch2_);
+  if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
 
-  // Pass 2: sizes, outermost last.
-  size_t change_size = OptionalVarintSize(Int64Bits(static_cast<int64_t>(rows.table_id))) + 1 +
-                       VarintSize(Int32Bits(type)) + 2;  // eventType and isDdl are oneofs: always there
-  size_t rows_size = 0;
-  for (const Row& r : rows_) rows_size += DelimitedSize(r.body_size);
-  change_size += rows_size;
-
-  char count_buf[24];
-  const char* count_end = std::to_chars(count_buf, count_buf + sizeof count_buf, n).ptr;
-  const HeaderFields header{ctx, t.db, t.table, type,
-                            std::string_view(count_buf, static_cast<size_t>(count_end - count_buf))};
-  const size_t header_size = header.Size();
-  const size_t total = DelimitedSize(header_size) + 2 + DelimitedSize(change_size);
-
-  if (deferred_.empty()) {
-    out->resize(total);
-  } else {
-    // Grown a stretch at a time, each deferred value rendered at its end.
-    PlaceDeferred(plan, total - rows_size);
-    next_deferred_ = 0;
-    entry_size_ = total;
-    deferred_mismatch_ = false;
-    out->clear();
-    out->reserve(total);
-    out->resize(deferred_at_.front());
+  const size_t rows_size = at - rows_begin;
+  const size_t prefix = prefix_of(n, rows_size, &header);
+  char* const data = Room(std::max(prefix, rows_begin) + rows_size);
+  if (prefix != rows_begin) [[unlikely]] {
+    std::memmove(data + prefix, data + rows_begin, rows_size);
   }
-  char* const begin = out->data();
-  char* p = begin;
+  last_rows_ = n;
+  last_rows_size_ = rows_size;
+  char* p = data;
   *p++ = entry_field::kHeader;
-  p = WriteVarint(header_size, p);
+  p = WriteVarint(header.Size(), p);
   p = header.Write(p);
-
   *p++ = entry_field::kEntryType;
   p = WriteVarint(kEntryTypeRowData, p);
   *p++ = entry_field::kStoreValue;
-  p = WriteVarint(change_size, p);
-  p = WriteOptionalVarint(change_field::kTableId, Int64Bits(static_cast<int64_t>(rows.table_id)), p);
+  p = WriteVarint(change_fields + rows_size, p);
+  p = WriteOptionalVarint(change_field::kTableId, table_id_bits, p);
   *p++ = change_field::kEventType;
   p = WriteVarint(Int32Bits(type), p);
   *p++ = change_field::kIsDdl;
   *p++ = 0;
-  for (const Row& r : rows_) {
-    *p++ = change_field::kRowDatas;
-    p = WriteVarint(r.body_size, p);
-    p = WriteCells(plan, t, r, p, out);
-  }
-
-  const size_t written = static_cast<size_t>(p - out->data());
-  const bool mismatch = !deferred_.empty() && deferred_mismatch_;
-  ReleaseIfHuge(&values_);
-  if (cells_.capacity() * sizeof(Cell) > kRetainedBufferBytes) std::vector<Cell>().swap(cells_);
-  if (rows_.capacity() * sizeof(Row) > kRetainedBufferBytes) std::vector<Row>().swap(rows_);
-  if (written != total || mismatch) {
+  if (static_cast<size_t>(p - data) != prefix) {
     // The size pass and the write pass disagree: a bug in this file, never bad
     // input (the tests compare every byte with protobuf's). Refuse the entry.
-    out->clear();
     return Status::Aborted("internal error building the rows entry of `" + t.db + "`.`" + t.table + "` at " +
                            ctx.position.journal_name + ":" + std::to_string(ctx.position.position) + ": wrote " +
-                           std::to_string(written) + " bytes, sized " + std::to_string(total));
+                           std::to_string(p - data) + " bytes of its prefix, sized " + std::to_string(prefix));
   }
+  building_.resize(prefix + rows_size);
+  out->swap(building_);
+  // building_ now has the caller's old buffer: kept unless one huge entry grew it.
+  ReleaseIfHuge(&building_);
   *row_count = n;
   return Status::OK();
 }

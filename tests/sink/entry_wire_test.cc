@@ -572,7 +572,11 @@ TEST(EntryWire, RowsAllocateNothingOnceTheBuffersAreWarm) {
   const EntryContext ctx = Context(30);
   std::string out;
   uint64_t n = 0;
-  ASSERT_TRUE(b.RowsEntry(ctx, update->ev, &out, &n).ok());  // warm up
+  // Warm up: the writer writes into its own buffer and swaps it with the
+  // caller's, so two buffers take turns (as in EntrySink, whose buffers come
+  // back from the ring).
+  ASSERT_TRUE(b.RowsEntry(ctx, update->ev, &out, &n).ok());
+  ASSERT_TRUE(b.RowsEntry(ctx, update->ev, &out, &n).ok());
   canal::testing::g_allocations = 0;
   canal::testing::g_count_allocations = true;
   const Status s = b.RowsEntry(ctx, update->ev, &out, &n);
@@ -584,8 +588,9 @@ TEST(EntryWire, RowsAllocateNothingOnceTheBuffersAreWarm) {
 
 // ---- big values: rendered straight into the entry ------------------------------------
 
-// Values of 64 KiB and more are rendered twice (size, then in place) and never
-// kept as text; the bytes must not change, nor an update's `updated` flags.
+// Values of 64 KiB and more are rendered straight into the entry (framed after,
+// and moved down) and never kept as text beside it; the bytes must not change,
+// nor an update's `updated` flags (compared with the before text in the entry).
 std::shared_ptr<binlog::TableMap> BigValueTable() {
   auto t = std::make_shared<binlog::TableMap>();
   t->table_id = 77;
@@ -644,6 +649,68 @@ TEST(EntryWire, BigValuesRenderedInPlaceMatchProtobufAndTheirUpdatedFlags) {
   EXPECT_FALSE(updated(4, 1) || updated(4, 2));
   EXPECT_TRUE(updated(4, 3)) << "latin1 bytes that differ, rendered again to compare";
   EXPECT_EQ(rc.rowdatas(1).aftercolumns(2).value(), text_b);
+}
+
+// The writer guesses the lengths that precede what they measure (a Column's
+// body and value lengths, `updated`, a RowData's length, the entry's prefix
+// with its row count) and moves the bytes when a guess misses: every miss
+// here, in both directions, must give protobuf's bytes.
+TEST(EntryWire, GuessedLengthsThatMissMoveTheBytesIntoPlace) {
+  auto t = std::make_shared<binlog::TableMap>();
+  t->table_id = 91;
+  t->db = "shop";
+  t->table = "guesses";
+  t->names_known = t->keys_known = true;
+  // A name long enough that its Column's body takes two length bytes.
+  t->columns.push_back(Col(std::string(150, 'c'), ColumnType::kLong));
+  t->columns.back().is_key = true;
+  t->columns.push_back(Col("n", ColumnType::kLongLong));
+  t->columns.push_back(Col("d", ColumnType::kDouble, 8));
+  t->columns.push_back(Col("s", ColumnType::kVarchar, 65535));
+  t->columns.back().max_length = 65535;
+  t->columns.back().charset = 45;
+  const auto row = [](uint32_t id, uint64_t n, double d, size_t s_size) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &d, 8);
+    return Image{V(LE(id, 4)), V(LE(n, 8)), V(LE(bits, 8)), V(Prefixed(std::string(s_size, 's'), 2))};
+  };
+  std::vector<std::unique_ptr<HandEvent>> events;
+  // Row counts of 1, 12, 1, 150 (the rowsCount text and the change's length
+  // grow and shrink); rows of ~200 bytes, ~20 KiB (three length bytes) and back.
+  events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, {{row(1, 5, 1.5, 3), {}}}));
+  std::vector<std::pair<Image, Image>> twelve;
+  for (uint32_t i = 0; i < 12; ++i) twelve.push_back({row(i, i, i * 0.25, i % 3 == 0 ? 20000 : 10), {}});
+  events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, twelve));
+  events.push_back(MakeEvent(t, binlog::RowsKind::kDelete, {{row(2, 6, -2.5, 0), {}}}));
+  std::vector<std::pair<Image, Image>> many;
+  for (uint32_t i = 0; i < 150; ++i) many.push_back({row(i, uint64_t{1} << (i % 64), 1e300 / (i + 1), i), {}});
+  events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, many));
+  // Updates: the after image guesses `updated` false for numbers; changed and
+  // unchanged values of every kind, and a value whose text grows.
+  events.push_back(MakeEvent(t, binlog::RowsKind::kUpdate,
+                             {{row(1, 5, 1.5, 3), row(1, 5, 1.5, 3)},
+                              {row(1, 5, 1.5, 3), row(2, 6, 2.5, 4)},
+                              {row(1, 5, 1.5, 3), row(1, 500000000000, 1.5e-300, 20000)},
+                              {row(1, 5, 1.5, 20000), row(1, 5, 1.5, 20000)}}));
+  events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, {}));
+  events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, {{row(3, 7, 0.0, 1), {}}}));
+  std::vector<std::unique_ptr<FieldFilter>> filters;
+  for (const EntryBuilderOptions& o : OptionVariants(&filters, "shop.guesses:n/s", "shop.guesses:d")) {
+    Pair pair(o);
+    for (int round = 0; round < 2; ++round) {
+      for (size_t i = 0; i < events.size(); ++i) {
+        pair.Compare(Context(3000 + i), events[i]->ev, "round " + std::to_string(round) + " event " + std::to_string(i));
+      }
+    }
+    EXPECT_EQ(pair.errors, 0u);
+    EXPECT_EQ(pair.rows, 2u * (1 + 12 + 1 + 150 + 4 + 0 + 1));
+  }
+  const entry::RowChange rc = BuildAndParse(events[4]->ev);
+  ASSERT_EQ(rc.rowdatas_size(), 4);
+  for (int c = 0; c < 4; ++c) EXPECT_FALSE(rc.rowdatas(0).aftercolumns(c).updated()) << "unchanged row, column " << c;
+  for (int c = 0; c < 4; ++c) EXPECT_TRUE(rc.rowdatas(1).aftercolumns(c).updated()) << "changed row, column " << c;
+  EXPECT_EQ(rc.rowdatas(2).aftercolumns(1).value(), "500000000000");
+  EXPECT_EQ(rc.rowdatas(0).aftercolumns(0).name(), std::string(150, 'c'));
 }
 
 TEST(EntryWire, ABigValueIsHeldOnceWhileItsEntryIsWritten) {

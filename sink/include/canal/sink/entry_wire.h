@@ -67,9 +67,10 @@ class RowsEntryWriter {
  private:
   // The constant parts of one column's Column message.
   struct ColumnPlan {
-    bool keep = false;  // the field filters keep it
-    std::string head;   // fields 1-4: index, sqlType, name, isKey
-    std::string tail;   // field 10: mysqlType
+    bool keep = false;           // the field filters keep it
+    bool copies_through = false;  // a string's text is its bytes (binlog::CopiesThroughAsUtf8)
+    std::string head;            // fields 1-4: index, sqlType, name, isKey
+    std::string tail;            // field 10: mysqlType
   };
   // One table's plan, and the definition it was made from: a TableMap pointer
   // can be freed and reused for another table, so a hit compares the definition.
@@ -81,55 +82,60 @@ class RowsEntryWriter {
     std::vector<ColumnPlan> plans;
     uint64_t last_used = 0;
   };
-  // One Column of one row, rendered, before it is written.
-  struct Cell {
-    uint32_t column = 0;
+  // Where an update's before value of a column went in the entry, for the
+  // after image's `updated` flags (valid when `row` is the current row).
+  struct BeforeValue {
+    uint64_t row = 0;
     bool is_null = false;
-    bool updated = false;
-    // A big value is not kept rendered: only its size is, and it is rendered
-    // again straight into the entry (see kDeferredValueBytes in entry_wire.cc).
-    bool deferred = false;
-    size_t value_offset = 0;  // into values_, or into deferred_ when deferred
-    size_t value_size = 0;
-    size_t body_size = 0;  // the Column message without its tag and length
+    size_t at = 0, size = 0;  // its text in building_
   };
-  struct Row {
-    size_t first_cell = 0;
-    size_t before_cells = 0, after_cells = 0;
-    size_t body_size = 0;  // the RowData message without its tag and length
+  // What one image is written as.
+  struct ImageSpec {
+    char tag = 0;              // beforeColumns or afterColumns
+    bool after = false;        // compared with the before image when `update`
+    bool update = false;
   };
 
-  std::string_view ValueOf(const Cell& c) const {
-    return std::string_view(values_.data() + c.value_offset, c.value_size);
-  }
   const TablePlan& PlanFor(const binlog::TableMap& t);
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
-  Status AddImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowsEvent& rows,
-                  const binlog::RowImage& img, const binlog::RowImage* before, bool after, bool insert, Row* row);
-  [[gnu::noinline]] Status RenderBigCell(const binlog::TableMap& t, const binlog::RowsEvent& rows,
-                                         const binlog::ColumnValue& v, Cell* c);
-  [[gnu::noinline]] Status DeferredDiffers(const binlog::TableMap& t, const Cell& before, const Cell& after, bool* differs);
-  void PlaceDeferred(const TablePlan& plan, size_t rows_begin);
-  char* WriteCells(const TablePlan& plan, const binlog::TableMap& t, const Row& row, char* p, std::string* out);
-  [[gnu::noinline]] char* WriteDeferred(const binlog::TableMap& t, const Cell& c, char* p, std::string* out);
+  // building_ holds at least `end` bytes (never shrinks while an entry is written).
+  char* Room(size_t end) {
+    if (building_.size() < end) [[unlikely]] Grow(end);
+    return building_.data();
+  }
+  [[gnu::noinline]] void Grow(size_t end);
+  size_t WriteColumn(const ColumnPlan& cp, uint32_t column, const ImageSpec& spec, bool is_null, std::string_view text,
+                     size_t at);
+  bool WriteFixedColumn(const ColumnPlan& cp, const binlog::TableMap& t, const binlog::ColumnValue& v, uint32_t column,
+                        const ImageSpec& spec, size_t* at);
+  Status WriteImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
+                    const ImageSpec& spec, size_t* at);
+  const BeforeValue* BeforeOf(size_t column) const {
+    return before_[column].row == row_serial_ ? &before_[column] : nullptr;
+  }
+  bool Updated(const BeforeValue* before, bool is_null, std::string_view text) const;
+  [[gnu::noinline]] Status WriteRenderedInPlace(const ColumnPlan& cp, const binlog::TableMap& t,
+                                                const binlog::ColumnValue& v, uint32_t column,
+                                                const ImageSpec& spec, size_t* at);
 
   EntryBuilderOptions options_;
   std::vector<TablePlan> tables_;
   uint64_t use_clock_ = 0;
   binlog::RowsReader reader_;
   binlog::RowChange change_;
-  std::vector<Cell> cells_;
-  std::vector<Row> rows_;
-  std::string values_;  // every rendered value of the event but the deferred ones, back to back
-  // The deferred (big) values of the event, in the order they are written, each
-  // a view into the rows event; and where each one starts in the entry.
-  std::vector<binlog::ColumnValue> deferred_;
-  std::vector<size_t> deferred_at_;
-  size_t next_deferred_ = 0;  // in the write pass
-  size_t entry_size_ = 0;     // in the write pass
-  bool deferred_mismatch_ = false;
-  std::string scratch_, scratch2_;  // one big value rendered, while only its size is wanted
-  std::string count_text_;
+  // The entry being written; swapped into the caller's string when it is whole,
+  // so an error leaves the caller's as it was and the two buffers take turns.
+  std::string building_;
+  std::vector<BeforeValue> before_;  // by column
+  uint64_t row_serial_ = 0;
+  // Guesses, from the last entry, of the room the entry's prefix (header,
+  // entry type, RowChange fields before the rows) and a RowData's length take:
+  // rows are written after them and moved only when a guess was wrong.
+  size_t prefix_guess_ = 64;
+  size_t row_length_guess_ = 2;
+  uint64_t last_rows_ = 1;      // the last entry's row count
+  size_t last_rows_size_ = 0;   // and its rows' bytes
+  std::string scratch_;  // a value whose text is neither fixed nor its bytes
 };
 
 }  // namespace canal::sink::wire
