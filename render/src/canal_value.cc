@@ -26,6 +26,7 @@ namespace canal::render {
 
 using binlog::AppendAsUtf8;
 using binlog::AppendDecimalText;
+using binlog::WriteDecimalText;
 using binlog::AppendJsonText;
 using binlog::ColumnInfo;
 using binlog::ColumnType;
@@ -376,27 +377,6 @@ void AppendSetLabels(uint64_t bits, const ColumnInfo& column, std::string* out) 
 
 }  // namespace
 
-bool HasFixedCanalText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options) {
-  switch (value.kind) {
-    case ColumnValue::Kind::kSigned:
-    case ColumnValue::Kind::kFloat:
-    case ColumnValue::Kind::kDouble:
-    case ColumnValue::Kind::kDate:
-    case ColumnValue::Kind::kTime:
-    case ColumnValue::Kind::kDateTime:
-    case ColumnValue::Kind::kTimestamp:
-      return true;
-    case ColumnValue::Kind::kUnsigned: {
-      if (!options.readable) return true;
-      // Readable ENUM/SET print labels.
-      const ColumnType type = value.type != ColumnType::kNull ? value.type : EffectiveType(column);
-      return type != ColumnType::kEnum && type != ColumnType::kSet;
-    }
-    default:
-      return false;
-  }
-}
-
 char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
                           char* out) {
   switch (value.kind) {
@@ -427,6 +407,8 @@ char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, co
       return WriteDateTime(value.temporal, value.fsp, out);
     case ColumnValue::Kind::kTimestamp:
       return WriteTimestamp(value.u64, value.timestamp_micros, value.fsp, options.timestamp_utc_offset_seconds, out);
+    case ColumnValue::Kind::kDecimal:
+      return WriteDecimalText(value.raw, column.precision, column.decimals, out);  // nullptr when not a decimal
     default:
       return nullptr;  // not a fixed kind
   }
@@ -462,6 +444,7 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
     case ColumnValue::Kind::kTimestamp:
       break;  // fixed text, written above
     case ColumnValue::Kind::kDecimal: {
+      // Only a value that is not a valid decimal gets here: for the error.
       const size_t old_size = out->size();
       Status s = AppendDecimalText(value.raw, column.precision, column.decimals, out);
       if (!s.ok()) out->resize(old_size);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -53,9 +54,29 @@ std::string EncodeDecimal(const std::string& text, int precision, int scale) {
   return out;
 }
 
-std::string Decode(const std::string& raw, int precision, int scale) {
+// AppendDecimalText's text, checked against WriteDecimalText's: the same
+// text, or nullptr exactly where the former fails.
+std::string DecodeEither(const std::string& raw, int precision, int scale, Status* s) {
   std::string out;
-  Status s = AppendDecimalText(raw, precision, scale, &out);
+  *s = AppendDecimalText(raw, precision, scale, &out);
+  char buf[kDecimalTextMax + 8];
+  std::memset(buf, '#', sizeof buf);
+  const char* end = WriteDecimalText(raw, precision, scale, buf);
+  if (!s->ok()) {
+    EXPECT_EQ(end, nullptr) << "DECIMAL(" << precision << "," << scale << ") written where appending fails";
+    return out;
+  }
+  EXPECT_NE(end, nullptr) << "DECIMAL(" << precision << "," << scale << ") " << out;
+  if (end != nullptr) {
+    EXPECT_LE(static_cast<size_t>(end - buf), kDecimalTextMax);
+    EXPECT_EQ(std::string(static_cast<const char*>(buf), end), out);
+  }
+  return out;
+}
+
+std::string Decode(const std::string& raw, int precision, int scale) {
+  Status s;
+  std::string out = DecodeEither(raw, precision, scale, &s);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return out;
 }
@@ -286,8 +307,8 @@ TEST(DecimalText, EveryOneByteDecimalIsDecodedOrRefused) {
   // bytes for -99..99 decode, each to its own value.
   int decoded = 0;
   for (int b = 0; b < 256; ++b) {
-    std::string out;
-    Status s = AppendDecimalText(Bytes({b}), 2, 0, &out);
+    Status s;
+    const std::string out = DecodeEither(Bytes({b}), 2, 0, &s);
     if (s.ok()) {
       ++decoded;
       // 0x7F is a negative zero; it prints as "0", which encodes as 0x80.
@@ -300,6 +321,38 @@ TEST(DecimalText, EveryOneByteDecimalIsDecodedOrRefused) {
   }
   // -0 and +0 both decode (to "0"), so 2 * 99 + 2.
   EXPECT_EQ(decoded, 200);
+}
+
+TEST(DecimalText, WritingInPlaceRefusesWhatAppendingRefusesAndAgreesOnTheRest) {
+  const std::string good = EncodeDecimal("123.45", 5, 2);
+  char buf[kDecimalTextMax];
+  EXPECT_EQ(WriteDecimalText(good.substr(0, 2), 5, 2, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText(good + "x", 5, 2, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText("", 5, 2, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText("", 0, 0, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText(std::string(30, '\x80'), 66, 0, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText(std::string(3, '\x80'), 5, -1, buf), nullptr);
+  EXPECT_EQ(WriteDecimalText(std::string(30, '\x80'), 65, 39, buf), nullptr);
+  // Random bytes of the right length for every precision and scale: valid or
+  // not, both functions agree (DecodeEither checks).
+  std::mt19937_64 rng(20261201);
+  size_t valid = 0, refused = 0;
+  for (int p = 1; p <= 65; ++p) {
+    for (int s = 0; s <= p && s <= 38; ++s) {
+      std::string raw(DecimalBinarySize(p, s), '\0');
+      for (int n = 0; n < 8; ++n) {
+        for (char& c : raw) c = static_cast<char>(rng());
+        Status st;
+        DecodeEither(raw, p, s, &st);
+        ++(st.ok() ? valid : refused);
+      }
+    }
+  }
+  EXPECT_GT(valid, 0u);
+  EXPECT_GT(refused, 0u);
+  // The longest texts fit: 65 digits with a sign, and a fraction of 38 digits.
+  EXPECT_EQ(Decode(EncodeDecimal("-" + Repeat('9', 35) + "." + Repeat('9', 30), 65, 30), 65, 30).size(), 67u);
+  EXPECT_EQ(Decode(EncodeDecimal("-0." + Repeat('9', 38), 38, 38), 38, 38).size(), 41u);
 }
 
 #ifdef CANAL_SHARED_DIR

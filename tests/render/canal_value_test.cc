@@ -925,7 +925,6 @@ TEST(CanalValueSize, IsTheRenderedSizeWhereItIsKnownWithoutRendering) {
 // WriteCanalFixedText into an exactly kCanalFixedTextMax buffer; the same text
 // AppendCanalValue appends.
 std::string Fixed(const ColumnValue& v, const ColumnInfo& c, ValueFormatOptions o = {}) {
-  EXPECT_TRUE(render::HasFixedCanalText(v, c, o));
   char buf[render::kCanalFixedTextMax];
   const char* end = render::WriteCanalFixedText(v, c, o, buf);
   if (end == nullptr) {
@@ -1038,33 +1037,46 @@ TEST(CanalFixedText, FloatingPointExtremesInBothForms) {
   EXPECT_EQ(Fixed(v, Col(ColumnType::kDouble), Forms(TextForms::kMysql)), "-1.7976931348623157e308");
 }
 
-TEST(CanalFixedText, LabelsStringsDecimalsAndJsonAreNotFixed) {
+TEST(CanalFixedText, DecimalsAreFixedText) {
+  ColumnInfo c = Col(ColumnType::kNewDecimal);
+  c.precision = 14;
+  c.decimals = 4;
+  EXPECT_EQ(Fixed(Raw(Kind::kDecimal, ColumnType::kNewDecimal, Bytes({0x81, 0x0D, 0xFB, 0x38, 0xD2, 0x04, 0xD2})), c),
+            "1234567890.1234");
+  // Every length and malformed input: tests/parser/decimal_test.cc.
+}
+
+TEST(CanalFixedText, LabelsStringsAndJsonAreNotFixed) {
   const ColumnInfo e = StringCol(ColumnType::kEnum);
   const ColumnInfo s = StringCol(ColumnType::kSet);
-  EXPECT_TRUE(render::HasFixedCanalText(Unsigned(1, ColumnType::kEnum), e, {}));
-  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kEnum), e, Readable()));
-  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kSet), s, Readable()));
+  const auto fixed = [](const ColumnValue& value, const ColumnInfo& column, ValueFormatOptions o) {
+    char buf[render::kCanalFixedTextMax];
+    return render::WriteCanalFixedText(value, column, o, buf) != nullptr;
+  };
+  EXPECT_TRUE(fixed(Unsigned(1, ColumnType::kEnum), e, {}));
+  EXPECT_FALSE(fixed(Unsigned(1, ColumnType::kEnum), e, Readable()));
+  EXPECT_FALSE(fixed(Unsigned(1, ColumnType::kSet), s, Readable()));
   // The value leaves its type unset: the column's decides.
-  EXPECT_FALSE(render::HasFixedCanalText(Unsigned(1, ColumnType::kNull), e, Readable()));
-  EXPECT_TRUE(render::HasFixedCanalText(Unsigned(1, ColumnType::kLong), Col(ColumnType::kLong), Readable()));
+  EXPECT_FALSE(fixed(Unsigned(1, ColumnType::kNull), e, Readable()));
+  EXPECT_TRUE(fixed(Unsigned(1, ColumnType::kLong), Col(ColumnType::kLong), Readable()));
   const ColumnInfo v = Col(ColumnType::kVarchar, kUtf8mb4);
-  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}));
-  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kBytes, ColumnType::kBlob, "x"), v, {}));
-  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x"), v, {}));
-  EXPECT_FALSE(render::HasFixedCanalText(Raw(Kind::kJson, ColumnType::kJson, "x"), v, {}));
+  EXPECT_FALSE(fixed(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}));
+  EXPECT_FALSE(fixed(Raw(Kind::kBytes, ColumnType::kBlob, "x"), v, {}));
+  EXPECT_FALSE(fixed(Raw(Kind::kJson, ColumnType::kJson, "x"), v, {}));
   ColumnValue null_value;
   null_value.kind = Kind::kNull;
-  EXPECT_FALSE(render::HasFixedCanalText(null_value, v, {}));
-  // WriteCanalFixedText agrees: nothing written, nullptr.
+  EXPECT_FALSE(fixed(null_value, v, {}));
+  // Nothing written for those; a DECIMAL whose bytes are not one (here: its
+  // column has no precision) is no fixed text either, its error left to
+  // AppendCanalValue.
   char buf[render::kCanalFixedTextMax] = {};
   EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, Readable(), buf), nullptr);
-  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kNull), e, Readable(), buf), nullptr);
-  EXPECT_EQ(render::WriteCanalFixedText(Unsigned(1, ColumnType::kSet), s, Readable(), buf), nullptr);
   EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kString, ColumnType::kVarchar, "x"), v, {}, buf), nullptr);
-  EXPECT_EQ(render::WriteCanalFixedText(Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x"), v, {}, buf), nullptr);
-  EXPECT_EQ(render::WriteCanalFixedText(null_value, v, {}, buf), nullptr);
   EXPECT_EQ(buf[0], '\0');
-  EXPECT_NE(render::WriteCanalFixedText(Unsigned(1, ColumnType::kEnum), e, {}, buf), nullptr);
+  const ColumnValue bad_decimal = Raw(Kind::kDecimal, ColumnType::kNewDecimal, "x");
+  EXPECT_EQ(render::WriteCanalFixedText(bad_decimal, v, {}, buf), nullptr);
+  std::string text;
+  EXPECT_FALSE(render::AppendCanalValue(bad_decimal, v, {}, &text).ok());
 }
 
 }  // namespace

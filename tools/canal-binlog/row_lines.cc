@@ -80,18 +80,7 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
       }
       text = scratch;
     }
-    if (v.kind == ColumnValue::Kind::kDecimal) {
-      // Digits, '-' and '.': nothing to escape. `scratch` holds the text and
-      // has at least kBlock bytes of capacity.
-      p = out->Room(std::max(text.size(), kBlock) + 2);
-      *p++ = '"';
-      std::memcpy(p, text.data(), text.size() <= kBlock ? kBlock : text.size());
-      p += text.size();
-      *p++ = '"';
-      out->Commit(p);
-    } else {
-      PutString(text, out->Room(JsonStringBound(std::min(text.size(), kInPlaceStringMax))), out, &f->big);
-    }
+    PutString(text, out->Room(JsonStringBound(std::min(text.size(), kInPlaceStringMax))), out, &f->big);
   }
   out->Append("}");
   return Status::OK();

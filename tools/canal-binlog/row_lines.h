@@ -49,10 +49,9 @@ struct LineSource {
 
 // Reusable per-thread state of FormatRows.
 struct RowFormatter {
-  RowFormatter() { scratch.reserve(kBlock); }
   binlog::RowsReader reader;
   binlog::RowChange change;
-  std::string scratch;  // values rendered before escaping (charsets, decimals, JSON)
+  std::string scratch;  // values rendered before escaping (converted charsets, labels, JSON)
   std::string big;      // values too long to escape in place
 };
 

@@ -66,6 +66,81 @@ size_t DecimalBinarySize(int precision, int scale) {
                              kDigitBytes[scale % kDigitsPerGroup]);
 }
 
+namespace {
+
+// A binary DECIMAL's digit groups, most significant first, checked.
+struct DecimalGroups {
+  std::array<uint32_t, 2 * (kMaxPrecision / kDigitsPerGroup + 2)> value{};
+  std::array<uint8_t, 2 * (kMaxPrecision / kDigitsPerGroup + 2)> digits{};
+  int integer_groups = 0, groups = 0;
+  bool negative = false;
+  // The first group that held more digits than it may.
+  uint32_t bad_value = 0;
+  int bad_digits = 0;
+};
+
+// False when a group holds more digits than it may. `raw` must be
+// DecimalBinarySize(precision, scale) bytes of a valid precision and scale.
+bool ReadGroups(std::string_view raw, int precision, int scale, DecimalGroups* g) {
+  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes. Negative
+  // values have every byte inverted.
+  const auto* in = reinterpret_cast<const uint8_t*>(raw.data());
+  g->negative = (in[0] & 0x80) == 0;
+  const uint32_t flip = g->negative ? 0xFFFFFFFFu : 0;
+  const int intg = precision - scale;
+  bool first = true;
+  const auto read = [&](int digits, int nbytes) {
+    uint32_t v = LoadBigEndian(in, nbytes);
+    if (first) v ^= uint32_t{0x80} << (8 * (nbytes - 1));  // the sign bit
+    first = false;
+    v = (v ^ flip) & (nbytes == 4 ? 0xFFFFFFFFu : (uint32_t{1} << (8 * nbytes)) - 1);
+    in += nbytes;
+    if (v >= kPowersOf10[digits]) {
+      g->bad_value = v;
+      g->bad_digits = digits;
+      return false;
+    }
+    g->value[g->groups] = v;
+    g->digits[g->groups] = static_cast<uint8_t>(digits);
+    ++g->groups;
+    return true;
+  };
+  if (intg % kDigitsPerGroup != 0 && !read(intg % kDigitsPerGroup, kDigitBytes[intg % kDigitsPerGroup])) return false;
+  for (int i = 0; i < intg / kDigitsPerGroup; ++i) {
+    if (!read(kDigitsPerGroup, kBytesPerGroup)) return false;
+  }
+  g->integer_groups = g->groups;
+  for (int i = 0; i < scale / kDigitsPerGroup; ++i) {
+    if (!read(kDigitsPerGroup, kBytesPerGroup)) return false;
+  }
+  return scale % kDigitsPerGroup == 0 || read(scale % kDigitsPerGroup, kDigitBytes[scale % kDigitsPerGroup]);
+}
+
+// The text: the integer part without leading zeros ("0" when it has none),
+// then "." and every fraction digit; "-" unless the value is zero (never "-0").
+char* WriteGroups(const DecimalGroups& g, bool has_fraction, char* p) {
+  bool zero = true;
+  for (int i = 0; i < g.groups; ++i) zero = zero && g.value[i] == 0;
+  if (g.negative && !zero) *p++ = '-';
+  int i = 0;
+  while (i < g.integer_groups && g.value[i] == 0) ++i;
+  if (i == g.integer_groups) {
+    *p++ = '0';
+  } else {
+    int width = 1;
+    while (width < kDigitsPerGroup && g.value[i] >= kPowersOf10[width]) ++width;
+    p = PutDigits(g.value[i], width, p);
+    for (++i; i < g.integer_groups; ++i) p = PutDigits(g.value[i], g.digits[i], p);
+  }
+  if (has_fraction) {
+    *p++ = '.';
+    for (i = g.integer_groups; i < g.groups; ++i) p = PutDigits(g.value[i], g.digits[i], p);
+  }
+  return p;
+}
+
+}  // namespace
+
 Status AppendDecimalText(std::string_view raw, int precision, int scale, std::string* out) {
   if (!ValidPrecisionScale(precision, scale)) {
     return Status::Corruption("DECIMAL(" + std::to_string(precision) + "," +
@@ -77,65 +152,23 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
                               std::to_string(scale) + ") needs " + std::to_string(size) +
                               " bytes, value has " + std::to_string(raw.size()));
   }
-
-  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes; only the
-  // first `size` are read. Negative values have every byte inverted.
-  std::array<uint8_t, 32> bytes;
-  const bool negative = (static_cast<uint8_t>(raw[0]) & 0x80) == 0;
-  const uint8_t flip = negative ? 0xFF : 0x00;
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]) ^ flip;
-  bytes[0] ^= 0x80;
-
-  const int intg = precision - scale;
-  const int lead_digits = intg % kDigitsPerGroup;
-  const int int_groups = intg / kDigitsPerGroup;
-  const int frac_groups = scale / kDigitsPerGroup;
-  const int trail_digits = scale % kDigitsPerGroup;
-
-  // Layout in `text`: two spare chars (for "-" and a lone "0"), the integer
-  // digits, then "." and the fraction digits; appended to *out in one go.
-  std::array<char, 2 + kMaxPrecision + 1> text;
-  char* const int_start = text.data() + 2;
-  char* p = int_start;
-  const uint8_t* in = bytes.data();
-  uint32_t bad_value = 0;
-  int bad_digits = 0;
-
-  // One group of `digits` digits in `nbytes` bytes; false when it holds more digits.
-  auto read_group = [&](int digits, int nbytes) {
-    const uint32_t v = LoadBigEndian(in, nbytes);
-    in += nbytes;
-    if (v >= kPowersOf10[digits]) {
-      bad_value = v;
-      bad_digits = digits;
-      return false;
-    }
-    p = PutDigits(v, digits, p);
-    return true;
-  };
-
-  bool ok = lead_digits == 0 || read_group(lead_digits, kDigitBytes[lead_digits]);
-  for (int g = 0; ok && g < int_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
-  char* const int_end = p;
-  if (scale > 0) *p++ = '.';
-  for (int g = 0; ok && g < frac_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
-  if (ok && trail_digits > 0) ok = read_group(trail_digits, kDigitBytes[trail_digits]);
-  if (!ok) {
+  DecimalGroups g;
+  if (!ReadGroups(raw, precision, scale, &g)) {
     return Status::Corruption("DECIMAL(" + std::to_string(precision) + "," +
                               std::to_string(scale) + ") digit group " +
-                              std::to_string(bad_value) + " has more than " +
-                              std::to_string(bad_digits) + " digits");
+                              std::to_string(g.bad_value) + " has more than " +
+                              std::to_string(g.bad_digits) + " digits");
   }
-
-  // Integer part without leading zeros; "0" when it is all zeros (or absent).
-  char* begin = int_start;
-  while (begin < int_end && *begin == '0') ++begin;
-  bool is_zero = begin == int_end;
-  for (const char* f = int_end; is_zero && f < p; ++f) is_zero = *f == '0' || *f == '.';
-  if (begin == int_end) *--begin = '0';
-  if (negative && !is_zero) *--begin = '-';  // never "-0"
-  out->append(begin, p);
+  char text[kDecimalTextMax];
+  out->append(text, WriteGroups(g, scale > 0, text));
   return Status::OK();
+}
+
+char* WriteDecimalText(std::string_view raw, int precision, int scale, char* out) {
+  if (!ValidPrecisionScale(precision, scale) || raw.size() != DecimalBinarySize(precision, scale)) return nullptr;
+  DecimalGroups g;
+  if (!ReadGroups(raw, precision, scale, &g)) return nullptr;
+  return WriteGroups(g, scale > 0, out);
 }
 
 }  // namespace canal::binlog

@@ -49,14 +49,14 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
                         const ValueFormatOptions& options, std::string* out);
 
 // Values whose Canal text is short, bounded ASCII that needs no JSON escaping:
-// integers (not readable ENUM/SET, which print labels), YEAR, FLOAT/DOUBLE and
-// the temporal kinds. WriteCanalFixedText writes that text at `out`, which
-// must have room for kCanalFixedTextMax chars, and returns its end, or returns
-// nullptr and writes nothing for any other value; it is what AppendCanalValue
-// appends for them. Callers with their own buffers (the tools' JSON lines)
-// skip the std::string.
+// integers (not readable ENUM/SET, which print labels), YEAR, FLOAT/DOUBLE,
+// DECIMAL and the temporal kinds. WriteCanalFixedText writes that text at
+// `out`, which must have room for kCanalFixedTextMax chars, and returns its
+// end; for any other value, and a DECIMAL whose bytes are not one (whose error
+// AppendCanalValue returns), it returns nullptr, the chars at `out`
+// unspecified. It is what AppendCanalValue appends for them. Callers with
+// their own buffers (the sink, the tools' JSON lines) skip the std::string.
 inline constexpr size_t kCanalFixedTextMax = 128;
-bool HasFixedCanalText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options);
 char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
                           char* out);
 

@@ -20,6 +20,11 @@ namespace canal::binlog {
 // Decimal text with exactly `scale` fraction digits, from MySQL's binary decimal.
 // `raw` must be DecimalBinarySize(precision, scale) bytes.
 Status AppendDecimalText(std::string_view raw, int precision, int scale, std::string* out);
+// The same text written at `out`, which must have room for kDecimalTextMax
+// chars; returns its end, or nullptr (the text unspecified) where
+// AppendDecimalText returns an error.
+inline constexpr size_t kDecimalTextMax = 68;  // "-", 65 digits, "." (67) and one spare
+char* WriteDecimalText(std::string_view raw, int precision, int scale, char* out);
 size_t DecimalBinarySize(int precision, int scale);
 
 // Appends `bytes` in collation `charset` as UTF-8. UTF-8 family and ASCII copy
