@@ -174,6 +174,18 @@ struct HeaderFields {
 
 }  // namespace
 
+namespace {
+// Writes a Piece at p (which has Piece::kInline bytes of room); returns its end.
+template <typename Piece>
+[[gnu::always_inline]] inline char* Put(const Piece& piece, char* p) {
+  if (piece.size <= Piece::kInline) [[likely]] {
+    std::memcpy(p, piece.bytes.data(), Piece::kInline);
+    return p + piece.size;
+  }
+  return WriteBytes(piece.long_bytes, p);
+}
+}  // namespace
+
 const RowsEntryWriter::TablePlan& RowsEntryWriter::PlanFor(const binlog::TableMap& t) {
   ++use_clock_;
   TablePlan* victim = nullptr;
@@ -214,6 +226,24 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
     if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
     const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
     if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &c.tail);
+    for (int updated = 0; updated < 2; ++updated) {
+      std::string s = c.head;
+      if (updated) s += {column_field::kUpdated, 1};
+      s += {column_field::kIsNull, 0, column_field::kValue};
+      c.before_value[updated].Set(s);
+    }
+    c.tail_piece.Set(c.tail);
+  }
+}
+
+void RowsEntryWriter::Piece::Set(std::string_view s) {
+  size = s.size();
+  bytes.fill(0);
+  if (size <= kInline) {
+    std::memcpy(bytes.data(), s.data(), size);
+    long_bytes.clear();
+  } else {
+    long_bytes = s;
   }
 }
 
@@ -296,61 +326,60 @@ size_t RowsEntryWriter::WriteColumn(const ColumnPlan& cp, uint32_t column, const
   const size_t vsize = text.size();
   const size_t body =
       cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) + cp.tail.size();
-  char* const data = Room(at + 11 + body + (vsize >= kBigValueBytes ? kBigValueSlack : 0));
+  char* const data =
+      Room(at + 11 + body + Piece::kInline + (vsize >= kBigValueBytes ? kBigValueSlack : 0));
   char* p = data + at;
   *p++ = spec.tag;
   p = WriteVarint(body, p);
-  p = WriteBytes(cp.head, p);
-  if (updated) {
-    *p++ = column_field::kUpdated;
-    *p++ = 1;
-  }
-  *p++ = column_field::kIsNull;  // a one-field oneof: written even when false
-  *p++ = is_null ? 1 : 0;
   if (spec.update && !spec.after) before_[column] = {row_serial_, is_null, 0, vsize};
   if (vsize != 0) {
-    *p++ = column_field::kValue;
+    p = Put(cp.before_value[updated], p);  // is_null is false: a NULL has no text
     p = WriteVarint(vsize, p);
     if (spec.update && !spec.after) before_[column].at = static_cast<size_t>(p - data);
     p = WriteBytes(text, p);
+  } else {
+    p = WriteBytes(cp.head, p);
+    if (updated) {
+      *p++ = column_field::kUpdated;
+      *p++ = 1;
+    }
+    *p++ = column_field::kIsNull;  // a one-field oneof: written even when false
+    *p++ = is_null ? 1 : 0;
   }
-  p = WriteBytes(cp.tail, p);
-  return static_cast<size_t>(p - data);
+  return static_cast<size_t>(Put(cp.tail_piece, p) - data);
 }
 
-// Numbers and dates: the text is made where it goes if the Column's lengths
-// take a byte each and `updated` is what an insert or a before image says
-// (an update's after column guesses unchanged), else moved there; it is not
-// made on the stack and copied, which costs a store-to-load stall per value.
-// False (nothing written) when the value has no fixed text.
+// Numbers, dates and decimals: the text is made where it goes if the
+// Column's lengths take a byte each and `updated` is what an insert or a
+// before image says (an update's after column guesses unchanged); a miss
+// writes the column again from a copy of the text. Not made on the stack and
+// copied: that costs a store-to-load stall per value. False (nothing kept)
+// when the value has no fixed text.
 bool RowsEntryWriter::WriteFixedColumn(const ColumnPlan& cp, const binlog::TableMap& t, const binlog::ColumnValue& v,
                                        uint32_t column, const ImageSpec& spec, size_t* at) {
-  char* const data = Room(*at + kMaxColumnFraming + cp.head.size() + render::kCanalFixedTextMax + cp.tail.size());
   const bool guess = spec.after && !spec.update;
-  const size_t guessed_at = *at + 2 + cp.head.size() + (guess ? 2 : 0) + 2 + 2;
-  const char* const end = render::WriteCanalFixedText(v, t.columns[column], options_.values, data + guessed_at);
+  const Piece& framing = cp.before_value[guess];
+  char* const data = Room(*at + 2 + framing.size + 1 + render::kCanalFixedTextMax + cp.tail_piece.size +
+                          Piece::kInline);
+  char* const cell = data + *at;
+  char* const value = Put(framing, cell + 2) + 1;
+  const char* const end = render::WriteCanalFixedText(v, t.columns[column], options_.values, value);
   if (end == nullptr) return false;
-  const size_t vsize = static_cast<size_t>(end - (data + guessed_at));
-  const bool updated =
-      spec.after && (!spec.update || Updated(BeforeOf(column), false, std::string_view(data + guessed_at, vsize)));
-  const size_t body = cp.head.size() + (updated ? 2 : 0) + 2 + 1 + VarintSize(vsize) + vsize + cp.tail.size();
-  const size_t value_at = *at + 1 + VarintSize(body) + cp.head.size() + (updated ? 2 : 0) + 2 + 1 + VarintSize(vsize);
-  if (value_at != guessed_at) [[unlikely]] std::memmove(data + value_at, data + guessed_at, vsize);
-  char* p = data + *at;
-  *p++ = spec.tag;
-  p = WriteVarint(body, p);
-  p = WriteBytes(cp.head, p);
-  if (updated) {
-    *p++ = column_field::kUpdated;
-    *p++ = 1;
+  const size_t vsize = static_cast<size_t>(end - value);
+  const std::string_view text(value, vsize);
+  const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), false, text));
+  const size_t body = framing.size + 1 + vsize + cp.tail_piece.size;
+  if (updated != guess || body >= 0x80 || vsize >= 0x80) [[unlikely]] {
+    char copy[render::kCanalFixedTextMax];
+    std::memcpy(copy, value, vsize);
+    *at = WriteColumn(cp, column, spec, false, std::string_view(copy, vsize), *at);
+    return true;
   }
-  *p++ = column_field::kIsNull;
-  *p++ = 0;
-  *p++ = column_field::kValue;
-  p = WriteVarint(vsize, p);
-  if (spec.update && !spec.after) before_[column] = {row_serial_, false, value_at, vsize};
-  p = WriteBytes(cp.tail, p + vsize);
-  *at = static_cast<size_t>(p - data);
+  cell[0] = spec.tag;
+  cell[1] = static_cast<char>(body);
+  value[-1] = static_cast<char>(vsize);
+  if (spec.update && !spec.after) before_[column] = {row_serial_, false, static_cast<size_t>(value - data), vsize};
+  *at = static_cast<size_t>(Put(cp.tail_piece, value + vsize) - data);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,12 +66,26 @@ class RowsEntryWriter {
   size_t cached_tables() const { return tables_.size(); }
 
  private:
+  // Constant bytes copied 64 at a time whatever their size (no branches on
+  // it), into room the writer keeps past where it writes; longer ones are
+  // copied as they are.
+  struct Piece {
+    static constexpr size_t kInline = 64;
+    std::array<char, kInline> bytes{};
+    std::string long_bytes;  // when longer than kInline
+    size_t size = 0;
+    void Set(std::string_view s);
+  };
   // The constant parts of one column's Column message.
   struct ColumnPlan {
     bool keep = false;           // the field filters keep it
     bool copies_through = false;  // a string's text is its bytes (binlog::CopiesThroughAsUtf8)
     std::string head;            // fields 1-4: index, sqlType, name, isKey
     std::string tail;            // field 10: mysqlType
+    // head, updated (when [1]), isNull false and the value's tag: all that
+    // precedes a value's length, by `updated`.
+    Piece before_value[2];
+    Piece tail_piece;
   };
   // One table's plan, and the definition it was made from: a TableMap pointer
   // can be freed and reused for another table, so a hit compares the definition.
