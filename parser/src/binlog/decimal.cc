@@ -8,6 +8,7 @@
 // every byte inverted on top of that, so that the bytes sort like the numbers.
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -66,6 +67,69 @@ size_t DecimalBinarySize(int precision, int scale) {
                              kDigitBytes[scale % kDigitsPerGroup]);
 }
 
+namespace {
+
+// Reads the value's digit groups in order, undoing the sign flips on the fly
+// (no copy of the bytes): every byte XOR `flip_`, and the first byte's top
+// bit once more.
+class GroupReader {
+ public:
+  GroupReader(const uint8_t* in, bool negative) : in_(in), flip_(negative ? 0xFFFFFFFFu : 0u) {}
+
+  // The next group of `nbytes` (1..4) big-endian bytes.
+  uint32_t Next(int nbytes) {
+    uint32_t v;
+    if (nbytes == kBytesPerGroup) {
+      std::memcpy(&v, in_, 4);
+      v = __builtin_bswap32(v);
+    } else {
+      v = LoadBigEndian(in_, nbytes);
+    }
+    in_ += nbytes;
+    const int bits = 8 * nbytes;
+    v ^= flip_ >> (32 - bits);
+    if (first_) {
+      v ^= uint32_t{0x80} << (bits - 8);
+      first_ = false;
+    }
+    return v;
+  }
+
+ private:
+  const uint8_t* in_;
+  uint32_t flip_;
+  bool first_ = true;
+};
+
+// Writes `v` (< 10^19) without leading zeros, "0" for zero; returns the end.
+char* PutUnsigned(uint64_t v, char* p) {
+  char tmp[20];
+  char* t = tmp + sizeof tmp;
+  while (v >= 100) {
+    const auto pair = static_cast<uint32_t>(v % 100);
+    v /= 100;
+    t -= 2;
+    t[0] = kDigitPairs[2 * pair];
+    t[1] = kDigitPairs[2 * pair + 1];
+  }
+  if (v >= 10) {
+    t -= 2;
+    t[0] = kDigitPairs[2 * v];
+    t[1] = kDigitPairs[2 * v + 1];
+  } else {
+    *--t = static_cast<char>('0' + v);
+  }
+  const auto n = static_cast<size_t>(tmp + sizeof tmp - t);
+  std::memcpy(p, t, n);
+  return p + n;
+}
+
+// Integer digits at which the integer part no longer fits one uint64_t as a
+// number (10^18 <= 2^63): wider ones are printed group by group.
+constexpr int kIntegerDigitsInWord = 18;
+
+}  // namespace
+
 Status AppendDecimalText(std::string_view raw, int precision, int scale, std::string* out) {
   if (!ValidPrecisionScale(precision, scale)) {
     return Status::Corruption("DECIMAL(" + std::to_string(precision) + "," +
@@ -78,62 +142,78 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
                               " bytes, value has " + std::to_string(raw.size()));
   }
 
-  // 65 digits need at most 8 groups + 2 partial groups = 30 bytes; only the
-  // first `size` are read. Negative values have every byte inverted.
-  std::array<uint8_t, 32> bytes;
   const bool negative = (static_cast<uint8_t>(raw[0]) & 0x80) == 0;
-  const uint8_t flip = negative ? 0xFF : 0x00;
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(raw[i]) ^ flip;
-  bytes[0] ^= 0x80;
-
+  GroupReader in(reinterpret_cast<const uint8_t*>(raw.data()), negative);
   const int intg = precision - scale;
   const int lead_digits = intg % kDigitsPerGroup;
   const int int_groups = intg / kDigitsPerGroup;
   const int frac_groups = scale / kDigitsPerGroup;
   const int trail_digits = scale % kDigitsPerGroup;
 
-  // Layout in `text`: two spare chars (for "-" and a lone "0"), the integer
-  // digits, then "." and the fraction digits; appended to *out in one go.
-  std::array<char, 2 + kMaxPrecision + 1> text;
-  char* const int_start = text.data() + 2;
+  // Layout in `text`: one spare char for "-", the integer digits, then "." and
+  // the fraction digits; appended to *out in one go.
+  std::array<char, 1 + kMaxPrecision + 2> text;
+  char* const int_start = text.data() + 1;
   char* p = int_start;
-  const uint8_t* in = bytes.data();
   uint32_t bad_value = 0;
   int bad_digits = 0;
+  bool nonzero = false;
 
   // One group of `digits` digits in `nbytes` bytes; false when it holds more digits.
-  auto read_group = [&](int digits, int nbytes) {
-    const uint32_t v = LoadBigEndian(in, nbytes);
-    in += nbytes;
-    if (v >= kPowersOf10[digits]) {
-      bad_value = v;
+  auto read_group = [&](int digits, int nbytes, uint32_t* v) {
+    *v = in.Next(nbytes);
+    if (*v >= kPowersOf10[digits]) {
+      bad_value = *v;
       bad_digits = digits;
       return false;
     }
-    p = PutDigits(v, digits, p);
+    nonzero |= *v != 0;
     return true;
   };
 
-  bool ok = lead_digits == 0 || read_group(lead_digits, kDigitBytes[lead_digits]);
-  for (int g = 0; ok && g < int_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
-  char* const int_end = p;
+  uint32_t g = 0;
+  bool ok = true;
+  if (intg <= kIntegerDigitsInWord) {
+    // The whole integer part as one number: no leading zeros to strip.
+    uint64_t int_value = 0;
+    if (lead_digits > 0) {
+      ok = read_group(lead_digits, kDigitBytes[lead_digits], &g);
+      int_value = g;
+    }
+    for (int i = 0; ok && i < int_groups; ++i) {
+      ok = read_group(kDigitsPerGroup, kBytesPerGroup, &g);
+      int_value = int_value * kPowersOf10[kDigitsPerGroup] + g;
+    }
+    if (ok) p = PutUnsigned(int_value, p);
+  } else {
+    if (lead_digits > 0 && (ok = read_group(lead_digits, kDigitBytes[lead_digits], &g))) {
+      p = PutDigits(g, lead_digits, p);
+    }
+    for (int i = 0; ok && i < int_groups; ++i) {
+      if ((ok = read_group(kDigitsPerGroup, kBytesPerGroup, &g))) p = PutDigits(g, kDigitsPerGroup, p);
+    }
+    // Leading zeros off; "0" when all are zeros.
+    char* begin = int_start;
+    while (begin + 1 < p && *begin == '0') ++begin;
+    const auto n = static_cast<size_t>(p - begin);
+    std::memmove(int_start, begin, n);
+    p = int_start + n;
+  }
   if (scale > 0) *p++ = '.';
-  for (int g = 0; ok && g < frac_groups; ++g) ok = read_group(kDigitsPerGroup, kBytesPerGroup);
-  if (ok && trail_digits > 0) ok = read_group(trail_digits, kDigitBytes[trail_digits]);
+  for (int i = 0; ok && i < frac_groups; ++i) {
+    if ((ok = read_group(kDigitsPerGroup, kBytesPerGroup, &g))) p = PutDigits(g, kDigitsPerGroup, p);
+  }
+  if (ok && trail_digits > 0 && (ok = read_group(trail_digits, kDigitBytes[trail_digits], &g))) {
+    p = PutDigits(g, trail_digits, p);
+  }
   if (!ok) {
     return Status::Corruption("DECIMAL(" + std::to_string(precision) + "," +
                               std::to_string(scale) + ") digit group " +
                               std::to_string(bad_value) + " has more than " +
                               std::to_string(bad_digits) + " digits");
   }
-
-  // Integer part without leading zeros; "0" when it is all zeros (or absent).
   char* begin = int_start;
-  while (begin < int_end && *begin == '0') ++begin;
-  bool is_zero = begin == int_end;
-  for (const char* f = int_end; is_zero && f < p; ++f) is_zero = *f == '0' || *f == '.';
-  if (begin == int_end) *--begin = '0';
-  if (negative && !is_zero) *--begin = '-';  // never "-0"
+  if (negative && nonzero) *--begin = '-';  // never "-0"
   out->append(begin, p);
   return Status::OK();
 }
