@@ -8,6 +8,7 @@
 // every byte inverted on top of that, so that the bytes sort like the numbers.
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,11 @@ bool ValidPrecisionScale(int precision, int scale) {
 }
 
 uint32_t LoadBigEndian(const uint8_t* p, int n) {
+  if (n == kBytesPerGroup) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return __builtin_bswap32(v);
+  }
   uint32_t v = 0;
   for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
   return v;

@@ -1,8 +1,18 @@
+// RowsReader: row images of a rows event into ColumnValues.
+//
+// Two paths over the same value fills (row_values.h). The fast loop follows a
+// per-table plan (one Step per column: op, width, kind, built once per table
+// layout) and handles the everyday types with one bounds check and one
+// unaligned load per value. Anything else -- JSON, odd metadata, and every
+// value whose bytes do not fit -- goes to ReadValue, which decodes by column
+// type with a check per field and writes the error message naming the byte.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "binlog/byte_reader.h"
 #include "binlog/json_row_cache.h"
+#include "binlog/row_values.h"
 #include "canal/parser/binlog/json_binary.h"
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/column_text.h"
@@ -11,32 +21,23 @@ namespace canal::binlog {
 
 namespace {
 
+using rows::FracBytes;
+using rows::LoadBE;
+using rows::LoadLE;
+
+constexpr size_t kNoColumn = static_cast<size_t>(-1);
+
 inline bool Bit(std::string_view bitmap, size_t i) {
   return (static_cast<uint8_t>(bitmap[i >> 3]) >> (i & 7)) & 1;
 }
 
-inline uint64_t LoadBE(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
-inline uint64_t LoadLE(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = n; i-- > 0;) v = (v << 8) | p[i];
-  return v;
-}
-
-// Fractional-second bytes of TIME2/DATETIME2/TIMESTAMP2 for a precision.
-inline size_t FracBytes(uint8_t fsp) { return (fsp + 1) / 2; }
-
-// Scales the stored fraction to microseconds.
-inline uint32_t FracToMicros(uint64_t frac, uint8_t fsp) {
-  switch (FracBytes(fsp)) {
-    case 1: return static_cast<uint32_t>(frac * 10000);
-    case 2: return static_cast<uint32_t>(frac * 100);
-    default: return static_cast<uint32_t>(frac);
-  }
+// Bits past the bitmap's bytes count as clear: an insert's or delete's event
+// has no after bitmap at all.
+size_t CountBits(std::string_view bitmap, size_t n) {
+  n = std::min(n, bitmap.size() * 8);
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += Bit(bitmap, i);
+  return count;
 }
 
 // Counts the JSON columns set in a bitmap, in table order: the partial-update
@@ -51,7 +52,107 @@ size_t JsonOrdinal(const TableMap& t, size_t col) {
 
 size_t JsonColumnCount(const TableMap& t) { return JsonOrdinal(t, t.columns.size()); }
 
+// The fast loop's operations. kChecked: ReadValue decodes the column (JSON,
+// the NULL type, unsupported types, metadata out of range).
+enum Op : uint8_t {
+  kChecked,
+  kSigned,     // little-endian integer of `width` bytes, sign-extended
+  kUnsigned,   // ... zero-extended (unsigned ints, ENUM, SET)
+  kFloat,
+  kDouble,
+  kYear,
+  kTimestamp,
+  kTimestamp2,
+  kDate,
+  kTime,
+  kDateTime,
+  kDateTime2,
+  kTime2,
+  kRaw,        // `width` bytes as they are (DECIMAL)
+  kBit,        // big-endian unsigned of `width` bytes
+  kPrefixed,   // `width`-byte little-endian length, then the bytes
+};
+
+ColumnValue::Kind TextOrBytes(const ColumnInfo& col) {
+  return IsBinaryCharset(col.charset) ? ColumnValue::Kind::kBytes : ColumnValue::Kind::kString;
+}
+
 }  // namespace
+
+void RowsReader::BuildPlan(const TableMap& table) {
+  plan_.resize(table.columns.size());
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    const ColumnInfo& col = table.columns[i];
+    Step s;
+    s.type = col.real_type;
+    auto fixed = [&s](Op op, size_t width, ColumnValue::Kind kind) {
+      s.op = op;
+      s.width = static_cast<uint8_t>(width);
+      s.drop = static_cast<uint8_t>(width <= 8 ? 64 - 8 * width : 0);
+      s.kind = kind;
+    };
+    auto integer = [&](size_t width) {
+      if (col.is_unsigned) {
+        fixed(kUnsigned, width, ColumnValue::Kind::kUnsigned);
+      } else {
+        fixed(kSigned, width, ColumnValue::Kind::kSigned);
+      }
+    };
+    // Fractional precision beyond 6 is refused by ReadValue.
+    auto temporal = [&](Op op, size_t int_bytes) {
+      const auto fsp = static_cast<uint8_t>(col.meta);
+      if (col.meta > 6) return;
+      fixed(op, int_bytes + FracBytes(fsp), ColumnValue::Kind::kNull);
+      s.fsp = fsp;
+    };
+    switch (col.real_type) {
+      case ColumnType::kTiny: integer(1); break;
+      case ColumnType::kShort: integer(2); break;
+      case ColumnType::kInt24: integer(3); break;
+      case ColumnType::kLong: integer(4); break;
+      case ColumnType::kLongLong: integer(8); break;
+      case ColumnType::kFloat: fixed(kFloat, 4, ColumnValue::Kind::kFloat); break;
+      case ColumnType::kDouble: fixed(kDouble, 8, ColumnValue::Kind::kDouble); break;
+      case ColumnType::kYear: fixed(kYear, 1, ColumnValue::Kind::kSigned); break;
+      case ColumnType::kTimestamp: fixed(kTimestamp, 4, ColumnValue::Kind::kTimestamp); break;
+      case ColumnType::kDate: fixed(kDate, 3, ColumnValue::Kind::kDate); break;
+      case ColumnType::kTime: fixed(kTime, 3, ColumnValue::Kind::kTime); break;
+      case ColumnType::kDateTime: fixed(kDateTime, 8, ColumnValue::Kind::kDateTime); break;
+      case ColumnType::kTimestamp2: temporal(kTimestamp2, 4); break;
+      case ColumnType::kDateTime2: temporal(kDateTime2, 5); break;
+      case ColumnType::kTime2: temporal(kTime2, 3); break;
+      case ColumnType::kNewDecimal: {
+        const size_t n = DecimalBinarySize(col.precision, col.decimals);
+        if (n > 0) fixed(kRaw, n, ColumnValue::Kind::kDecimal);
+        break;
+      }
+      case ColumnType::kBit: {
+        const size_t n = (col.max_length + 7) / 8;
+        if (n >= 1 && n <= 8) fixed(kBit, n, ColumnValue::Kind::kUnsigned);
+        break;
+      }
+      case ColumnType::kEnum:
+      case ColumnType::kSet:
+        if (col.max_length >= 1 && col.max_length <= 8) fixed(kUnsigned, col.max_length, ColumnValue::Kind::kUnsigned);
+        break;
+      case ColumnType::kVarchar:
+      case ColumnType::kVarString:
+      case ColumnType::kString: fixed(kPrefixed, col.max_length > 255 ? 2 : 1, TextOrBytes(col)); break;
+      case ColumnType::kTinyBlob:
+      case ColumnType::kMediumBlob:
+      case ColumnType::kLongBlob:
+      case ColumnType::kBlob:
+        if (col.meta >= 1 && col.meta <= 4) fixed(kPrefixed, col.meta, TextOrBytes(col));
+        break;
+      case ColumnType::kGeometry:
+      case ColumnType::kVector:
+        if (col.meta >= 1 && col.meta <= 4) fixed(kPrefixed, col.meta, ColumnValue::Kind::kBytes);
+        break;
+      default: break;  // kChecked
+    }
+    plan_[i] = s;
+  }
+}
 
 void RowsReader::Reset(const RowsEvent& event) {
   event_ = &event;
@@ -59,6 +160,25 @@ void RowsReader::Reset(const RowsEvent& event) {
   end_ = p_ + event.rows.size();
   row_index_ = 0;
   if (built_.size() < event.column_count) built_.resize(event.column_count);
+  if (event.table == nullptr) {
+    plan_.clear();  // Next reports it
+    plan_table_ = nullptr;
+    return;
+  }
+  const TableMap& table = *event.table;
+  const uint64_t layout = table.layout_id.value();
+  if (layout == 0 || &table != plan_table_ || layout != plan_layout_) {
+    BuildPlan(table);
+    plan_table_ = &table;
+    plan_layout_ = layout;
+  }
+  const size_t n = event.column_count;
+  present_before_ = CountBits(event.columns_before, n);
+  present_after_ = event.columns_after.data() == event.columns_before.data()
+                       ? present_before_
+                       : CountBits(event.columns_after, n);
+  all_before_ = present_before_ == n;
+  all_after_ = present_after_ == n;
 }
 
 Status RowsReader::Error(std::string_view what, size_t col_index) const {
@@ -72,7 +192,7 @@ Status RowsReader::Error(std::string_view what, size_t col_index) const {
   m += event_->table->table;
   m += "`, row ";
   m += std::to_string(row_index_ + 1);
-  if (col_index != static_cast<size_t>(-1)) {
+  if (col_index != kNoColumn) {
     m += ", column ";
     m += std::to_string(col_index + 1);
     const std::string& name = event_->table->columns[col_index].name;
@@ -95,37 +215,46 @@ Status RowsReader::Next(RowChange* change, bool* done) {
     *done = true;
     return Status::OK();
   }
+  if (event_->table == nullptr) {
+    return Status::Corruption(std::string(event_->source.empty() ? std::string_view("binlog") : event_->source) +
+                              ": offset " + std::to_string(event_->offset) + ": rows event without a table map");
+  }
+  if (event_->column_count > plan_.size()) {
+    return Error("rows event has " + std::to_string(event_->column_count) + " columns but its table map has " +
+                     std::to_string(plan_.size()),
+                 kNoColumn);
+  }
   const RowsEventInfo& info = event_->info;
   const uint8_t* row_start = p_;
   change->kind = info.kind;
   change->has_before = info.kind != RowsKind::kWrite;
   change->has_after = info.kind != RowsKind::kDelete;
   if (info.kind == RowsKind::kWrite) {
-    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, false, &change->after));
+    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, present_before_, false, &change->after));
   } else if (info.kind == RowsKind::kDelete) {
-    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, false, &change->before));
+    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, present_before_, false, &change->before));
   } else {
-    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, false, &change->before));
+    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_before, present_before_, false, &change->before));
     partial_json_bits_ = {};
     if (info.partial) {
       // value_options, then (with PARTIAL_JSON_UPDATES) one bit per JSON column.
       ByteReader r(p_, static_cast<size_t>(end_ - p_));
       uint64_t options = 0;
-      if (!r.ReadPackedInt(&options)) return Error("value options truncated", static_cast<size_t>(-1));
+      if (!r.ReadPackedInt(&options)) return Error("value options truncated", kNoColumn);
       if (options & 1) {
         size_t nbytes = (JsonColumnCount(*event_->table) + 7) / 8;
         if (!r.ReadBytes(nbytes, &partial_json_bits_)) {
-          return Error("partial-update bitmap truncated", static_cast<size_t>(-1));
+          return Error("partial-update bitmap truncated", kNoColumn);
         }
       }
       p_ = r.current();
     }
     before_for_partial_ = &change->before;
     rebuilt_.assign(event_->column_count, 0);
-    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_after, true, &change->after));
+    CANAL_RETURN_IF_ERROR(ReadImage(event_->columns_after, present_after_, true, &change->after));
   }
   // A row that takes no bytes (no column present) would repeat forever.
-  if (p_ == row_start) return Error("row image has no columns (empty column bitmap)", static_cast<size_t>(-1));
+  if (p_ == row_start) return Error("row image has no columns (empty column bitmap)", kNoColumn);
   if (event_->json_rows != nullptr) {
     if (info.kind == RowsKind::kWrite) {
       event_->json_rows->Remember(*event_->table, change->after, nullptr, nullptr);
@@ -139,28 +268,29 @@ Status RowsReader::Next(RowChange* change, bool* done) {
   return Status::OK();
 }
 
-Status RowsReader::ReadImage(std::string_view present, bool after, RowImage* image) {
-  const TableMap& t = *event_->table;
+Status RowsReader::ReadImage(std::string_view present, size_t present_count, bool after, RowImage* image) {
   const size_t n = event_->column_count;
   if (image->values.size() != n) image->values.resize(n);
-  size_t present_count = 0;
-  for (size_t i = 0; i < n; ++i) present_count += Bit(present, i);
   // Pre-GA (v0) images copied the engine's record null bytes, whose first bit is
   // reserved (MyISAM's delete marker); column null bits start at bit 1.
   const size_t null_base = event_->info.version == 0 ? 1 : 0;
   const size_t null_bytes = (present_count + null_base + 7) / 8;
   if (static_cast<size_t>(end_ - p_) < null_bytes) {
-    return Error("null bitmap runs past the end of the event", static_cast<size_t>(-1));
+    return Error("null bitmap runs past the end of the event", kNoColumn);
   }
-  const uint8_t* nulls = p_;
-  p_ += null_bytes;
+  const uint8_t* const nulls = p_;
+  const bool all_present = present_count == n;
+  const Step* const plan = plan_.data();
+  ColumnValue* const values = image->values.data();
+  const uint8_t* const end = end_;
+  const uint8_t* p = p_ + null_bytes;
   size_t k = null_base;  // null-bit index of the next present column
   after_partial_ = after && !partial_json_bits_.empty();
   for (size_t i = 0; i < n; ++i) {
-    ColumnValue& v = image->values[i];
-    const ColumnInfo& col = t.columns[i];
-    v.type = col.real_type;
-    if (!Bit(present, i)) {
+    ColumnValue& v = values[i];
+    const Step s = plan[i];
+    v.type = s.type;
+    if (!all_present && !Bit(present, i)) {
       v.kind = ColumnValue::Kind::kAbsent;
       v.raw = {};
       continue;
@@ -172,8 +302,88 @@ Status RowsReader::ReadImage(std::string_view present, bool after, RowImage* ima
       v.raw = {};
       continue;
     }
-    CANAL_RETURN_IF_ERROR(ReadValue(col, i, &v));
+    // A value whose bytes are not all there, or that does not fit its type,
+    // leaves the fast path for ReadValue, which names what is wrong.
+    const size_t avail = static_cast<size_t>(end - p);
+    if (s.op == kChecked || avail < s.width) goto checked;
+    {
+      const uint64_t word = rows::Word(p, avail);
+      switch (s.op) {
+        case kSigned:
+          v.i64 = rows::SignExtend(word, s.drop);
+          v.kind = ColumnValue::Kind::kSigned;
+          break;
+        case kUnsigned:
+          v.u64 = rows::ZeroExtend(word, s.drop);
+          v.kind = ColumnValue::Kind::kUnsigned;
+          break;
+        case kFloat: {
+          const auto bits = static_cast<uint32_t>(word);
+          std::memcpy(&v.f32, &bits, 4);
+          v.kind = ColumnValue::Kind::kFloat;
+          break;
+        }
+        case kDouble:
+          std::memcpy(&v.f64, &word, 8);
+          v.kind = ColumnValue::Kind::kDouble;
+          break;
+        case kYear: {
+          const auto y = static_cast<uint8_t>(word);
+          v.i64 = y ? 1900 + y : 0;
+          v.kind = ColumnValue::Kind::kSigned;
+          break;
+        }
+        case kTimestamp:
+          v.kind = ColumnValue::Kind::kTimestamp;
+          v.u64 = static_cast<uint32_t>(word);
+          v.timestamp_micros = 0;
+          v.fsp = 0;
+          break;
+        case kDate: rows::FillDate(static_cast<uint32_t>(word & 0xFFFFFF), &v); break;
+        case kTime: rows::FillTime(static_cast<uint32_t>(word & 0xFFFFFF), &v); break;
+        case kDateTime: rows::FillDateTime(word, &v); break;
+        case kTimestamp2:
+          if (rows::FillTimestamp2(rows::BigEndian(word, s.drop), s.width - 4, s.fsp, &v) != rows::Fill::kOk) {
+            goto checked;
+          }
+          break;
+        case kDateTime2:
+          if (rows::FillDateTime2(rows::BigEndian(word, s.drop), s.width - 5, s.fsp, &v) != rows::Fill::kOk) {
+            goto checked;
+          }
+          break;
+        case kTime2:
+          if (rows::FillTime2(rows::BigEndian(word, s.drop), s.width - 3, s.fsp, &v) != rows::Fill::kOk) {
+            goto checked;
+          }
+          break;
+        case kRaw:
+          v.kind = s.kind;
+          v.raw = std::string_view(reinterpret_cast<const char*>(p), s.width);
+          break;
+        case kBit:
+          v.u64 = rows::BigEndian(word, s.drop);
+          v.kind = ColumnValue::Kind::kUnsigned;
+          break;
+        case kPrefixed: {
+          const uint64_t len = rows::ZeroExtend(word, s.drop);
+          if (len > avail - s.width) goto checked;
+          v.kind = s.kind;
+          v.raw = std::string_view(reinterpret_cast<const char*>(p + s.width), len);
+          p += len;
+          break;
+        }
+        default: goto checked;
+      }
+      p += s.width;
+      continue;
+    }
+  checked:
+    p_ = p;
+    CANAL_RETURN_IF_ERROR(ReadValue(event_->table->columns[i], i, &v));
+    p = p_;
   }
+  p_ = p;
   after_partial_ = false;
   return Status::OK();
 }
@@ -259,124 +469,42 @@ Status RowsReader::ReadValue(const ColumnInfo& col, size_t ci, ColumnValue* v) {
       p_ += 4;
       return Status::OK();
     }
-    case ColumnType::kTimestamp2: {
+    case ColumnType::kTimestamp2:
+    case ColumnType::kDateTime2:
+    case ColumnType::kTime2: {
       const uint8_t fsp = static_cast<uint8_t>(col.meta);
-      const size_t n = 4 + FracBytes(fsp);
+      if (col.meta > 6) return Error("fractional precision " + std::to_string(col.meta) + " (at most 6)", ci);
+      const size_t fb = FracBytes(fsp);
+      const size_t int_bytes = col.real_type == ColumnType::kTimestamp2 ? 4
+                               : col.real_type == ColumnType::kDateTime2 ? 5
+                                                                         : 3;
+      const size_t n = int_bytes + fb;
       if (!need(n)) return past_end(n);
-      v->kind = ColumnValue::Kind::kTimestamp;
-      v->u64 = LoadBE(p_, 4);
-      v->timestamp_micros = FracToMicros(LoadBE(p_ + 4, n - 4), fsp);
-      v->fsp = fsp;
+      const uint64_t be = LoadBE(p_, n);
       p_ += n;
-      if (v->timestamp_micros > 999999) return Error("fractional seconds out of range", ci);
+      const rows::Fill fill = col.real_type == ColumnType::kTimestamp2 ? rows::FillTimestamp2(be, fb, fsp, v)
+                              : col.real_type == ColumnType::kDateTime2 ? rows::FillDateTime2(be, fb, fsp, v)
+                                                                        : rows::FillTime2(be, fb, fsp, v);
+      if (fill == rows::Fill::kNegative) return Error("negative DATETIME", ci);
+      if (fill == rows::Fill::kFraction) return Error("fractional seconds out of range", ci);
       return Status::OK();
     }
     case ColumnType::kDate: {
       if (!need(3)) return past_end(3);
-      uint32_t d = static_cast<uint32_t>(LoadLE(p_, 3));
+      rows::FillDate(static_cast<uint32_t>(LoadLE(p_, 3)), v);
       p_ += 3;
-      v->kind = ColumnValue::Kind::kDate;
-      v->temporal = TemporalValue{};
-      v->temporal.day = d & 31;
-      v->temporal.month = (d >> 5) & 15;
-      v->temporal.year = static_cast<uint16_t>(d >> 9);
-      v->fsp = 0;
       return Status::OK();
     }
     case ColumnType::kTime: {
       if (!need(3)) return past_end(3);
-      int32_t t = static_cast<int32_t>(LoadLE(p_, 3) << 8) >> 8;  // signed HHMMSS
+      rows::FillTime(static_cast<uint32_t>(LoadLE(p_, 3)), v);
       p_ += 3;
-      v->kind = ColumnValue::Kind::kTime;
-      v->temporal = TemporalValue{};
-      v->temporal.negative = t < 0;
-      uint32_t a = static_cast<uint32_t>(t < 0 ? -static_cast<int64_t>(t) : t);
-      v->temporal.hour = a / 10000;
-      v->temporal.minute = static_cast<uint8_t>(a / 100 % 100);
-      v->temporal.second = static_cast<uint8_t>(a % 100);
-      v->fsp = 0;
       return Status::OK();
     }
     case ColumnType::kDateTime: {
       if (!need(8)) return past_end(8);
-      uint64_t dt = LoadLE(p_, 8);  // YYYYMMDDhhmmss
+      rows::FillDateTime(LoadLE(p_, 8), v);
       p_ += 8;
-      uint64_t date = dt / 1000000, time = dt % 1000000;
-      v->kind = ColumnValue::Kind::kDateTime;
-      v->temporal = TemporalValue{};
-      v->temporal.year = static_cast<uint16_t>(date / 10000 % 10000);
-      v->temporal.month = static_cast<uint8_t>(date / 100 % 100);
-      v->temporal.day = static_cast<uint8_t>(date % 100);
-      v->temporal.hour = static_cast<uint32_t>(time / 10000);
-      v->temporal.minute = static_cast<uint8_t>(time / 100 % 100);
-      v->temporal.second = static_cast<uint8_t>(time % 100);
-      v->fsp = 0;
-      return Status::OK();
-    }
-    case ColumnType::kDateTime2: {
-      const uint8_t fsp = static_cast<uint8_t>(col.meta);
-      const size_t n = 5 + FracBytes(fsp);
-      if (!need(n)) return past_end(n);
-      // 1 sign bit, 17 bits year*13+month, 5 day, 5 hour, 6 minute, 6 second.
-      int64_t packed = static_cast<int64_t>(LoadBE(p_, 5)) - 0x8000000000LL;
-      uint64_t frac = LoadBE(p_ + 5, n - 5);
-      p_ += n;
-      if (packed < 0) return Error("negative DATETIME", ci);
-      uint64_t ymd = static_cast<uint64_t>(packed) >> 17, hms = static_cast<uint64_t>(packed) & 0x1FFFF;
-      uint64_t ym = ymd >> 5;
-      v->kind = ColumnValue::Kind::kDateTime;
-      v->temporal = TemporalValue{};
-      v->temporal.year = static_cast<uint16_t>(ym / 13);
-      v->temporal.month = static_cast<uint8_t>(ym % 13);
-      v->temporal.day = static_cast<uint8_t>(ymd & 31);
-      v->temporal.hour = static_cast<uint32_t>(hms >> 12);
-      v->temporal.minute = static_cast<uint8_t>((hms >> 6) & 63);
-      v->temporal.second = static_cast<uint8_t>(hms & 63);
-      v->temporal.micros = FracToMicros(frac, fsp);
-      v->fsp = fsp;
-      if (v->temporal.micros > 999999) return Error("fractional seconds out of range", ci);
-      return Status::OK();
-    }
-    case ColumnType::kTime2: {
-      const uint8_t fsp = static_cast<uint8_t>(col.meta);
-      const size_t fb = FracBytes(fsp);
-      const size_t n = 3 + fb;
-      if (!need(n)) return past_end(n);
-      // Packed value = (hms << 24) + fraction-in-micros, offset so it sorts as unsigned.
-      int64_t packed;
-      if (fb == 3) {
-        packed = static_cast<int64_t>(LoadBE(p_, 6)) - 0x800000000000LL;
-      } else {
-        int64_t intpart = static_cast<int64_t>(LoadBE(p_, 3)) - 0x800000LL;
-        int64_t frac = static_cast<int64_t>(LoadBE(p_ + 3, fb));
-        if (fb == 1) {
-          if (intpart < 0 && frac) {
-            ++intpart;
-            frac -= 0x100;
-          }
-          packed = intpart * (int64_t{1} << 24) + frac * 10000;
-        } else if (fb == 2) {
-          if (intpart < 0 && frac) {
-            ++intpart;
-            frac -= 0x10000;
-          }
-          packed = intpart * (int64_t{1} << 24) + frac * 100;
-        } else {
-          packed = intpart * (int64_t{1} << 24);
-        }
-      }
-      p_ += n;
-      v->kind = ColumnValue::Kind::kTime;
-      v->temporal = TemporalValue{};
-      v->temporal.negative = packed < 0;
-      uint64_t a = static_cast<uint64_t>(packed < 0 ? -packed : packed);
-      uint64_t hms = a >> 24;
-      v->temporal.micros = static_cast<uint32_t>(a & 0xFFFFFF);
-      v->temporal.hour = static_cast<uint32_t>((hms >> 12) & 0x3FF);
-      v->temporal.minute = static_cast<uint8_t>((hms >> 6) & 63);
-      v->temporal.second = static_cast<uint8_t>(hms & 63);
-      v->fsp = fsp;
-      if (v->temporal.micros > 999999) return Error("fractional seconds out of range", ci);
       return Status::OK();
     }
     case ColumnType::kNewDecimal: {

@@ -1,5 +1,6 @@
 #include "canal/parser/binlog/table_map_decoder.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -302,7 +303,13 @@ bool IsEnumOrSetColumn(const ColumnInfo& c) {
   return c.real_type == ColumnType::kEnum || c.real_type == ColumnType::kSet;
 }
 
+void TableLayoutId::Renew() {
+  static std::atomic<uint64_t> next{0};
+  value_ = next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 Status DecodeTableMap(std::string_view body, uint8_t post_header_length, TableMap* t) {
+  t->layout_id.Renew();  // whatever follows changes the columns
   ByteReader r(body);
   size_t id_len = post_header_length == 6 ? 4 : 6;
   if (!r.ReadUIntLE(id_len, &t->table_id) || !r.ReadLE(&t->flags)) return Status::Truncated("post-header truncated");
@@ -482,6 +489,7 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
   }
   t->names_known = true;
   t->keys_known = true;
+  t->layout_id.Renew();
   return Status::OK();
 }
 

@@ -67,7 +67,19 @@ class RowsReader {
   uint64_t row_index() const { return row_index_; }
 
  private:
-  Status ReadImage(std::string_view present_bitmap, bool after, RowImage* image);
+  // One column's decode step, precomputed from its TableMap column once per
+  // table layout (not per value): what to read, how wide, and what to store.
+  struct Step {
+    uint8_t op = 0;      // rows_reader.cc's Op
+    uint8_t width = 0;   // fixed bytes, or length-prefix bytes
+    uint8_t drop = 0;    // 64 - 8 * width (integer and big-endian loads)
+    uint8_t fsp = 0;     // TIME2/DATETIME2/TIMESTAMP2
+    ColumnValue::Kind kind = ColumnValue::Kind::kNull;
+    ColumnType type = ColumnType::kNull;  // the column's real_type
+  };
+
+  void BuildPlan(const TableMap& table);
+  Status ReadImage(std::string_view present_bitmap, size_t present_count, bool after, RowImage* image);
   Status ReadValue(const ColumnInfo& col, size_t col_index, ColumnValue* v);
   Status Error(std::string_view what, size_t col_index) const;
 
@@ -75,6 +87,15 @@ class RowsReader {
   const uint8_t* p_ = nullptr;
   const uint8_t* end_ = nullptr;
   uint64_t row_index_ = 0;
+  // The plan of the table last read, kept while the table's layout id says it
+  // is the same layout (see TableMap::layout_id).
+  std::vector<Step> plan_;
+  const TableMap* plan_table_ = nullptr;
+  uint64_t plan_layout_ = 0;
+  // Per event: columns present in each image (the bitmaps do not change
+  // between rows), and whether every column is (FULL row images).
+  size_t present_before_ = 0, present_after_ = 0;
+  bool all_before_ = false, all_after_ = false;
   // Owned storage for values that had to be built (partial JSON documents);
   // one slot per column so views stay stable while a row is in use.
   std::vector<std::string> built_;

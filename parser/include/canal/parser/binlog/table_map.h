@@ -41,6 +41,26 @@ struct ColumnInfo {
   uint8_t precision = 0, decimals = 0;  // NEWDECIMAL
 };
 
+// Names a table map's column layout for RowsReader, which keeps the per-column
+// decode plan it built under (map address, id) instead of building it for every
+// rows event. DecodeTableMap and ApplySchemaProvider give each map they fill a
+// fresh process-unique id. A copy starts at 0, since a copy may then be
+// edited; 0 means "build the plan for every rows event" (hand-built maps).
+class TableLayoutId {
+ public:
+  TableLayoutId() = default;
+  TableLayoutId(const TableLayoutId&) {}
+  TableLayoutId& operator=(const TableLayoutId&) {
+    value_ = 0;
+    return *this;
+  }
+  uint64_t value() const { return value_; }
+  void Renew();  // after every change to the columns
+
+ private:
+  uint64_t value_ = 0;
+};
+
 struct TableMap {
   uint64_t table_id = 0;
   uint16_t flags = 0;
@@ -57,6 +77,7 @@ struct TableMap {
   bool integer_display_widths = false;
   // Optional-metadata kinds seen (bit i = kind i), for diagnostics and tests.
   uint32_t optional_metadata_kinds = 0;
+  TableLayoutId layout_id;
 };
 
 // Optional metadata field types (TABLE_MAP trailer TLVs).
