@@ -170,8 +170,56 @@ Status AppendDecimalText(std::string_view raw, int precision, int scale, std::st
   return Status::OK();
 }
 
+namespace {
+
+// The common DECIMAL (at most 18 integer digits, at most 9 fraction digits:
+// DECIMAL(12,2), DECIMAL(18,4)...): the integer part read as one number, the
+// fraction as another, no group arrays. Same text as WriteGroups.
+char* WriteNarrowDecimal(const uint8_t* in, int intg, int scale, char* p) {
+  const bool negative = (in[0] & 0x80) == 0;
+  const uint32_t flip = negative ? 0xFFFFFFFFu : 0;
+  bool first = true;
+  bool ok = true;
+  const auto read = [&](int digits) {
+    const int nbytes = digits == kDigitsPerGroup ? kBytesPerGroup : kDigitBytes[digits];
+    uint32_t v = LoadBigEndian(in, nbytes);
+    in += nbytes;
+    if (first) v ^= uint32_t{0x80} << (8 * (nbytes - 1));
+    first = false;
+    v = (v ^ flip) & (nbytes == 4 ? 0xFFFFFFFFu : (uint32_t{1} << (8 * nbytes)) - 1);
+    ok = ok && v < kPowersOf10[digits];
+    return v;
+  };
+  uint64_t integer = 0;
+  if (intg % kDigitsPerGroup != 0) integer = read(intg % kDigitsPerGroup);
+  for (int i = 0; i < intg / kDigitsPerGroup; ++i) integer = integer * kPowersOf10[kDigitsPerGroup] + read(kDigitsPerGroup);
+  const uint32_t fraction = scale > 0 ? read(scale) : 0;
+  if (!ok) return nullptr;
+  if (negative && (integer | fraction) != 0) *p++ = '-';
+  // Up to 18 digits, most significant first, two at a time.
+  int width = 1;
+  for (uint64_t x = integer; x >= 10; x /= 10) ++width;
+  if (width > kDigitsPerGroup) {
+    const uint64_t high = integer / kPowersOf10[kDigitsPerGroup];
+    p = PutDigits(static_cast<uint32_t>(high), width - kDigitsPerGroup, p);
+    p = PutDigits(static_cast<uint32_t>(integer - high * kPowersOf10[kDigitsPerGroup]), kDigitsPerGroup, p);
+  } else {
+    p = PutDigits(static_cast<uint32_t>(integer), width, p);
+  }
+  if (scale > 0) {
+    *p++ = '.';
+    p = PutDigits(fraction, scale, p);
+  }
+  return p;
+}
+
+}  // namespace
+
 char* WriteDecimalText(std::string_view raw, int precision, int scale, char* out) {
   if (!ValidPrecisionScale(precision, scale) || raw.size() != DecimalBinarySize(precision, scale)) return nullptr;
+  if (precision - scale <= 2 * kDigitsPerGroup && scale <= kDigitsPerGroup) {
+    return WriteNarrowDecimal(reinterpret_cast<const uint8_t*>(raw.data()), precision - scale, scale, out);
+  }
   DecimalGroups g;
   if (!ReadGroups(raw, precision, scale, &g)) return nullptr;
   return WriteGroups(g, scale > 0, out);
