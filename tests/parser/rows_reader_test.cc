@@ -449,6 +449,35 @@ TEST(RowsReader, RowsEventWiderThanItsTableMapOrWithoutOneIsAnError) {
       << s.ToString();
 }
 
+TEST(RowsReader, WritesNeedNoAfterBitmapAndAShortBitmapIsAnError) {
+  TableMap t;
+  t.db = "db";
+  t.table = "bm";
+  for (int i = 0; i < 9; ++i) t.columns.push_back(Col("c" + std::to_string(i), ColumnType::kTiny));
+  const std::string bits("\xff\x01", 2);
+  std::string row(2, '\0');
+  for (int i = 0; i < 9; ++i) row.push_back(static_cast<char>(i));
+  RowsEvent e = MakeEvent(t, bits, row);
+  e.columns_after = {};  // a write event's after bitmap is not read
+  RowsReader reader;
+  std::vector<RowChange> out;
+  ASSERT_TRUE(ReadAll(e, &reader, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].after.values[8].i64, 8);
+
+  // An update reads both; one byte of bitmap cannot cover nine columns.
+  RowsEvent u = MakeEvent(t, bits, row + row, RowsKind::kUpdate);
+  u.columns_after = std::string_view(bits.data(), 1);
+  Status s = ReadAll(u, &reader, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("column bitmap shorter than the event's 9 columns"), std::string::npos)
+      << s.ToString();
+  e.columns_before = std::string_view(bits.data(), 1);
+  s = ReadAll(e, &reader, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("column bitmap shorter"), std::string::npos) << s.ToString();
+}
+
 // The plan is cached per table layout: a map that changes (a new TABLE_MAP at
 // the same address, a schema provider's signedness, an edited copy) is read
 // with its new columns.

@@ -46,20 +46,38 @@ EventDecoder::~EventDecoder() = default;
 void EventDecoder::ResetForNewSource() {
   *fde_ = FormatDescription();
   have_fde_ = false;
-  tables_.clear();
+  ClearTables();
   payload_->active = false;
   payload_->buffer.clear();
   payload_->pos = 0;
 }
 
-const TableMap* EventDecoder::FindTable(uint64_t table_id) const {
+const std::shared_ptr<TableMap>* EventDecoder::Lookup(uint64_t table_id) const {
+  // Every rows event looks its table up twice (here and in the transaction
+  // buffer), and a stream's rows events mostly name the table of the one
+  // before: the last slot found is kept (slots of an unordered_map stay put
+  // until they are erased; the map is only ever cleared whole).
+  if (last_slot_ != nullptr && last_id_ == table_id) return last_slot_;
   auto it = tables_.find(table_id);
-  return it == tables_.end() ? nullptr : it->second.get();
+  if (it == tables_.end()) return nullptr;
+  last_id_ = table_id;
+  last_slot_ = &it->second;
+  return last_slot_;
+}
+
+void EventDecoder::ClearTables() {
+  tables_.clear();
+  last_slot_ = nullptr;
+}
+
+const TableMap* EventDecoder::FindTable(uint64_t table_id) const {
+  const std::shared_ptr<TableMap>* slot = Lookup(table_id);
+  return slot == nullptr ? nullptr : slot->get();
 }
 
 std::shared_ptr<const TableMap> EventDecoder::ShareTable(uint64_t table_id) const {
-  auto it = tables_.find(table_id);
-  return it == tables_.end() ? nullptr : it->second;
+  const std::shared_ptr<TableMap>* slot = Lookup(table_id);
+  return slot == nullptr ? nullptr : *slot;
 }
 
 bool EventDecoder::has_pending_inner() const { return payload_->active; }
@@ -179,7 +197,7 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
     }
     *fde_ = std::move(*fde);
     have_fde_ = true;
-    tables_.clear();
+    ClearTables();
     event->body = static_cast<const FormatDescription*>(fde_.get());
     return Status::OK();
   }
@@ -374,7 +392,7 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       if (!r.ReadLE(&x.xid)) return wrap(Status::Truncated("xid truncated"));
       event->body = x;
       // Table ids only live for a statement; bound the map on long streams.
-      if (tables_.size() > 4096) tables_.clear();
+      if (tables_.size() > 4096) ClearTables();
       return Status::OK();
     }
     case EventType::kIntvar: {

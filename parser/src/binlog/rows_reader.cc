@@ -172,13 +172,16 @@ void RowsReader::Reset(const RowsEvent& event) {
     plan_table_ = &table;
     plan_layout_ = layout;
   }
+  // The after-image bitmap is only read for updates (a write or delete event
+  // may leave it empty). A bitmap too short for the columns (a hand-built
+  // event; the decoder reads them at their full size) is refused by Next.
   const size_t n = event.column_count;
+  const size_t bitmap_bytes = (n + 7) / 8;
+  const bool update = event.info.kind == RowsKind::kUpdate;
+  bitmaps_fit_ = event.columns_before.size() >= bitmap_bytes && (!update || event.columns_after.size() >= bitmap_bytes);
+  if (!bitmaps_fit_) return;
   present_before_ = CountBits(event.columns_before, n);
-  present_after_ = event.columns_after.data() == event.columns_before.data()
-                       ? present_before_
-                       : CountBits(event.columns_after, n);
-  all_before_ = present_before_ == n;
-  all_after_ = present_after_ == n;
+  present_after_ = update ? CountBits(event.columns_after, n) : present_before_;
 }
 
 Status RowsReader::Error(std::string_view what, size_t col_index) const {
@@ -218,6 +221,10 @@ Status RowsReader::Next(RowChange* change, bool* done) {
   if (event_->table == nullptr) {
     return Status::Corruption(std::string(event_->source.empty() ? std::string_view("binlog") : event_->source) +
                               ": offset " + std::to_string(event_->offset) + ": rows event without a table map");
+  }
+  if (!bitmaps_fit_) {
+    return Error("column bitmap shorter than the event's " + std::to_string(event_->column_count) + " columns",
+                 kNoColumn);
   }
   if (event_->column_count > plan_.size()) {
     return Error("rows event has " + std::to_string(event_->column_count) + " columns but its table map has " +

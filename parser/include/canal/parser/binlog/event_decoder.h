@@ -75,12 +75,16 @@ class EventDecoder {
  private:
   Status DecodeBody(const uint8_t* body, size_t body_size, Event* event);
   Status Fail(Status::Code code, uint64_t offset, std::string_view what) const;
+  const std::shared_ptr<TableMap>* Lookup(uint64_t table_id) const;
+  void ClearTables();  // tables_.clear() and the lookup cache with it
 
   DecoderOptions options_;
   std::string source_;
   std::unique_ptr<FormatDescription> fde_;
   bool have_fde_ = false;
   std::unordered_map<uint64_t, std::shared_ptr<TableMap>> tables_;
+  mutable uint64_t last_id_ = 0;  // Lookup's last hit
+  mutable const std::shared_ptr<TableMap>* last_slot_ = nullptr;
   // The TABLE_MAP body each of tables_ was decoded from, to reuse the map when
   // the next TABLE_MAP for the id is the same bytes.
   std::unordered_map<uint64_t, std::string> table_map_bytes_;

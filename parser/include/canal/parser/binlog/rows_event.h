@@ -93,9 +93,9 @@ class RowsReader {
   const TableMap* plan_table_ = nullptr;
   uint64_t plan_layout_ = 0;
   // Per event: columns present in each image (the bitmaps do not change
-  // between rows), and whether every column is (FULL row images).
+  // between rows), and whether the bitmaps cover the event's columns.
   size_t present_before_ = 0, present_after_ = 0;
-  bool all_before_ = false, all_after_ = false;
+  bool bitmaps_fit_ = false;
   // Owned storage for values that had to be built (partial JSON documents);
   // one slot per column so views stay stable while a row is in use.
   std::vector<std::string> built_;
