@@ -1,7 +1,7 @@
 #include "canal/sink/entry_sink.h"
 
+#include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <utility>
 
 namespace canal::sink {
@@ -11,6 +11,19 @@ namespace {
 using parser::Transaction;
 using parser::TxEvent;
 using parser::TxEventKind;
+
+// The only writer of a counter adds without a locked read-modify-write (on
+// x86 a full barrier, several per transaction); readers load it relaxed.
+void Bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// The XID as Canal writes it in TRANSACTIONEND (decimal), into `buf`.
+std::string_view XidText(bool has_xid, uint64_t xid, char (&buf)[24]) {
+  if (!has_xid) return {};
+  const auto r = std::to_chars(buf, buf + sizeof buf, xid);
+  return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+}
 
 int64_t SteadyNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -95,6 +108,7 @@ Status EntrySink::SetSubscriptionFilter(std::string_view regex) {
   }
   std::lock_guard<std::mutex> lock(filter_mu_);
   active_filter_ = std::move(next);
+  filter_version_.fetch_add(1, std::memory_order_release);
   return Status::OK();
 }
 
@@ -118,6 +132,41 @@ EntrySinkStats EntrySink::stats() const {
   s.skipped_transactions = skipped_transactions_.load(std::memory_order_relaxed);
   s.empty_markers = empty_markers_.load(std::memory_order_relaxed);
   return s;
+}
+
+void EntrySink::FitNext(size_t need) {
+  // Best fit: the smallest buffer that holds `need` bytes, else the largest.
+  auto better = [need](size_t c, size_t best) {
+    const bool fits = c >= need;
+    if (fits != (best >= need)) return fits;
+    return fits ? c < best : c > best;
+  };
+  std::string* best = &next_;
+  for (std::string& s : spare_) {
+    if (better(s.capacity(), best->capacity())) best = &s;
+  }
+  if (best != &next_) {
+    next_.swap(*best);  // next_'s buffer becomes a spare, unless it is big
+    constexpr size_t kMaxSpareBytes = 1u << 20;
+    if (best->capacity() > kMaxSpareBytes) std::string().swap(*best);
+  }
+  if (next_.capacity() >= need) return;
+  // None fits: room for a quarter more, so that the next slightly larger
+  // entry does not make the writer double the buffer; within what the ring
+  // keeps for any entry when `need` fits in that (past it the ring would drop
+  // the buffer at its next small entry).
+  const size_t keep = store_->spare_capacity();
+  size_t want = need + need / 4;
+  if (need <= keep) want = std::min(want, keep);
+  next_.clear();  // nothing to copy: the writer overwrites it all
+  next_.reserve(want);
+}
+
+void EntrySink::NoteBuilt(size_t* need) const {
+  // The largest recent entry of the kind; back down when entries get much
+  // smaller (another table).
+  const size_t size = next_.size();
+  if (size > *need || size < *need / 2) *need = size;
 }
 
 void EntrySink::SetContext(const Transaction& txn, const TxEvent& e) {
@@ -169,8 +218,8 @@ Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
     }
     CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
     ReleaseIfOversized(&staged_);  // the buffer the ring handed back
-    entries_.fetch_add(1, std::memory_order_relaxed);
-    if (safe) NoteSafePut();
+    Bump(entries_);
+    if (safe) pending_->count = 0;  // the clock: by this call's last put
   }
   std::swap(staged_, next_);
   std::swap(staged_meta_, next_meta_);
@@ -193,11 +242,14 @@ Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
   staged_full_ = false;
   CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
   ReleaseIfOversized(&staged_);  // the buffer the ring handed back
-  entries_.fetch_add(1, std::memory_order_relaxed);
+  Bump(entries_);
   NoteSafePut();
   return Status::OK();
 }
 
+// A safe put resets the skipped count; the clock is read once per
+// OnTransaction, by its last put (PutStagedAsSafe), which every call that put
+// anything ends with.
 void EntrySink::NoteSafePut() {
   pending_->count = 0;
   last_advance_ms_ = options_.clock_ms ? options_.clock_ms() : SteadyNowMs();
@@ -206,20 +258,25 @@ void EntrySink::NoteSafePut() {
 Status EntrySink::EnsureBegin(const Transaction& txn) {
   if (begin_put_ || !has_begin_ || options_.event_types.DropsTransactionEntries()) return Status::OK();
   SetContext(txn, begin_event_);
+  FitNext(small_need_);
   CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, begin_event_.thread_id, &next_));
+  NoteBuilt(&small_need_);
   CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kTransactionBegin));
   begin_put_ = true;
   return Status::OK();
 }
 
 Status EntrySink::OnTransaction(const Transaction& txn) {
-  pieces_.fetch_add(1, std::memory_order_relaxed);
+  Bump(pieces_);
   staged_full_ = false;  // nothing carries over from a call that failed
   if (txn.first_piece() || !open_) {
     // A continuation without its first piece is a restart inside a
     // transaction: its BEGIN went out before (a cursor can only stand inside
     // a transaction after something of it was put), so its END must follow.
-    txn_filter_ = CurrentFilter();
+    if (const uint64_t v = filter_version_.load(std::memory_order_acquire); v != txn_filter_version_) {
+      txn_filter_ = CurrentFilter();
+      txn_filter_version_ = v;
+    }
     has_begin_ = !txn.first_piece();
     begin_put_ = !txn.first_piece();
     open_ = true;
@@ -240,29 +297,31 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
       case TxEventKind::kRows: {
         const binlog::TableMap& table = *e.table;
         if (!Keeps(filter, table.db, table.table) || options_.event_types.DropsRows(e.rows.info.kind)) {
-          filtered_events_.fetch_add(1, std::memory_order_relaxed);
+          Bump(filtered_events_);
           break;
         }
         CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
         SetContext(txn, e);
         uint64_t rows = 0;
+        FitNext(rows_need_);
         CANAL_RETURN_IF_ERROR(builder_.RowsEntry(ctx_, e.rows, &next_, &rows));
+        NoteBuilt(&rows_need_);
         CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kOther));
         staged_meta_.rows = static_cast<uint32_t>(rows);  // Stage moved the entry into staged_
-        rows_entries_.fetch_add(1, std::memory_order_relaxed);
-        rows_.fetch_add(rows, std::memory_order_relaxed);
+        Bump(rows_entries_);
+        Bump(rows_, rows);
         break;
       }
       case TxEventKind::kQuery: {
         const canal::schema::StatementClass cls = canal::schema::ClassifyStatement(e.sql);
         if (options_.event_types.DropsKind(cls.kind)) {
-          filtered_events_.fetch_add(1, std::memory_order_relaxed);
+          Bump(filtered_events_);
           break;
         }
         std::string_view schema = e.db, table;
         if (DdlTable(cls, e.db, &ddl_schema, &ddl_table)) {
           if (!Keeps(filter, ddl_schema, ddl_table)) {
-            filtered_events_.fetch_add(1, std::memory_order_relaxed);
+            Bump(filtered_events_);
             break;
           }
           schema = ddl_schema;  // Canal names the DDL's own schema and table
@@ -270,6 +329,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         }
         CANAL_RETURN_IF_ERROR(EnsureBegin(txn));
         SetContext(txn, e);
+        FitNext(e.sql.size() + small_need_);  // the statement, and about a BEGIN's header
         CANAL_RETURN_IF_ERROR(builder_.QueryEntry(ctx_, schema, e.sql, &next_, table));
         const bool is_ddl = cls.kind == canal::schema::StatementKind::kDdl;
         CANAL_RETURN_IF_ERROR(Stage(txn, is_ddl ? store::EntryKind::kDdl : store::EntryKind::kOther));
@@ -279,12 +339,9 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         if (!begin_put_ || options_.event_types.DropsTransactionEntries()) break;
         SetContext(txn, e);
         char id[24];
-        std::string_view xid;
-        if (e.has_xid) {
-          int n = std::snprintf(id, sizeof id, "%llu", static_cast<unsigned long long>(e.xid));
-          xid = std::string_view(id, static_cast<size_t>(n));
-        }
-        CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, xid, &next_));
+        FitNext(small_need_);
+        CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, XidText(e.has_xid, e.xid, id), &next_));
+        NoteBuilt(&small_need_);
         CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kTransactionEnd));
         break;
       }
@@ -295,7 +352,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
   if (staged_full_) CANAL_RETURN_IF_ERROR(PutStagedAsSafe(txn));
   if (!txn.last_piece) return Status::OK();
   open_ = false;
-  transactions_.fetch_add(1, std::memory_order_relaxed);
+  Bump(transactions_);
   if (put_safe) return Status::OK();
   NoteSkipped(txn);
   const int64_t now = options_.clock_ms ? options_.clock_ms() : SteadyNowMs();
@@ -307,7 +364,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
 }
 
 void EntrySink::NoteSkipped(const Transaction& txn) {
-  skipped_transactions_.fetch_add(1, std::memory_order_relaxed);
+  Bump(skipped_transactions_);
   PendingEmpty& p = *pending_;
   ++p.count;
   p.file.assign(txn.file);
@@ -344,23 +401,18 @@ Status EntrySink::PutEmptyMarker() {
   CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, p.thread_id, &next_));
   SetMeta(store::EntryKind::kTransactionBegin);
   CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
-  entries_.fetch_add(1, std::memory_order_relaxed);
+  Bump(entries_);
 
   pos.position = p.commit_offset;
   pos.timestamp_ms = int64_t{p.commit_time} * 1000;
   char id[24];
-  std::string_view xid;
-  if (p.has_xid) {
-    int n = std::snprintf(id, sizeof id, "%llu", static_cast<unsigned long long>(p.xid));
-    xid = std::string_view(id, static_cast<size_t>(n));
-  }
-  CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, xid, &next_));
+  CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, XidText(p.has_xid, p.xid, id), &next_));
   SetMeta(store::EntryKind::kTransactionEnd);
   next_meta_.safe_resume_point = true;
   next_meta_.position.position = p.end_offset;  // resume at the skipped transaction's end
   CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
-  entries_.fetch_add(1, std::memory_order_relaxed);
-  empty_markers_.fetch_add(1, std::memory_order_relaxed);
+  Bump(entries_);
+  Bump(empty_markers_);
   NoteSafePut();
   return Status::OK();
 }

@@ -19,6 +19,7 @@
 #include "canal/parser/transaction_buffer.h"
 #include "support/binlog_stream.h"
 #include "support/fixtures.h"
+#include "sink_test_support.h"
 
 namespace canal::sink {
 namespace {
@@ -29,20 +30,13 @@ using parser::TxEventKind;
 using store::EntryKind;
 using store::RingStore;
 
+using testing_support::Ev;
+using testing_support::kTime;
+using testing_support::MakeStore;
+
 constexpr char kFile[] = "mysql-bin.000007";
-constexpr uint32_t kTime = 1700000000;
 
 // ---- store plumbing ----------------------------------------------------------
-
-std::unique_ptr<RingStore> MakeStore(uint32_t slots = 1024) {
-  store::RingStoreOptions o;
-  o.buffer_size = slots;
-  o.batch_mode = store::BatchMode::kItemSize;
-  std::unique_ptr<RingStore> s;
-  Status st = RingStore::Create(o, &s);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return s;
-}
 
 struct Got {
   entry::Entry entry;
@@ -82,18 +76,6 @@ std::vector<Got> Drain(RingStore* s) {
 }
 
 // ---- hand-built transactions -----------------------------------------------------
-
-TxEvent Ev(TxEventKind kind, uint64_t offset, uint64_t end, std::string_view sql = {}, std::string_view db = {}) {
-  TxEvent e;
-  e.kind = kind;
-  e.offset = offset;
-  e.end_offset = end;
-  e.timestamp = kTime;
-  e.server_id = 1;
-  e.sql = sql;
-  e.db = db;
-  return e;
-}
 
 TxEvent Commit(uint64_t offset, uint64_t xid) {
   TxEvent e = Ev(TxEventKind::kCommit, offset, offset + 31);

@@ -139,6 +139,13 @@ class EntrySink final : public parser::TransactionSink {
   struct PendingEmpty;
 
   std::shared_ptr<const TableFilter> CurrentFilter() const;
+  // Before an entry is built in next_: the best fit of next_ and the spare
+  // buffers for `need` bytes (see spare_), reserved with headroom when none
+  // holds it.
+  void FitNext(size_t need);
+  // After an entry is built in next_: the bytes the next entry of its kind
+  // will need.
+  void NoteBuilt(size_t* need) const;
   bool Keeps(const TableFilter* filter, std::string_view schema, std::string_view table) const;
   void SetContext(const parser::Transaction& txn, const parser::TxEvent& e);
   void SetMeta(store::EntryKind kind);
@@ -158,9 +165,13 @@ class EntrySink final : public parser::TransactionSink {
 
   mutable std::mutex filter_mu_;
   std::shared_ptr<const TableFilter> active_filter_;  // guarded by filter_mu_
+  // Bumped (under filter_mu_) when active_filter_ changes, so the parse thread
+  // takes the lock only then, not once per transaction.
+  std::atomic<uint64_t> filter_version_{0};
 
   // Parse-thread state.
   std::shared_ptr<const TableFilter> txn_filter_;  // read once per transaction
+  uint64_t txn_filter_version_ = ~uint64_t{0};     // filter_version_ when it was read (none yet)
   bool open_ = false;          // a piece went by and the last piece has not
   bool has_begin_ = false;     // the transaction has a BEGIN event
   bool begin_put_ = false;     // its TRANSACTIONBEGIN went out
@@ -172,9 +183,20 @@ class EntrySink final : public parser::TransactionSink {
   bool staged_full_ = false;
   uint64_t next_event_end_ = 0, staged_event_end_ = 0;  // end offsets of the entries' events
 
+  // Buffers kept between entries. Every moving Put hands back the buffer of
+  // whatever entry last used the slot (a small BEGIN/END as often as a
+  // ROWDATA), so each entry is built in the one of next_ and these that best
+  // fits recent entries of its kind: big buffers stay with big entries.
+  static constexpr size_t kSpareBuffers = 3;
+  std::string spare_[kSpareBuffers];
+  size_t rows_need_ = 0;   // bytes of a recent ROWDATA entry (the largest)
+  size_t small_need_ = 0;  // bytes of a recent TRANSACTIONBEGIN/END entry
+
   std::unique_ptr<PendingEmpty> pending_;
   int64_t last_advance_ms_ = 0;
 
+  // Written by the parse thread only (Bump: no locked read-modify-write on
+  // the hot path), read relaxed by stats() from any thread.
   std::atomic<uint64_t> transactions_{0}, pieces_{0}, entries_{0}, rows_entries_{0}, rows_{0}, filtered_events_{0},
       skipped_transactions_{0}, empty_markers_{0};
 };

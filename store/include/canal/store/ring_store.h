@@ -162,6 +162,12 @@ class RingStore {
   // unchanged.
   Status Put(std::string* bytes, const EntryMeta& meta);
 
+  // The capacity up to which a moving Put keeps any buffer, whatever the
+  // size of its entry: max(memunit, 256) bytes. A producer that gives a
+  // small entry's buffer headroom keeps it within this, or the buffer is
+  // dropped the first time a small entry is put in it.
+  size_t spare_capacity() const { return retained_capacity_; }
+
   // Put without waiting: false when the ring is full or stopped (stopped()
   // tells which); the entry is then not stored.
   bool TryPut(std::string_view bytes, const EntryMeta& meta);
