@@ -31,10 +31,8 @@ inline bool Bit(std::string_view bitmap, size_t i) {
   return (static_cast<uint8_t>(bitmap[i >> 3]) >> (i & 7)) & 1;
 }
 
-// Bits past the bitmap's bytes count as clear: an insert's or delete's event
-// has no after bitmap at all.
+// `bitmap` holds at least n bits (Reset checks).
 size_t CountBits(std::string_view bitmap, size_t n) {
-  n = std::min(n, bitmap.size() * 8);
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) count += Bit(bitmap, i);
   return count;
