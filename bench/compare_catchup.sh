@@ -15,24 +15,12 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 baseline=""
 rounds=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --baseline) baseline=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "compare_catchup: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-[ -n "$baseline" ] || { echo "compare_catchup: --baseline BUILD_DIR is required" >&2; exit 2; }
-for b in "$baseline" "$build"; do
-  for p in canal-server e2e_client; do
-    [ -x "$b/bin/$p" ] || { echo "compare_catchup: $b/bin/$p is missing" >&2; exit 2; }
-  done
-done
+bench_args compare_catchup --baseline baseline --build build --rounds rounds -- "$@"
+bench_ab_builds compare_catchup
 
 mysql_port=14102 canal_port=14114 metrics_port=14124
 work="$build/bench-compare"

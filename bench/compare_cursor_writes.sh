@@ -16,27 +16,14 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 baseline=""
 rounds=3
 mysql_port=17301
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --baseline) baseline=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --port) mysql_port=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "compare_cursor_writes: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-[ -n "$baseline" ] || { echo "compare_cursor_writes: --baseline BUILD_DIR is required" >&2; exit 2; }
+bench_args compare_cursor_writes --baseline baseline --build build --rounds rounds --port mysql_port -- "$@"
+bench_ab_builds compare_cursor_writes
 command -v strace >/dev/null || { echo "compare_cursor_writes: strace is not installed" >&2; exit 2; }
-for b in "$baseline" "$build"; do
-  for p in canal-server e2e_client; do
-    [ -x "$b/bin/$p" ] || { echo "compare_cursor_writes: $b/bin/$p is missing" >&2; exit 2; }
-  done
-done
 
 canal_port=$((mysql_port + 20))
 work="$build/bench-cursor-writes"

@@ -22,20 +22,12 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 data=""
 runs=5
 gbench=1
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --data) data=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --no-gbench) gbench=0; shift ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_decode_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_decode_bench --build-dir build --data data --runs runs --no-gbench gbench=0 -- "$@"
 [ -n "$data" ] || data="$build/bench-data"
 min_typed=${BENCH_MIN_TYPED_ROWS_PER_S:-1000000}
 min_ratio=${BENCH_MIN_RATIO:-5}

@@ -37,16 +37,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 only=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_e2e_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_e2e_bench --build-dir build --only only -- "$@"
 min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
 max_p99=${BENCH_MAX_P99_MS:-5}
 max_p99_batched=${BENCH_MAX_P99_BATCHED_MS:-20}

@@ -29,22 +29,13 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 rows=6000000
 only=""
 port=14701
 blob_sizes="64"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --rows) rows=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    --port) port=$2; shift 2 ;;
-    --blob-mib) blob_sizes=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_memory_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_memory_bench --build-dir build --rows rows --only only --port port --blob-mib blob_sizes -- "$@"
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
   { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }

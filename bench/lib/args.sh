@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Option parsing shared by the bench scripts (sourced, not run). A script's
+# usage is its header comment: the lines after the #! line up to the first
+# line that is not a comment, which -h / --help prints.
+#
+#   bench_args NAME KEY TARGET ... -- "$@"
+#
+# Pairs of KEY TARGET, then --, then the script's arguments:
+#   --opt var        --opt takes a value, stored in var
+#   --opt var=value  --opt is a flag that sets var to value
+#   WORD var         (KEY without a leading -) a bare argument is stored in var
+# Anything else ends the script with "NAME: unknown argument X" (or "unknown
+# option X" when bare arguments are taken) and exit status 2, as does an
+# option missing its value. Variables are set in the caller's scope; defaults
+# are the caller's to set first.
+
+bench_usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+
+bench_args() {
+  local name=$1 bare="" arg
+  local -A takes=() sets=()
+  shift
+  while [ "$1" != -- ]; do
+    case "$1" in
+      -*) if [[ "$2" == *=* ]]; then sets[$1]=$2; else takes[$1]=$2; fi ;;
+      *) bare=$2 ;;
+    esac
+    shift 2
+  done
+  shift
+  while [ $# -gt 0 ]; do
+    arg=$1
+    if [ "$arg" = -h ] || [ "$arg" = --help ]; then
+      bench_usage
+      exit 0
+    elif [ -n "$arg" ] && [ -n "${takes[$arg]+x}" ]; then
+      [ $# -ge 2 ] || { echo "$name: $arg needs a value" >&2; exit 2; }
+      printf -v "${takes[$arg]}" '%s' "$2"
+      shift 2
+    elif [ -n "$arg" ] && [ -n "${sets[$arg]+x}" ]; then
+      printf -v "${sets[$arg]%%=*}" '%s' "${sets[$arg]#*=}"
+      shift
+    elif [ -n "$bare" ] && [[ "$arg" != -* ]]; then
+      printf -v "$bare" '%s' "$arg"
+      shift
+    elif [ -n "$bare" ]; then
+      echo "$name: unknown option $arg" >&2
+      exit 2
+    else
+      echo "$name: unknown argument $arg" >&2
+      exit 2
+    fi
+  done
+}
+
+# bench_ab_builds NAME: for the same-run A/B scripts, after bench_args has set
+# baseline and build: --baseline was given, and both build dirs hold
+# bin/canal-server and bin/e2e_client (else exit 2, naming what is missing).
+# shellcheck disable=SC2154  # baseline and build are the caller's
+bench_ab_builds() {
+  local name=$1 b p
+  [ -n "$baseline" ] || { echo "$name: --baseline BUILD_DIR is required" >&2; exit 2; }
+  for b in "$baseline" "$build"; do
+    for p in canal-server e2e_client; do
+      [ -x "$b/bin/$p" ] || { echo "$name: $b/bin/$p is missing" >&2; exit 2; }
+    done
+  done
+}
