@@ -27,6 +27,8 @@ batch=1000
 port=13399
 keep=0
 bench_args gen_bench_binlog --keep-server keep=1 --rows rows --batch batch --port port OUT_DIR out -- "$@"
+# OUT_DIR is wiped before the copy: an empty one would name the current directory.
+[ -n "$out" ] || { echo "gen_bench_binlog: OUT_DIR must not be empty" >&2; exit 2; }
 if ! [[ "$batch" =~ ^[1-9][0-9]*$ ]]; then
   echo "gen_bench_binlog: --batch must be a positive integer" >&2
   exit 2
