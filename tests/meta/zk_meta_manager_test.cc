@@ -12,6 +12,7 @@
 
 #include "canal/coord/zk_client.h"
 #include "canal/meta/meta_json.h"
+#include "meta_test_util.h"
 #include "support/zk_sandbox.h"
 
 namespace canal::meta {
@@ -22,24 +23,11 @@ using coord::ZkClient;
 using coord::ZkCreateMode;
 using coord::ZkOptions;
 using canal::testing::ZkSandbox;
+using testing::CanalIdentity;
+using testing::CanalPosition;
+using testing::kCanalCursor;
 
 constexpr uint16_t kZkPort = 12181;
-
-// The cursor body of CANAL_PROTOCOL.md "ZooKeeper layout", byte for byte.
-constexpr char kCanalCursor[] =
-    R"({"@type":"com.alibaba.otter.canal.protocol.position.LogPosition","identity":{"slaveId":-1,)"
-    R"("sourceAddress":{"address":"127.0.0.1","port":3306}},"postion":{"gtid":"","included":false,)"
-    R"("journalName":"mysql-bin.000004","position":13885,"serverId":1,"timestamp":1591600659000}})";
-
-LogPosition CanalPosition() {
-  LogPosition p;
-  p.journal_name = "mysql-bin.000004";
-  p.position = 13885;
-  p.server_id = 1;
-  p.timestamp_ms = 1591600659000;
-  return p;
-}
-LogIdentity CanalIdentity() { return LogIdentity{-1, "127.0.0.1", 3306}; }
 
 LogPosition Pos(const std::string& file, uint64_t offset) {
   LogPosition p;
