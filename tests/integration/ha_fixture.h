@@ -39,6 +39,7 @@
 #include "canal/coord/zk_client.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
+#include "support/client_test_names.h"
 #include "support/delivery_ledger.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
@@ -49,16 +50,8 @@ extern char** environ;
 
 namespace canal::testing::ha {
 
-namespace fs = std::filesystem;
-namespace entry = canal::entry;
-using namespace std::chrono_literals;
 using client::ClusterConnector;
 using client::ClusterConnectorOptions;
-using client::Connector;
-using client::ConnectorOptions;
-using client::Message;
-using client::TimeUnit;
-using Clock = std::chrono::steady_clock;
 
 constexpr uint16_t kSandboxPort = 13521;
 constexpr uint16_t kZkPort = 12191;

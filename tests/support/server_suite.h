@@ -18,22 +18,22 @@
 #include "canal/client/connector.h"
 #include "support/canal_install.h"
 #include "support/mariadb_sandbox.h"
+#include "support/sandbox_suite.h"
 
 namespace canal::testing {
 
 template <uint16_t SandboxPort>
-class ServerSuite : public ::testing::Test {
+class ServerSuite : public SandboxSuite<MariadbSandbox, &StartSuiteSandbox, SandboxPort> {
+  using Base = SandboxSuite<MariadbSandbox, &StartSuiteSandbox, SandboxPort>;
+
  protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(SandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    Base::SetUp();
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
     ASSERT_TRUE(std::filesystem::exists(CanalInstall::ServerProgram()))
         << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
   }
   static constexpr uint16_t kSandboxPort = SandboxPort;
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
 };
 
 // Connect() and Subscribe(filter), again every 100 ms until both succeed or
