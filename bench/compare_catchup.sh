@@ -16,6 +16,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 baseline=""
 rounds=3
@@ -42,13 +43,8 @@ first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 # the server it started.
 run_round() {
   local bin=$1/bin label=$2 root="$work/$2"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' \
-    "$canal_port" > "$root/conf/canal.properties"
+  bench_install "$root" "$canal_port" "$mysql_port" "$first" 4
   if [ "$label" = new ]; then echo "canal.metrics.pull.port = $metrics_port" >> "$root/conf/canal.properties"; fi
-  printf 'canal.instance.master.address = 127.0.0.1:%s\ncanal.instance.dbUsername = canal\ncanal.instance.dbPassword = canal\ncanal.instance.master.journal.name = %s\ncanal.instance.master.position = 4\n' \
-    "$mysql_port" "$first" > "$root/conf/bench/instance.properties"
   local t0_ms
   t0_ms=$(date +%s%3N)
   "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &

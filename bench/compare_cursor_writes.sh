@@ -17,6 +17,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 baseline=""
 rounds=3
@@ -49,18 +50,12 @@ first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 # binlog's first file under strace, MODE latency from the primary's end.
 start() {
   local bin=$1/bin root="$work/$2-$3"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' \
-    "$canal_port" > "$root/conf/canal.properties"
-  printf 'canal.instance.master.address = 127.0.0.1:%s\ncanal.instance.dbUsername = canal\ncanal.instance.dbPassword = canal\n' \
-    "$mysql_port" > "$root/conf/bench/instance.properties"
   if [ "$3" = bulk ]; then
-    printf 'canal.instance.master.journal.name = %s\ncanal.instance.master.position = 4\n' "$first" \
-      >> "$root/conf/bench/instance.properties"
+    bench_install "$root" "$canal_port" "$mysql_port" "$first" 4
     strace -f --seccomp-bpf -T -e trace=fsync,fdatasync -o "$root/strace.txt" \
       "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   else
+    bench_install "$root" "$canal_port" "$mysql_port"
     "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   fi
   server_pid=$!

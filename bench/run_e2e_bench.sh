@@ -38,6 +38,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 only=""
 bench_args run_e2e_bench --build-dir build --only only -- "$@"
@@ -71,22 +72,8 @@ trap cleanup EXIT
 # start_server NAME CANAL_PORT MYSQL_PORT FIRST_FILE: a fresh install root with
 # one destination 'bench' streaming from FIRST_FILE:4; sets server_pid, t0_ms.
 start_server() {
-  local name=$1 canal_port=$2 mysql_port=$3 first=$4 root="$work/$1"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  cat > "$root/conf/canal.properties" <<PROPS
-canal.ip = 127.0.0.1
-canal.port = $canal_port
-canal.destinations = bench
-canal.auto.scan = false
-PROPS
-  cat > "$root/conf/bench/instance.properties" <<PROPS
-canal.instance.master.address = 127.0.0.1:$mysql_port
-canal.instance.dbUsername = canal
-canal.instance.dbPassword = canal
-canal.instance.master.journal.name = $first
-canal.instance.master.position = 4
-PROPS
+  local root="$work/$1"
+  bench_install "$root" "$2" "$3" "$4" 4
   t0_ms=$(date +%s%3N)
   "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   server_pid=$!

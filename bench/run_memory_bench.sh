@@ -30,6 +30,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 rows=6000000
 only=""
@@ -80,17 +81,7 @@ master_status() { "${sql[@]}" -e "SHOW MASTER STATUS" | awk '{print $1, $2}'; }
 # 'bench' from FILE:POS with default memory settings; sets server_pid.
 start_server() {
   local root="$work/$1"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' "$2" \
-    > "$root/conf/canal.properties"
-  cat > "$root/conf/bench/instance.properties" <<PROPS
-canal.instance.master.address = 127.0.0.1:$port
-canal.instance.dbUsername = canal
-canal.instance.dbPassword = canal
-canal.instance.master.journal.name = $3
-canal.instance.master.position = $4
-PROPS
+  bench_install "$root" "$2" "$port" "$3" "$4"
   # BENCH_SERVER_WRAPPER (e.g. "heaptrack -o FILE"): to find where the memory goes
   # (the RSS figures are then the wrapper's, and meaningless).
   ${BENCH_SERVER_WRAPPER:-} "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
