@@ -20,6 +20,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
 . "$repo/bench/lib/args.sh"
 out="$repo/build/bench-data"
 rows=1000000

@@ -37,7 +37,9 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
 . "$repo/bench/lib/args.sh"
+# shellcheck source=bench/lib/install.sh
 . "$repo/bench/lib/install.sh"
 build="$repo/build"
 only=""

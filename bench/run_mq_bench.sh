@@ -15,6 +15,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
 . "$repo/bench/lib/args.sh"
 build="$repo/build"
 only=""

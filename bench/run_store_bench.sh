@@ -8,6 +8,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
 . "$repo/bench/lib/args.sh"
 build="$repo/build"
 bench_args run_store_bench --build-dir build -- "$@"
