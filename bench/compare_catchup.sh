@@ -19,11 +19,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
 # shellcheck source=bench/lib/install.sh
 . "$repo/bench/lib/install.sh"
-build="$repo/build"
-baseline=""
-rounds=3
-bench_args compare_catchup --baseline baseline --build build --rounds rounds -- "$@"
-bench_ab_builds compare_catchup
+bench_ab_args compare_catchup -- "$@"
 
 mysql_port=14102 canal_port=14114 metrics_port=14124
 work="$build/bench-compare"

@@ -20,12 +20,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/args.sh"
 # shellcheck source=bench/lib/install.sh
 . "$repo/bench/lib/install.sh"
-build="$repo/build"
-baseline=""
-rounds=3
 mysql_port=17301
-bench_args compare_cursor_writes --baseline baseline --build build --rounds rounds --port mysql_port -- "$@"
-bench_ab_builds compare_cursor_writes
+bench_ab_args compare_cursor_writes --port mysql_port -- "$@"
 command -v strace >/dev/null || { echo "compare_cursor_writes: strace is not installed" >&2; exit 2; }
 
 canal_port=$((mysql_port + 20))

@@ -53,12 +53,18 @@ bench_args() {
   done
 }
 
-# bench_ab_builds NAME: for the same-run A/B scripts, after bench_args has set
-# baseline and build: --baseline was given, and both build dirs hold
-# bin/canal-server and bin/e2e_client (else exit 2, naming what is missing).
-# shellcheck disable=SC2154  # baseline and build are the caller's
-bench_ab_builds() {
+# bench_ab_args NAME [KEY TARGET ...] -- "$@": the options of the same-run
+# A/B scripts, a baseline build against this one: --baseline BUILD_DIR
+# (required; sets baseline), --build DIR (build, default $repo/build),
+# --rounds N (rounds, default 3) and the script's own KEY TARGET pairs (as
+# bench_args). Then both build dirs must hold bin/canal-server and
+# bin/e2e_client (else exit 2, naming what is missing).
+# shellcheck disable=SC2154,SC2034  # repo is the caller's; it reads what this sets
+bench_ab_args() {
   local name=$1 b p
+  shift
+  build="$repo/build" baseline="" rounds=3
+  bench_args "$name" --baseline baseline --build build --rounds rounds "$@"
   [ -n "$baseline" ] || { echo "$name: --baseline BUILD_DIR is required" >&2; exit 2; }
   for b in "$baseline" "$build"; do
     for p in canal-server e2e_client; do
