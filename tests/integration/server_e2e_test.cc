@@ -207,15 +207,6 @@ class ServerE2e : public ServerSuite<kSandboxPort> {
   }
   void TearDown() override { install_.reset(); }
 
-  static bool Sql(const std::string& sql) {
-    const bool ok = sandbox_->Sql(sql);
-    EXPECT_TRUE(ok) << sandbox_->error();
-    return ok;
-  }
-  // instance.properties lines that start the destination at the primary's end as it is now.
-  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
-  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
-
   // bin/startup.sh, with its output and the server log on failure.
   ::testing::AssertionResult Startup() const {
     std::string out;

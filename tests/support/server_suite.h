@@ -1,6 +1,7 @@
 // ServerSuite: the base of integration suites that run the built canal-server
-// against one MariaDB sandbox of their own, and ConnectAndSubscribe, which
-// opens a client while the server or destination starts.
+// against one MariaDB sandbox of their own (with helpers for SQL on it), and
+// ConnectAndSubscribe, which opens a client while the server or destination
+// starts.
 //
 //   class MySuite : public ServerSuite<14351> {};   // the suite's sandbox port
 //   TEST_F(MySuite, ...) { ... sandbox_->Sql(...) ... }
@@ -17,6 +18,7 @@
 
 #include "canal/client/connector.h"
 #include "support/canal_install.h"
+#include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/sandbox_suite.h"
 
@@ -34,6 +36,17 @@ class ServerSuite : public SandboxSuite<MariadbSandbox, &StartSuiteSandbox, Sand
         << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
   }
   static constexpr uint16_t kSandboxPort = SandboxPort;
+  using Base::sandbox_;
+
+  // SQL on the sandbox as root; a failure (with the server's error) fails the test.
+  static bool Sql(const std::string& sql) {
+    const bool ok = sandbox_->Sql(sql);
+    EXPECT_TRUE(ok) << sandbox_->error();
+    return ok;
+  }
+  // instance.properties lines that start the destination at the primary's end as it is now.
+  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
+  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
 };
 
 // Connect() and Subscribe(filter), again every 100 ms until both succeed or
