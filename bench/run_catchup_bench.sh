@@ -27,9 +27,7 @@ min_rate=${BENCH_MIN_CATCHUP_ROWS_PER_S:-500000}
 min_file_ratio=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.3}
 data="$build/bench-data"
 bench="$build/bin/catchup_bench"
-say() { echo "run_catchup_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$bench" ] || fail "$bench not built (scripts/build.sh --release)"
+bench_built "$bench"
 
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 sbargs=(--port "$port" --dir "/tmp/canal-bench-mariadb-$port")

@@ -33,11 +33,9 @@ bench_args run_decode_bench --build-dir build --data data --runs runs --no-gbenc
 min_typed=${BENCH_MIN_TYPED_ROWS_PER_S:-1000000}
 min_ratio=${BENCH_MIN_RATIO:-5}
 
-say() { echo "run_decode_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
 
 canal_binlog="$build/bin/canal-binlog"
-[ -x "$canal_binlog" ] || fail "$canal_binlog not built (scripts/build.sh --release)"
+bench_built "$canal_binlog"
 mariadb_binlog=$(command -v mariadb-binlog || command -v mysqlbinlog || true)
 [ -n "$mariadb_binlog" ] || fail "mariadb-binlog not found (install mariadb-client)"
 

@@ -54,11 +54,7 @@ work="$build/bench-e2e"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
 cli_bin="$build/bin/canal-cli"
-say() { echo "run_e2e_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$server_bin" ] || fail "$server_bin not built (scripts/build.sh --release)"
-[ -x "$client_bin" ] || fail "$client_bin not built (scripts/build.sh --release)"
-[ -x "$cli_bin" ] || fail "$cli_bin not built (scripts/build.sh --release)"
+bench_built "$server_bin" "$client_bin" "$cli_bin"
 
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 server_pid=""

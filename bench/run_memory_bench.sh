@@ -54,11 +54,7 @@ server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
 cli_bin="$build/bin/canal-cli"
 sbdir=/tmp/canal-bench-mariadb-$port
-say() { echo "run_memory_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-for b in "$server_bin" "$client_bin" "$cli_bin"; do
-  [ -x "$b" ] || fail "$b not built (scripts/build.sh --release)"
-done
+bench_built "$server_bin" "$client_bin" "$cli_bin"
 say "targets: peak RSS < 256 MiB for a ${rows}-row transaction (fast and slow client)," \
   "RSS < 64 MiB within 10 s after; peak RSS < 256 MiB for a 64 MiB row (rows of: $blob_sizes MiB)"
 say "judged here against: ${max_peak} / ${max_after} / ${max_blob} MiB (BENCH_TXN_MAX_RSS_MIB," \

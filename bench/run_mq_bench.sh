@@ -26,10 +26,7 @@ bench="$build/bin/mq_bench"
 server="$build/bin/canal-server"
 mysql_port=14281
 rabbit_port=14270
-say() { echo "run_mq_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$bench" ] || fail "$bench not built (scripts/build.sh --release)"
-[ -x "$server" ] || fail "$server not built (scripts/build.sh --release)"
+bench_built "$bench" "$server"
 
 cleanup() {
   bash "$repo/scripts/mariadb-sandbox.sh" stop --port "$mysql_port" --dir "/tmp/canal-bench-mariadb-$mysql_port" \

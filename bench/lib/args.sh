@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Option parsing shared by the bench scripts (sourced, not run). A script's
-# usage is its header comment: the lines after the #! line up to the first
-# line that is not a comment, which -h / --help prints.
+# Option parsing and messages shared by the bench scripts (sourced, not
+# run). A script's usage is its header comment: the lines after the #! line
+# up to the first line that is not a comment, which -h / --help prints.
 #
 #   bench_args NAME KEY TARGET ... -- "$@"
 #
@@ -19,6 +19,7 @@ bench_usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }'
 bench_args() {
   local name=$1 bare="" arg
   local -A takes=() sets=()
+  bench_name=$name
   shift
   while [ "$1" != -- ]; do
     case "$1" in
@@ -50,6 +51,17 @@ bench_args() {
       echo "$name: unknown argument $arg" >&2
       exit 2
     fi
+  done
+}
+
+# After bench_args: say prints "NAME: TEXT"; fail says "FAIL: TEXT" and exits
+# 1; bench_built fails naming the first PROGRAM (a path) that is not built.
+say() { echo "$bench_name: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+bench_built() {
+  local p
+  for p in "$@"; do
+    [ -x "$p" ] || fail "$p not built (scripts/build.sh --release)"
   done
 }
 
