@@ -15,24 +15,11 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build="$repo/build"
-baseline=""
-rounds=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --baseline) baseline=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "compare_catchup: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-[ -n "$baseline" ] || { echo "compare_catchup: --baseline BUILD_DIR is required" >&2; exit 2; }
-for b in "$baseline" "$build"; do
-  for p in canal-server e2e_client; do
-    [ -x "$b/bin/$p" ] || { echo "compare_catchup: $b/bin/$p is missing" >&2; exit 2; }
-  done
-done
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
+# shellcheck source=bench/lib/install.sh
+. "$repo/bench/lib/install.sh"
+bench_ab_args compare_catchup -- "$@"
 
 mysql_port=14102 canal_port=14114 metrics_port=14124
 work="$build/bench-compare"
@@ -54,13 +41,8 @@ first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 # the server it started.
 run_round() {
   local bin=$1/bin label=$2 root="$work/$2"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' \
-    "$canal_port" > "$root/conf/canal.properties"
+  bench_install "$root" "$canal_port" "$mysql_port" "$first" 4
   if [ "$label" = new ]; then echo "canal.metrics.pull.port = $metrics_port" >> "$root/conf/canal.properties"; fi
-  printf 'canal.instance.master.address = 127.0.0.1:%s\ncanal.instance.dbUsername = canal\ncanal.instance.dbPassword = canal\ncanal.instance.master.journal.name = %s\ncanal.instance.master.position = 4\n' \
-    "$mysql_port" "$first" > "$root/conf/bench/instance.properties"
   local t0_ms
   t0_ms=$(date +%s%3N)
   "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &

@@ -16,27 +16,13 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build="$repo/build"
-baseline=""
-rounds=3
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
+# shellcheck source=bench/lib/install.sh
+. "$repo/bench/lib/install.sh"
 mysql_port=17301
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --baseline) baseline=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --port) mysql_port=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "compare_cursor_writes: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-[ -n "$baseline" ] || { echo "compare_cursor_writes: --baseline BUILD_DIR is required" >&2; exit 2; }
+bench_ab_args compare_cursor_writes --port mysql_port -- "$@"
 command -v strace >/dev/null || { echo "compare_cursor_writes: strace is not installed" >&2; exit 2; }
-for b in "$baseline" "$build"; do
-  for p in canal-server e2e_client; do
-    [ -x "$b/bin/$p" ] || { echo "compare_cursor_writes: $b/bin/$p is missing" >&2; exit 2; }
-  done
-done
 
 canal_port=$((mysql_port + 20))
 work="$build/bench-cursor-writes"
@@ -62,18 +48,12 @@ first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 # binlog's first file under strace, MODE latency from the primary's end.
 start() {
   local bin=$1/bin root="$work/$2-$3"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' \
-    "$canal_port" > "$root/conf/canal.properties"
-  printf 'canal.instance.master.address = 127.0.0.1:%s\ncanal.instance.dbUsername = canal\ncanal.instance.dbPassword = canal\n' \
-    "$mysql_port" > "$root/conf/bench/instance.properties"
   if [ "$3" = bulk ]; then
-    printf 'canal.instance.master.journal.name = %s\ncanal.instance.master.position = 4\n' "$first" \
-      >> "$root/conf/bench/instance.properties"
+    bench_install "$root" "$canal_port" "$mysql_port" "$first" 4
     strace -f --seccomp-bpf -T -e trace=fsync,fdatasync -o "$root/strace.txt" \
       "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   else
+    bench_install "$root" "$canal_port" "$mysql_port"
     "$bin/canal-server" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   fi
   server_pid=$!

@@ -20,22 +20,16 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
 out="$repo/build/bench-data"
 rows=1000000
 batch=1000
 port=13399
 keep=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --keep-server) keep=1; shift ;;
-    --rows) rows=$2; shift 2 ;;
-    --batch) batch=$2; shift 2 ;;
-    --port) port=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    -*) echo "gen_bench_binlog: unknown option $1" >&2; exit 2 ;;
-    *) out=$1; shift ;;
-  esac
-done
+bench_args gen_bench_binlog --keep-server keep=1 --rows rows --batch batch --port port OUT_DIR out -- "$@"
+# OUT_DIR is wiped before the copy: an empty one would name the current directory.
+[ -n "$out" ] || { echo "gen_bench_binlog: OUT_DIR must not be empty" >&2; exit 2; }
 if ! [[ "$batch" =~ ^[1-9][0-9]*$ ]]; then
   echo "gen_bench_binlog: --batch must be a positive integer" >&2
   exit 2

@@ -18,23 +18,16 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 port=13399
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --port) port=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_catchup_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_catchup_bench --build-dir build --port port -- "$@"
 min_rate=${BENCH_MIN_CATCHUP_ROWS_PER_S:-500000}
 min_file_ratio=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.3}
 data="$build/bench-data"
 bench="$build/bin/catchup_bench"
-say() { echo "run_catchup_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$bench" ] || fail "$bench not built (scripts/build.sh --release)"
+bench_built "$bench"
 
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 sbargs=(--port "$port" --dir "/tmp/canal-bench-mariadb-$port")

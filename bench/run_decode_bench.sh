@@ -22,29 +22,20 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 data=""
 runs=5
 gbench=1
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --data) data=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --no-gbench) gbench=0; shift ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_decode_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_decode_bench --build-dir build --data data --runs runs --no-gbench gbench=0 -- "$@"
 [ -n "$data" ] || data="$build/bench-data"
 min_typed=${BENCH_MIN_TYPED_ROWS_PER_S:-1000000}
 min_ratio=${BENCH_MIN_RATIO:-5}
 
-say() { echo "run_decode_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
 
 canal_binlog="$build/bin/canal-binlog"
-[ -x "$canal_binlog" ] || fail "$canal_binlog not built (scripts/build.sh --release)"
+bench_built "$canal_binlog"
 mariadb_binlog=$(command -v mariadb-binlog || command -v mysqlbinlog || true)
 [ -n "$mariadb_binlog" ] || fail "mariadb-binlog not found (install mariadb-client)"
 

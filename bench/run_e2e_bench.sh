@@ -37,16 +37,13 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
+# shellcheck source=bench/lib/install.sh
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 only=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_e2e_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_e2e_bench --build-dir build --only only -- "$@"
 min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
 max_p99=${BENCH_MAX_P99_MS:-5}
 max_p99_batched=${BENCH_MAX_P99_BATCHED_MS:-20}
@@ -57,11 +54,7 @@ work="$build/bench-e2e"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
 cli_bin="$build/bin/canal-cli"
-say() { echo "run_e2e_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$server_bin" ] || fail "$server_bin not built (scripts/build.sh --release)"
-[ -x "$client_bin" ] || fail "$client_bin not built (scripts/build.sh --release)"
-[ -x "$cli_bin" ] || fail "$cli_bin not built (scripts/build.sh --release)"
+bench_built "$server_bin" "$client_bin" "$cli_bin"
 
 sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 server_pid=""
@@ -77,22 +70,8 @@ trap cleanup EXIT
 # start_server NAME CANAL_PORT MYSQL_PORT FIRST_FILE: a fresh install root with
 # one destination 'bench' streaming from FIRST_FILE:4; sets server_pid, t0_ms.
 start_server() {
-  local name=$1 canal_port=$2 mysql_port=$3 first=$4 root="$work/$1"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  cat > "$root/conf/canal.properties" <<PROPS
-canal.ip = 127.0.0.1
-canal.port = $canal_port
-canal.destinations = bench
-canal.auto.scan = false
-PROPS
-  cat > "$root/conf/bench/instance.properties" <<PROPS
-canal.instance.master.address = 127.0.0.1:$mysql_port
-canal.instance.dbUsername = canal
-canal.instance.dbPassword = canal
-canal.instance.master.journal.name = $first
-canal.instance.master.position = 4
-PROPS
+  local root="$work/$1"
+  bench_install "$root" "$2" "$3" "$4" 4
   t0_ms=$(date +%s%3N)
   "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   server_pid=$!

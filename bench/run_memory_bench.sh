@@ -29,22 +29,16 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
+# shellcheck source=bench/lib/install.sh
+. "$repo/bench/lib/install.sh"
 build="$repo/build"
 rows=6000000
 only=""
 port=14701
 blob_sizes="64"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --rows) rows=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    --port) port=$2; shift 2 ;;
-    --blob-mib) blob_sizes=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_memory_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_memory_bench --build-dir build --rows rows --only only --port port --blob-mib blob_sizes -- "$@"
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
   { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }
@@ -60,11 +54,7 @@ server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
 cli_bin="$build/bin/canal-cli"
 sbdir=/tmp/canal-bench-mariadb-$port
-say() { echo "run_memory_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-for b in "$server_bin" "$client_bin" "$cli_bin"; do
-  [ -x "$b" ] || fail "$b not built (scripts/build.sh --release)"
-done
+bench_built "$server_bin" "$client_bin" "$cli_bin"
 say "targets: peak RSS < 256 MiB for a ${rows}-row transaction (fast and slow client)," \
   "RSS < 64 MiB within 10 s after; peak RSS < 256 MiB for a 64 MiB row (rows of: $blob_sizes MiB)"
 say "judged here against: ${max_peak} / ${max_after} / ${max_blob} MiB (BENCH_TXN_MAX_RSS_MIB," \
@@ -89,17 +79,7 @@ master_status() { "${sql[@]}" -e "SHOW MASTER STATUS" | awk '{print $1, $2}'; }
 # 'bench' from FILE:POS with default memory settings; sets server_pid.
 start_server() {
   local root="$work/$1"
-  rm -rf "$root"
-  mkdir -p "$root/conf/bench"
-  printf 'canal.ip = 127.0.0.1\ncanal.port = %s\ncanal.destinations = bench\ncanal.auto.scan = false\n' "$2" \
-    > "$root/conf/canal.properties"
-  cat > "$root/conf/bench/instance.properties" <<PROPS
-canal.instance.master.address = 127.0.0.1:$port
-canal.instance.dbUsername = canal
-canal.instance.dbPassword = canal
-canal.instance.master.journal.name = $3
-canal.instance.master.position = $4
-PROPS
+  bench_install "$root" "$2" "$port" "$3" "$4"
   # BENCH_SERVER_WRAPPER (e.g. "heaptrack -o FILE"): to find where the memory goes
   # (the RSS figures are then the wrapper's, and meaningless).
   ${BENCH_SERVER_WRAPPER:-} "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &

@@ -15,26 +15,18 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
 only=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_mq_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_mq_bench --build-dir build --only only -- "$@"
 min_rate=${BENCH_MIN_MQ_ROWS_PER_S:-30000}
 work="$build/bench-mq"
 bench="$build/bin/mq_bench"
 server="$build/bin/canal-server"
 mysql_port=14281
 rabbit_port=14270
-say() { echo "run_mq_bench: $*"; }
-fail() { say "FAIL: $*"; exit 1; }
-[ -x "$bench" ] || fail "$bench not built (scripts/build.sh --release)"
-[ -x "$server" ] || fail "$server not built (scripts/build.sh --release)"
+bench_built "$bench" "$server"
 
 cleanup() {
   bash "$repo/scripts/mariadb-sandbox.sh" stop --port "$mysql_port" --dir "/tmp/canal-bench-mariadb-$mysql_port" \

@@ -8,14 +8,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib/args.sh
+. "$repo/bench/lib/args.sh"
 build="$repo/build"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_store_bench: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+bench_args run_store_bench --build-dir build -- "$@"
 bench="$build/bin/store_bench"
 out="$build/store_bench.json"
 [ -x "$bench" ] || { echo "run_store_bench: missing $bench (scripts/build.sh --release)"; exit 1; }

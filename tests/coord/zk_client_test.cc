@@ -12,13 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "support/zk_sandbox.h"
+#include "support/zk_suite.h"
 
 namespace canal::coord {
 namespace {
 
 using namespace std::chrono_literals;
-using canal::testing::ZkSandbox;
 
 constexpr uint16_t kZkPort = 12181;
 
@@ -70,38 +69,13 @@ class StateLog {
   std::vector<ZkState> states_;
 };
 
-class ZkClientTest : public ::testing::Test {
+class ZkClientTest : public canal::testing::ZkSuite<kZkPort> {
  protected:
-  static void SetUpTestSuite() { sandbox_ = canal::testing::StartSuiteZk(kZkPort, &setup_error_).release(); }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
   void SetUp() override {
-    CANAL_REQUIRE_ZK(sandbox_, setup_error_);
-    // A test that stopped ZooKeeper and failed half-way must not break the next.
-    ASSERT_TRUE(sandbox_->Start()) << sandbox_->error();
+    ZkSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     root_ = "/canal-test/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
-
-  ZkOptions Options(int session_ms = 6000, int op_ms = 5000) const {
-    ZkOptions o;
-    o.servers = sandbox_->servers();
-    o.session_timeout_ms = session_ms;
-    o.operation_timeout_ms = op_ms;
-    return o;
-  }
-
-  std::unique_ptr<ZkClient> Connect(ZkOptions o) {
-    std::unique_ptr<ZkClient> c;
-    Status s = ZkClient::Create(std::move(o), &c);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (!s.ok()) return nullptr;
-    s = c->WaitConnected(10s);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return c;
-  }
-  std::unique_ptr<ZkClient> Connect() { return Connect(Options()); }
 
   // Polls until `path` exists == want (ephemeral removal is asynchronous to
   // the closing client).
@@ -115,13 +89,8 @@ class ZkClientTest : public ::testing::Test {
     return false;
   }
 
-  static ZkSandbox* sandbox_;
-  static std::string setup_error_;
   std::string root_;
 };
-
-ZkSandbox* ZkClientTest::sandbox_ = nullptr;
-std::string ZkClientTest::setup_error_;
 
 TEST_F(ZkClientTest, ConnectsAndReportsSession) {
   auto c = Connect();

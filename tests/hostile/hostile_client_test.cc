@@ -38,21 +38,13 @@
 #include "support/canal_install.h"
 #include "support/client_rows.h"
 #include "support/load_table.h"
+#include "support/client_test_names.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
 #include "support/wait.h"
 
 namespace canal::testing {
 namespace {
-
-namespace fs = std::filesystem;
-namespace entry = canal::entry;
-using namespace std::chrono_literals;
-using client::Connector;
-using client::ConnectorOptions;
-using client::Message;
-using client::TimeUnit;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kRows = 2000;               // written in 40 transactions during each flood
 constexpr rlim_t kServerFds = 4096;       // the server's descriptor limit

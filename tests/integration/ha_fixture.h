@@ -39,9 +39,11 @@
 #include "canal/coord/zk_client.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
+#include "support/client_test_names.h"
 #include "support/delivery_ledger.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/server_suite.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
 
@@ -49,16 +51,8 @@ extern char** environ;
 
 namespace canal::testing::ha {
 
-namespace fs = std::filesystem;
-namespace entry = canal::entry;
-using namespace std::chrono_literals;
 using client::ClusterConnector;
 using client::ClusterConnectorOptions;
-using client::Connector;
-using client::ConnectorOptions;
-using client::Message;
-using client::TimeUnit;
-using Clock = std::chrono::steady_clock;
 
 constexpr uint16_t kSandboxPort = 13521;
 constexpr uint16_t kZkPort = 12191;
@@ -306,22 +300,21 @@ inline size_t CountLines(const fs::path& file) {
 
 // ---- The suite -----------------------------------------------------------------
 
-class Ha : public ::testing::Test {
+class Ha : public ServerSuite<kSandboxPort> {
  protected:
   static void SetUpTestSuite() {
-    sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_);
+    ServerSuite::SetUpTestSuite();
     zk_sandbox_ = StartSuiteZk(kZkPort, &zk_setup_error_);
   }
   static void TearDownTestSuite() {
     zk_sandbox_.reset();
-    sandbox_.reset();
+    ServerSuite::TearDownTestSuite();
   }
 
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    ServerSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     CANAL_REQUIRE_ZK(zk_sandbox_, zk_setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram()))
-        << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
     coord::ZkOptions o;
     o.servers = zk_sandbox_->servers();
     o.session_timeout_ms = 30'000;  // the test's own view must outlive ZooKeeper's restarts (ha_zookeeper_test.cc)
@@ -342,14 +335,6 @@ class Ha : public ::testing::Test {
     if (zk_sandbox_) zk_sandbox_->Start();
   }
 
-  static bool Sql(const std::string& sql) {
-    const bool ok = sandbox_->Sql(sql);
-    EXPECT_TRUE(ok) << sandbox_->error();
-    return ok;
-  }
-  // instance.properties lines that start at the primary's end as it is now.
-  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
-  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
   // SQL files of `chunks` equal parts of transactions 1..txns.
   static std::vector<std::string> LoadChunks(const std::string& name, const std::string& table, int txns,
                                              int rows_per_txn, int chunks) {
@@ -418,9 +403,8 @@ class Ha : public ::testing::Test {
   }
   CanalInstall& install(int i) { return *installs_[i]; }
 
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
   static inline std::unique_ptr<ZkSandbox> zk_sandbox_;
-  static inline std::string setup_error_, zk_setup_error_;
+  static inline std::string zk_setup_error_;
   std::unique_ptr<coord::ZkClient> zk_;
   std::unique_ptr<CanalInstall> installs_[2];
 };

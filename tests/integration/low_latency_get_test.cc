@@ -21,20 +21,13 @@
 #include "canal/client/message.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
+#include "support/client_test_names.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
 
 namespace canal::testing {
 namespace {
-
-namespace entry = canal::entry;
-using namespace std::chrono_literals;
-using client::Connector;
-using client::ConnectorOptions;
-using client::Message;
-using client::TimeUnit;
-using Clock = std::chrono::steady_clock;
 
 constexpr uint16_t kCanalRulePort = 14362;  // canal.get.low.latency off (the default)
 constexpr uint16_t kServerKeyPort = 14363;  // canal.get.low.latency = true

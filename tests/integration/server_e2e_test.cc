@@ -29,24 +29,17 @@
 #include "canal/packet.pb.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
+#include "support/client_test_names.h"
 #include "support/delivery_ledger.h"
 #include "support/fixtures.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/row_render.h"
+#include "support/server_suite.h"
 #include "support/wait.h"
 
 namespace canal::testing {
 namespace {
-
-namespace fs = std::filesystem;
-namespace entry = canal::entry;
-using namespace std::chrono_literals;
-using client::Connector;
-using client::ConnectorOptions;
-using client::Message;
-using client::TimeUnit;
-using Clock = std::chrono::steady_clock;
 
 constexpr uint16_t kSandboxPort = 13471;
 // canal-server's client port, one per test so that a socket a test left in
@@ -204,28 +197,15 @@ int AckError(const protocol::Packet& p, std::string* message) {
 
 // ---- The suite ------------------------------------------------------------
 
-class ServerE2e : public ::testing::Test {
+class ServerE2e : public ServerSuite<kSandboxPort> {
  protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(kSandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
-
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram()))
-        << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
+    ServerSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     install_ = std::make_unique<CanalInstall>(
         "server-e2e-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()), kSandboxPort);
   }
   void TearDown() override { install_.reset(); }
-
-  static bool Sql(const std::string& sql) {
-    const bool ok = sandbox_->Sql(sql);
-    EXPECT_TRUE(ok) << sandbox_->error();
-    return ok;
-  }
-  // instance.properties lines that start the destination at the primary's end as it is now.
-  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
-  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
 
   // bin/startup.sh, with its output and the server log on failure.
   ::testing::AssertionResult Startup() const {
@@ -257,8 +237,6 @@ class ServerE2e : public ::testing::Test {
     }
   }
 
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
   std::unique_ptr<CanalInstall> install_;
 };
 

@@ -73,12 +73,16 @@ TEST(CursorExtensionTest, CanalFileWithoutTheMemberReadsAsBoundary) {
   EXPECT_EQ(EncodeMetaFile(decoded), canal);
 }
 
+// A meta.dat whose one cursor has "transactionBegin": `value` (JSON text).
+std::string WithTransactionBegin(const char* value) {
+  return std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
+                     R"("cursor":{"postion":{"journalName":"a","position":40,"transactionBegin":)") +
+         value + "}}}]}";
+}
+
 TEST(CursorExtensionTest, ExplicitZeroOrNullMeansBoundary) {
   for (const char* value : {"0", "null"}) {
-    const std::string text =
-        std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
-                    R"("cursor":{"postion":{"journalName":"a","position":40,"transactionBegin":)") +
-        value + "}}}]}";
+    const std::string text = WithTransactionBegin(value);
     DestinationMeta decoded;
     Status s = DecodeMetaFile(text, &decoded);
     ASSERT_TRUE(s.ok()) << value << ": " << s.ToString();
@@ -88,10 +92,7 @@ TEST(CursorExtensionTest, ExplicitZeroOrNullMeansBoundary) {
 
 TEST(CursorExtensionTest, BadTransactionBeginIsCorruptionNamingIt) {
   for (const char* value : {"-1", "\"4\"", "1.5", "true", "9223372036854775808"}) {
-    const std::string text =
-        std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
-                    R"("cursor":{"postion":{"journalName":"a","position":40,"transactionBegin":)") +
-        value + "}}}]}";
+    const std::string text = WithTransactionBegin(value);
     DestinationMeta decoded;
     Status s = DecodeMetaFile(text, &decoded);
     EXPECT_TRUE(s.IsCorruption()) << value << ": " << s.ToString();

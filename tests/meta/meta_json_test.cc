@@ -5,8 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "meta_test_util.h"
+
 namespace canal::meta {
 namespace {
+
+using testing::CanalIdentity;
+using testing::CanalPosition;
+using testing::kCanalCursor;
 
 // Byte for byte what Canal's FileMixedMetaManager writes (fastjson defaults:
 // sorted keys, compact, no "@type").
@@ -16,23 +22,6 @@ constexpr char kGoldenMetaDat[] =
     R"("postion":{"gtid":"","included":false,"journalName":"mysql-bin.000004","position":13885,)"
     R"("serverId":1,"timestamp":1591600659000}}},{"clientIdentity":{"clientId":1002,"destination":"example",)"
     R"("filter":""}}],"destination":"example"})";
-
-// The ZooKeeper cursor node, as in the protocol document.
-constexpr char kGoldenCursor[] =
-    R"({"@type":"com.alibaba.otter.canal.protocol.position.LogPosition","identity":{"slaveId":-1,)"
-    R"("sourceAddress":{"address":"127.0.0.1","port":3306}},"postion":{"gtid":"","included":false,)"
-    R"("journalName":"mysql-bin.000004","position":13885,"serverId":1,"timestamp":1591600659000}})";
-
-LogPosition CanalPosition() {
-  LogPosition p;
-  p.journal_name = "mysql-bin.000004";
-  p.position = 13885;
-  p.server_id = 1;
-  p.timestamp_ms = 1591600659000;
-  return p;
-}
-
-LogIdentity CanalIdentity() { return LogIdentity{-1, "127.0.0.1", 3306}; }
 
 DestinationMeta GoldenMeta() {
   DestinationMeta meta;
@@ -66,10 +55,10 @@ TEST(MetaJsonTest, MetaFileRoundTrips) {
 }
 
 TEST(MetaJsonTest, CursorNodeMatchesCanalByteForByte) {
-  EXPECT_EQ(EncodeCursor(CanalPosition(), CanalIdentity()), kGoldenCursor);
+  EXPECT_EQ(EncodeCursor(CanalPosition(), CanalIdentity()), kCanalCursor);
   LogPosition p;
   LogIdentity id;
-  ASSERT_TRUE(DecodeCursor(kGoldenCursor, &p, &id).ok());
+  ASSERT_TRUE(DecodeCursor(kCanalCursor, &p, &id).ok());
   EXPECT_EQ(p, CanalPosition());
   EXPECT_EQ(id, CanalIdentity());
 }

@@ -90,6 +90,18 @@ inline LogPosition Pos(const std::string& file, uint64_t offset, int64_t ts = 15
   return p;
 }
 
+// Canal's sample cursor (the one in kCanalMetaFile): mysql-bin.000004:13885
+// of server 1, read through 127.0.0.1:3306 as slaveId -1.
+inline LogPosition CanalPosition() { return Pos("mysql-bin.000004", 13885, 1591600659000); }
+inline LogIdentity CanalIdentity() { return LogIdentity{-1, "127.0.0.1", 3306}; }
+
+// CanalPosition() and CanalIdentity() as Canal's ZooKeeper cursor node, byte
+// for byte (CANAL_PROTOCOL.md "ZooKeeper layout").
+inline constexpr char kCanalCursor[] =
+    R"({"@type":"com.alibaba.otter.canal.protocol.position.LogPosition","identity":{"slaveId":-1,)"
+    R"("sourceAddress":{"address":"127.0.0.1","port":3306}},"postion":{"gtid":"","included":false,)"
+    R"("journalName":"mysql-bin.000004","position":13885,"serverId":1,"timestamp":1591600659000}})";
+
 inline PositionRange Range(uint64_t from, uint64_t to) {
   PositionRange r;
   r.start = Pos("mysql-bin.000004", from);

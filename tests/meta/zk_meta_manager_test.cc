@@ -12,7 +12,8 @@
 
 #include "canal/coord/zk_client.h"
 #include "canal/meta/meta_json.h"
-#include "support/zk_sandbox.h"
+#include "meta_test_util.h"
+#include "support/zk_suite.h"
 
 namespace canal::meta {
 namespace {
@@ -21,25 +22,11 @@ using namespace std::chrono_literals;
 using coord::ZkClient;
 using coord::ZkCreateMode;
 using coord::ZkOptions;
-using canal::testing::ZkSandbox;
+using testing::CanalIdentity;
+using testing::CanalPosition;
+using testing::kCanalCursor;
 
 constexpr uint16_t kZkPort = 12181;
-
-// The cursor body of CANAL_PROTOCOL.md "ZooKeeper layout", byte for byte.
-constexpr char kCanalCursor[] =
-    R"({"@type":"com.alibaba.otter.canal.protocol.position.LogPosition","identity":{"slaveId":-1,)"
-    R"("sourceAddress":{"address":"127.0.0.1","port":3306}},"postion":{"gtid":"","included":false,)"
-    R"("journalName":"mysql-bin.000004","position":13885,"serverId":1,"timestamp":1591600659000}})";
-
-LogPosition CanalPosition() {
-  LogPosition p;
-  p.journal_name = "mysql-bin.000004";
-  p.position = 13885;
-  p.server_id = 1;
-  p.timestamp_ms = 1591600659000;
-  return p;
-}
-LogIdentity CanalIdentity() { return LogIdentity{-1, "127.0.0.1", 3306}; }
 
 LogPosition Pos(const std::string& file, uint64_t offset) {
   LogPosition p;
@@ -49,34 +36,17 @@ LogPosition Pos(const std::string& file, uint64_t offset) {
   return p;
 }
 
-class ZkMetaManagerTest : public ::testing::Test {
+class ZkMetaManagerTest : public canal::testing::ZkSuite<kZkPort> {
  protected:
-  static void SetUpTestSuite() { sandbox_ = canal::testing::StartSuiteZk(kZkPort, &setup_error_).release(); }
-  static void TearDownTestSuite() {
-    delete sandbox_;
-    sandbox_ = nullptr;
-  }
   void SetUp() override {
-    CANAL_REQUIRE_ZK(sandbox_, setup_error_);
-    ASSERT_TRUE(sandbox_->Start()) << sandbox_->error();
+    ZkSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     dest_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     zk_ = Connect();
     ASSERT_NE(zk_, nullptr);
   }
 
-  std::unique_ptr<ZkClient> Connect(int op_ms = 5000) {
-    ZkOptions o;
-    o.servers = sandbox_->servers();
-    o.session_timeout_ms = 20000;
-    o.operation_timeout_ms = op_ms;
-    std::unique_ptr<ZkClient> c;
-    Status s = ZkClient::Create(o, &c);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (!s.ok()) return nullptr;
-    s = c->WaitConnected(10s);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return c;
-  }
+  std::unique_ptr<ZkClient> Connect(int op_ms = 5000) { return ZkSuite::Connect(Options(20000, op_ms)); }
 
   std::unique_ptr<ZkMetaManager> StartManager(ZkClient* zk, ZkMetaOptions o = {}) {
     o.zk = zk;
@@ -100,14 +70,9 @@ class ZkMetaManagerTest : public ::testing::Test {
     return exists;
   }
 
-  static ZkSandbox* sandbox_;
-  static std::string setup_error_;
   std::string dest_;
   std::unique_ptr<ZkClient> zk_;
 };
-
-ZkSandbox* ZkMetaManagerTest::sandbox_ = nullptr;
-std::string ZkMetaManagerTest::setup_error_;
 
 TEST_F(ZkMetaManagerTest, PathsFollowCanalLayout) {
   const ClientIdentity c{"example", 1001, ""};

@@ -6,45 +6,30 @@
 // overlaps the client's next GET), and acks made while it runs are written
 // again before the next reply.
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <memory>
 #include <thread>
 
 #include "canal/proto/password_scramble.h"
-#include "canal/server/session_server.h"
-#include "capture_sink.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
+#include "session_fixture.h"
 #include "support/wait.h"
 
 namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::CaptureSink;
-using testing::MemoryDestination;
-using testing::MemoryRegistry;
-using testing::TestClient;
 
-class BlockingFlushTest : public ::testing::Test {
+class BlockingFlushTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     slow_ = std::make_shared<MemoryDestination>("slow");
     fast_ = std::make_shared<MemoryDestination>("fast");
     registry_.Add(slow_);
     registry_.Add(fast_);
-    logger_ = std::make_shared<spdlog::logger>("flush-test", std::make_shared<CaptureSink>());
-    SessionServerOptions o;
-    o.ip = "127.0.0.1";
-    o.port = 0;
+    SessionServerOptions o = LoopbackOptions();
     o.io_threads = 1;  // one I/O thread: a flush on it would stall everyone
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
-  }
-  void TearDown() override {
-    if (server_) server_->Stop();
+    StartSessionServer(o);
   }
 
   std::unique_ptr<TestClient> Subscribed(const std::string& destination) {
@@ -66,10 +51,7 @@ class BlockingFlushTest : public ::testing::Test {
         << after.ack.error_message();
   }
 
-  MemoryRegistry registry_;
   std::shared_ptr<MemoryDestination> slow_, fast_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
 };
 
 TEST_F(BlockingFlushTest, ASlowFlushDoesNotStallOtherDestinationsClients) {

@@ -13,26 +13,16 @@
 #include <vector>
 
 #include "canal/proto/password_scramble.h"
-#include "canal/server/session_server.h"
-#include "capture_sink.h"
 #include "canal/server/client_text.h"
 #include "canal/server/connection_limits.h"
 #include "canal/server/log_limiter.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
-#include "support/wait.h"
+#include "session_fixture.h"
 
 namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::CaptureSink;
-using testing::MemoryDestination;
-using testing::MemoryRegistry;
-using testing::TestClient;
 using Clock = std::chrono::steady_clock;
-
-bool WaitUntil(const std::function<bool()>& done) { return ::canal::testing::WaitFor(done, 5s); }
 
 // ---- ClientText -------------------------------------------------------------
 
@@ -119,36 +109,22 @@ TEST(ConnectionLimitsTest, ZeroMeansNoLimit) {
 
 // ---- the server -------------------------------------------------------------
 
-class PreLoginTest : public ::testing::Test {
+class PreLoginTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     registry_.Add(std::make_shared<MemoryDestination>("example"));
-    sink_ = std::make_shared<CaptureSink>();
-    logger_ = std::make_shared<spdlog::logger>("prelogin-test", sink_);
     logger_->set_level(spdlog::level::debug);
-  }
-  void TearDown() override {
-    if (server_) server_->Stop();
   }
 
   void Start(const std::function<void(SessionServerOptions*)>& tune = {}) {
-    SessionServerOptions o;
-    o.ip = "127.0.0.1";
-    o.port = 0;
+    SessionServerOptions o = LoopbackOptions();
     o.user = "canal";
     o.password_stored = proto::StoredPasswordForm("canal");
-    o.io_threads = 2;
     o.max_frame_bytes = 4u << 20;
     if (tune) tune(&o);
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
+    StartSessionServer(o);
   }
   std::unique_ptr<TestClient> Connect() { return std::make_unique<TestClient>(server_->port(), 5s); }
-
-  MemoryRegistry registry_;
-  std::shared_ptr<CaptureSink> sink_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
 };
 
 TEST_F(PreLoginTest, AFrameOverThePreLoginLimitClosesTheConnectionBeforeItIsRead) {

@@ -5,7 +5,6 @@
 // from the ring of the run the client subscribed to. Real sockets, in-memory
 // destinations, port 0.
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <functional>
@@ -15,73 +14,33 @@
 #include <thread>
 #include <vector>
 
-#include "canal/server/session_server.h"
-#include "capture_sink.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
+#include "session_fixture.h"
 
 namespace canal::server {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::CaptureSink;
-using testing::MemoryDestination;
-using testing::MemoryRegistry;
-using testing::TestClient;
-using Clock = std::chrono::steady_clock;
 
 constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
 
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5s) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
-
-class SessionBatchesTest : public ::testing::Test {
+class SessionBatchesTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     dest_ = std::make_shared<MemoryDestination>(kDest);
     registry_.Add(dest_);
-    logger_ = std::make_shared<spdlog::logger>("session-batches-test", std::make_shared<CaptureSink>());
-    SessionServerOptions o;
-    o.ip = "127.0.0.1";
-    o.port = 0;
+    SessionServerOptions o = LoopbackOptions();
     o.user = "canal";
     o.password_stored = proto::StoredPasswordForm("canal");
-    o.io_threads = 2;
     o.max_frame_bytes = 1 << 20;
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
-  }
-  void TearDown() override {
-    if (server_) server_->Stop();
+    StartSessionServer(o);
   }
 
   // A logged-in client subscribed as kClient, retrying while the last
   // holder's session ends.
-  std::unique_ptr<TestClient> Subscribed() {
-    for (int i = 0; i < 200; ++i) {
-      auto c = std::make_unique<TestClient>(server_->port());
-      if (!c->Login()) continue;
-      std::optional<protocol::Ack> ack = c->Subscribe(kDest, kClient);
-      if (ack && ack->error_code() == 0) return c;
-      std::this_thread::sleep_for(10ms);
-    }
-    ADD_FAILURE() << "the destination was never released";
-    return nullptr;
-  }
+  std::unique_ptr<TestClient> Subscribed() { return SubscribedWhenReleased(kDest, kClient); }
 
-  meta::ClientIdentity Identity() const {
-    meta::ClientIdentity id;
-    id.destination = kDest;
-    id.client_id = 1001;
-    return id;
-  }
+  meta::ClientIdentity Identity() const { return IdentityOf(kDest, 1001); }
 
   std::vector<meta::Batch> MetaBatches() {
     std::vector<meta::Batch> batches;
@@ -112,10 +71,7 @@ class SessionBatchesTest : public ::testing::Test {
     return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   }
 
-  MemoryRegistry registry_;
   std::shared_ptr<MemoryDestination> dest_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
 };
 
 TEST_F(SessionBatchesTest, AGetRecordsEverythingItsAckNeedsInTheMetaAndTheAckAppliesThatRecord) {

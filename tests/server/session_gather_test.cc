@@ -7,7 +7,6 @@
 // destination over. Every byte the client reads must be the entry's own.
 // Real sockets, in-memory destinations, port 0.
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -20,10 +19,7 @@
 #include <vector>
 
 #include "canal/server/frame_codec.h"
-#include "canal/server/session_server.h"
-#include "capture_sink.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
+#include "session_fixture.h"
 #include "support/wait.h"
 
 namespace canal::server {
@@ -31,10 +27,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using canal::testing::WaitFor;
-using testing::CaptureSink;
-using testing::MemoryDestination;
-using testing::MemoryRegistry;
-using testing::TestClient;
 
 constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
@@ -52,23 +44,17 @@ bool IsEntry(std::string_view bytes, uint64_t n) {
          std::all_of(bytes.begin(), bytes.end(), [c = Fill(n)](char b) { return b == c; });
 }
 
-class SessionGatherTest : public ::testing::Test {
+class SessionGatherTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     dest_ = std::make_shared<MemoryDestination>(kDest, MemoryDestination::SmallRing(kSlots));
     registry_.Add(dest_);
-    logger_ = std::make_shared<spdlog::logger>("session-gather-test", std::make_shared<CaptureSink>());
-    SessionServerOptions o;
-    o.ip = "127.0.0.1";
-    o.port = 0;
-    o.io_threads = 2;
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
+    StartSessionServer(LoopbackOptions());
   }
   void TearDown() override {
     dest_->store()->Stop();  // a producer still waiting for space gives up
     if (producer_.joinable()) producer_.join();
-    if (server_) server_->Stop();
+    SessionFixture::TearDown();
   }
 
   std::unique_ptr<TestClient> Subscribed() {
@@ -119,10 +105,7 @@ class SessionGatherTest : public ::testing::Test {
 
   store::RingStoreStats Stats() { return dest_->store()->stats(); }
 
-  MemoryRegistry registry_;
   std::shared_ptr<MemoryDestination> dest_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
   std::thread producer_;
 };
 
@@ -199,9 +182,9 @@ TEST_F(SessionGatherTest, ATakeoverAfterAnInterruptedWriteGetsTheBatchWhole) {
 // (copied into the head) and big (referenced) entries, and with none.
 TEST(FrameCodecGatherTest, GatheredFrameEqualsTheCopiedOne) {
   std::unique_ptr<store::RingStore> ring;
-  ASSERT_TRUE(store::RingStore::Create(MemoryDestination::SmallRing(), &ring).ok());
+  ASSERT_TRUE(store::RingStore::Create(testing::MemoryDestination::SmallRing(), &ring).ok());
   store::EntryMeta m;
-  m.position = MemoryDestination::Position(4);
+  m.position = testing::MemoryDestination::Position(4);
   const std::vector<size_t> sizes = {0, 1, 127, 128, 300, 1023, 1024, 5000, 16, 70000, 2, 1024};
   for (size_t i = 0; i < sizes.size(); ++i) {
     ASSERT_TRUE(ring->Put(std::string(sizes[i], static_cast<char>('a' + i)), m).ok());

@@ -15,10 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "canal/server/session_server.h"
-#include "capture_sink.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
+#include "session_fixture.h"
 #include "support/wait.h"
 
 namespace canal::server {
@@ -26,9 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using canal::testing::WaitFor;
-using testing::CaptureSink;
-using testing::MemoryDestination;
-using testing::TestClient;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kDest[] = "example";
@@ -69,38 +63,25 @@ class TestRegistry : public DestinationRegistry {
 };
 
 store::RingStoreOptions MemSizeRing() {
-  store::RingStoreOptions o = MemoryDestination::SmallRing();
+  store::RingStoreOptions o = testing::MemoryDestination::SmallRing();
   o.batch_mode = store::BatchMode::kMemSize;  // 1024-byte units: a batch of 1000 is ~1 MB
   return o;
 }
 
-class SessionMessagesTest : public ::testing::Test {
+class SessionMessagesTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     dest_ = std::make_shared<MemoryDestination>(kDest, MemSizeRing());
     registry_.Put(dest_);
-    sink_ = std::make_shared<CaptureSink>();
-    logger_ = std::make_shared<spdlog::logger>("session-messages-test", sink_);
   }
-  void TearDown() override {
-    if (server_) server_->Stop();
-  }
+  DestinationRegistry* registry() override { return &registry_; }
   void Start(std::string ip = "127.0.0.1", bool low_latency = false) {
-    SessionServerOptions o;
+    SessionServerOptions o = LoopbackOptions();
     o.ip = std::move(ip);
-    o.port = 0;
-    o.io_threads = 2;
     o.low_latency_get = low_latency;
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
+    StartSessionServer(o);
   }
-  std::unique_ptr<TestClient> Subscribed() {
-    auto c = std::make_unique<TestClient>(server_->port());
-    EXPECT_TRUE(c->Login("", ""));
-    std::optional<protocol::Ack> ack = c->Subscribe(kDest, kClient);
-    EXPECT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
-    return c;
-  }
+  std::unique_ptr<TestClient> Subscribed() { return SubscribedClient(kDest, kClient, "", ""); }
   // A subscribed client holding one batch of `entries` new entries (*reply).
   std::unique_ptr<TestClient> HoldingABatch(int entries, TestClient::GetReply* reply) {
     auto c = Subscribed();
@@ -112,11 +93,8 @@ class SessionMessagesTest : public ::testing::Test {
   }
   std::string Here() const { return "127.0.0.1:" + std::to_string(server_->port()); }
 
-  TestRegistry registry_;
+  TestRegistry registry_;  // the server's (hides the fixture's MemoryRegistry)
   std::shared_ptr<MemoryDestination> dest_;
-  std::shared_ptr<CaptureSink> sink_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
   uint64_t next_offset_ = 0;
 };
 

@@ -21,9 +21,7 @@
 #include "canal/entry.pb.h"
 #include "canal/store/ring_store.h"
 #include "canal/server/frame_codec.h"
-#include "capture_sink.h"
-#include "memory_destination.h"
-#include "session_test_client.h"
+#include "session_fixture.h"
 
 namespace canal::server {
 namespace {
@@ -40,15 +38,6 @@ constexpr char kDest[] = "example";
 constexpr char kClient[] = "1001";
 constexpr int32_t kUnitMicros = 1;
 constexpr int32_t kUnitMillis = 2;
-
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5s) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
 
 // The header offsets of a MESSAGES reply's entries.
 std::vector<int64_t> Offsets(const protocol::Messages& m) {
@@ -74,68 +63,36 @@ std::string LocalAddress(const TestClient& c) {
   return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
 }
 
-class SessionServerTest : public ::testing::Test {
+class SessionServerTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     dest_ = std::make_shared<MemoryDestination>(kDest);
     registry_.Add(dest_);
-    sink_ = std::make_shared<CaptureSink>();
-    logger_ = std::make_shared<spdlog::logger>("session-test", sink_);
     logger_->set_level(spdlog::level::debug);
     StartServer();
   }
-  void TearDown() override {
-    if (server_) server_->Stop();
-  }
 
   void StartServer(std::string password_stored = proto::StoredPasswordForm("canal"), std::string user = "canal") {
-    SessionServerOptions o;
-    o.ip = "127.0.0.1";
-    o.port = 0;
+    SessionServerOptions o = LoopbackOptions();
     o.user = std::move(user);
     o.password_stored = std::move(password_stored);
-    o.io_threads = 2;
     o.max_frame_bytes = 1 << 20;
-    ASSERT_TRUE(SessionServer::Create(o, &registry_, logger_, &server_).ok());
-    server_->Start();
+    StartSessionServer(o);
   }
 
   std::unique_ptr<TestClient> Connect() { return std::make_unique<TestClient>(server_->port()); }
 
   // A logged-in client subscribed as kClient to kDest.
   std::unique_ptr<TestClient> Subscribed(const std::string& client_id = kClient) {
-    auto c = Connect();
-    EXPECT_TRUE(c->Login());
-    std::optional<protocol::Ack> ack = c->Subscribe(kDest, client_id);
-    EXPECT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
-    return c;
+    return SubscribedClient(kDest, client_id);
   }
 
   // Subscribes a new client, retrying while the last holder's session ends.
-  std::unique_ptr<TestClient> SubscribedAfterRelease() {
-    for (int i = 0; i < 200; ++i) {
-      auto c = Connect();
-      if (!c->Login()) continue;
-      std::optional<protocol::Ack> ack = c->Subscribe(kDest, kClient);
-      if (ack && ack->error_code() == 0) return c;
-      std::this_thread::sleep_for(10ms);
-    }
-    ADD_FAILURE() << "the destination was never released";
-    return nullptr;
-  }
+  std::unique_ptr<TestClient> SubscribedAfterRelease() { return SubscribedWhenReleased(kDest, kClient); }
 
-  meta::ClientIdentity Identity() const {
-    meta::ClientIdentity id;
-    id.destination = kDest;
-    id.client_id = 1001;
-    return id;
-  }
+  meta::ClientIdentity Identity() const { return IdentityOf(kDest, 1001); }
 
-  MemoryRegistry registry_;
   std::shared_ptr<MemoryDestination> dest_;
-  std::shared_ptr<CaptureSink> sink_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<SessionServer> server_;
 };
 
 // ---- frames ----------------------------------------------------------------

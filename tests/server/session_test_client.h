@@ -108,12 +108,7 @@ class TestClient {
     const Clock::time_point deadline = Clock::now() + timeout;
     char buf[4096];
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      if (!PollReadable(deadline)) return false;
       const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
       if (n == 0) return true;
       if (n < 0) {
@@ -253,15 +248,23 @@ class TestClient {
   const std::string& last_frame() const { return last_frame_; }
 
  private:
-  bool ReadExact(char* out, size_t n) {
-    const Clock::time_point deadline = Clock::now() + read_timeout_;
-    while (n > 0) {
+  // Waits for the socket to be readable (or closed) until `deadline`; false
+  // when it passes first or poll fails.
+  bool PollReadable(Clock::time_point deadline) {
+    for (;;) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       const int r = ::poll(&p, 1, static_cast<int>(left.count()));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      return r > 0;
+    }
+  }
+
+  bool ReadExact(char* out, size_t n) {
+    const Clock::time_point deadline = Clock::now() + read_timeout_;
+    while (n > 0) {
+      if (!PollReadable(deadline)) return false;
       const ssize_t got = ::recv(fd_, out, n, 0);
       if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (got <= 0) return false;

@@ -5,26 +5,11 @@
 #include <utility>
 
 #include "support/fixtures.h"
+#include "support/text_scan.h"
 
 namespace canal::testing {
 
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
-
-bool ParseUInt(std::string_view s, uint64_t* v) {
-  if (s.empty() || s.size() > 19) return false;
-  uint64_t r = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    r = r * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *v = r;
-  return true;
-}
 
 // Parses "`db`.`table`" (backticks inside names are doubled) at the start of s.
 bool ParseQualifiedName(std::string_view s, std::string* db, std::string* table, size_t* used) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "support/fixtures.h"
+#include "support/text_scan.h"
 
 namespace canal::testing {
 
@@ -194,10 +195,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
 std::string Lower(std::string_view s) {
@@ -218,17 +215,6 @@ std::vector<std::string_view> Split(std::string_view s, std::string_view sep) {
     parts.push_back(s.substr(start, pos - start));
     start = pos + sep.size();
   }
-}
-
-bool ParseUInt(std::string_view s, uint64_t* v) {
-  if (s.empty() || s.size() > 19) return false;
-  uint64_t r = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    r = r * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *v = r;
-  return true;
 }
 
 // Backticked tokens of a cell, in order, with the text that follows each.

@@ -1,6 +1,7 @@
 // ServerSuite: the base of integration suites that run the built canal-server
-// against one MariaDB sandbox of their own, and ConnectAndSubscribe, which
-// opens a client while the server or destination starts.
+// against one MariaDB sandbox of their own (with helpers for SQL on it), and
+// ConnectAndSubscribe, which opens a client while the server or destination
+// starts.
 //
 //   class MySuite : public ServerSuite<14351> {};   // the suite's sandbox port
 //   TEST_F(MySuite, ...) { ... sandbox_->Sql(...) ... }
@@ -17,23 +18,35 @@
 
 #include "canal/client/connector.h"
 #include "support/canal_install.h"
+#include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/sandbox_suite.h"
 
 namespace canal::testing {
 
 template <uint16_t SandboxPort>
-class ServerSuite : public ::testing::Test {
+class ServerSuite : public SandboxSuite<MariadbSandbox, &StartSuiteSandbox, SandboxPort> {
+  using Base = SandboxSuite<MariadbSandbox, &StartSuiteSandbox, SandboxPort>;
+
  protected:
-  static void SetUpTestSuite() { sandbox_ = StartSuiteSandbox(SandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    Base::SetUp();
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
     ASSERT_TRUE(std::filesystem::exists(CanalInstall::ServerProgram()))
         << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
   }
   static constexpr uint16_t kSandboxPort = SandboxPort;
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
+  using Base::sandbox_;
+
+  // SQL on the sandbox as root; a failure (with the server's error) fails the test.
+  static bool Sql(const std::string& sql) {
+    const bool ok = sandbox_->Sql(sql);
+    EXPECT_TRUE(ok) << sandbox_->error();
+    return ok;
+  }
+  // instance.properties lines that start the destination at the primary's end as it is now.
+  static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
+  static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
 };
 
 // Connect() and Subscribe(filter), again every 100 ms until both succeed or

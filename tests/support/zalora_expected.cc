@@ -8,17 +8,13 @@
 #include <utility>
 
 #include "support/fixtures.h"
+#include "support/text_scan.h"
 
 namespace canal::testing {
 
 namespace {
 
 using nlohmann::json;
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);

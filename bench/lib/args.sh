@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# Option parsing and messages shared by the bench scripts (sourced, not
+# run). A script's usage is its header comment: the lines after the #! line
+# up to the first line that is not a comment, which -h / --help prints.
+#
+#   bench_args NAME KEY TARGET ... -- "$@"
+#
+# Pairs of KEY TARGET, then --, then the script's arguments:
+#   --opt var        --opt takes a value, stored in var
+#   --opt var=value  --opt is a flag that sets var to value
+#   WORD var         (KEY without a leading -) a bare argument is stored in var
+# Anything else ends the script with "NAME: unknown argument X" (or "unknown
+# option X" when bare arguments are taken) and exit status 2, as does an
+# option missing its value. Variables are set in the caller's scope; defaults
+# are the caller's to set first.
+
+bench_usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+
+bench_args() {
+  local name=$1 bare="" arg
+  local -A takes=() sets=()
+  bench_name=$name
+  shift
+  while [ "$1" != -- ]; do
+    case "$1" in
+      -*) if [[ "$2" == *=* ]]; then sets[$1]=$2; else takes[$1]=$2; fi ;;
+      *) bare=$2 ;;
+    esac
+    shift 2
+  done
+  shift
+  while [ $# -gt 0 ]; do
+    arg=$1
+    if [ "$arg" = -h ] || [ "$arg" = --help ]; then
+      bench_usage
+      exit 0
+    elif [ -n "$arg" ] && [ -n "${takes[$arg]+x}" ]; then
+      [ $# -ge 2 ] || { echo "$name: $arg needs a value" >&2; exit 2; }
+      printf -v "${takes[$arg]}" '%s' "$2"
+      shift 2
+    elif [ -n "$arg" ] && [ -n "${sets[$arg]+x}" ]; then
+      printf -v "${sets[$arg]%%=*}" '%s' "${sets[$arg]#*=}"
+      shift
+    elif [ -n "$bare" ] && [[ "$arg" != -* ]]; then
+      printf -v "$bare" '%s' "$arg"
+      shift
+    elif [ -n "$bare" ]; then
+      echo "$name: unknown option $arg" >&2
+      exit 2
+    else
+      echo "$name: unknown argument $arg" >&2
+      exit 2
+    fi
+  done
+}
+
+# After bench_args: say prints "NAME: TEXT"; fail says "FAIL: TEXT" and exits
+# 1; bench_built fails naming the first PROGRAM (a path) that is not built.
+say() { echo "$bench_name: $*"; }
+fail() { say "FAIL: $*"; exit 1; }
+bench_built() {
+  local p
+  for p in "$@"; do
+    [ -x "$p" ] || fail "$p not built (scripts/build.sh --release)"
+  done
+}
+
+# bench_ab_args NAME [KEY TARGET ...] -- "$@": the options of the same-run
+# A/B scripts, a baseline build against this one: --baseline BUILD_DIR
+# (required; sets baseline), --build DIR (build, default $repo/build),
+# --rounds N (rounds, default 3) and the script's own KEY TARGET pairs (as
+# bench_args). Then both build dirs must hold bin/canal-server and
+# bin/e2e_client (else exit 2, naming what is missing).
+# shellcheck disable=SC2154,SC2034  # repo is the caller's; it reads what this sets
+bench_ab_args() {
+  local name=$1 b p
+  shift
+  build="$repo/build" baseline="" rounds=3
+  bench_args "$name" --baseline baseline --build build --rounds rounds "$@"
+  [ -n "$baseline" ] || { echo "$name: --baseline BUILD_DIR is required" >&2; exit 2; }
+  for b in "$baseline" "$build"; do
+    for p in canal-server e2e_client; do
+      [ -x "$b/bin/$p" ] || { echo "$name: $b/bin/$p is missing" >&2; exit 2; }
+    done
+  done
+}
