@@ -72,6 +72,9 @@ constexpr std::string_view kRowsCountKey = "rowsCount";
 
 // Tables whose plans are kept; a server streams from far fewer hot tables.
 constexpr size_t kMaxCachedTables = 64;
+// Entries up to this size are written in the writer's own buffer and copied
+// out; bigger ones are handed over (a big entry is never held twice).
+constexpr size_t kCopiedEntryBytes = size_t{256} << 10;
 // Buffers that one huge event grew past this are given back afterwards.
 constexpr size_t kRetainedBufferBytes = size_t{8} << 20;
 // A value of at least this many binlog bytes whose text is neither fixed nor
@@ -504,10 +507,17 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
                            ctx.position.journal_name + ":" + std::to_string(ctx.position.position) + ": wrote " +
                            std::to_string(p - data) + " bytes of its prefix, sized " + std::to_string(prefix));
   }
-  building_.resize(prefix + rows_size);
-  out->swap(building_);
-  // building_ now has the caller's old buffer: kept unless one huge entry grew it.
-  ReleaseIfHuge(&building_);
+  const size_t total = prefix + rows_size;
+  if (total <= kCopiedEntryBytes) {
+    // Copied: building_ stays in cache for the next entry, and one memcpy
+    // fills the caller's buffer (a ring slot's, not touched for a lap).
+    out->assign(building_.data(), total);
+  } else {
+    building_.resize(total);
+    out->swap(building_);
+    // building_ now has the caller's old buffer: kept unless one huge entry grew it.
+    ReleaseIfHuge(&building_);
+  }
   *row_count = n;
   return Status::OK();
 }
