@@ -37,6 +37,16 @@ uint32_t LoadBigEndian(const uint8_t* p, int n) {
   return v;
 }
 
+constexpr std::array<uint64_t, 18> kPowersOf10Wide = [] {
+  std::array<uint64_t, 18> t{};
+  uint64_t v = 1;
+  for (auto& x : t) {
+    x = v;
+    v *= 10;
+  }
+  return t;
+}();
+
 // "00", "01", ... "99".
 constexpr char kDigitPairs[] =
     "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
@@ -101,10 +111,14 @@ class GroupReader {
   bool first_ = true;
 };
 
-// Writes `v` (< 10^19) without leading zeros, "0" for zero; returns the end.
+// Writes `v` (< 10^18) without leading zeros, "0" for zero; returns the end.
+// Written in place from its last digit (a copy of a variable length is a libc
+// call).
 char* PutUnsigned(uint64_t v, char* p) {
-  char tmp[20];
-  char* t = tmp + sizeof tmp;
+  int n = 1;
+  while (n < 18 && v >= kPowersOf10Wide[n]) ++n;
+  char* const end = p + n;
+  char* t = end;
   while (v >= 100) {
     const auto pair = static_cast<uint32_t>(v % 100);
     v /= 100;
@@ -113,15 +127,12 @@ char* PutUnsigned(uint64_t v, char* p) {
     t[1] = kDigitPairs[2 * pair + 1];
   }
   if (v >= 10) {
-    t -= 2;
-    t[0] = kDigitPairs[2 * v];
-    t[1] = kDigitPairs[2 * v + 1];
+    t[-2] = kDigitPairs[2 * v];
+    t[-1] = kDigitPairs[2 * v + 1];
   } else {
-    *--t = static_cast<char>('0' + v);
+    t[-1] = static_cast<char>('0' + v);
   }
-  const auto n = static_cast<size_t>(tmp + sizeof tmp - t);
-  std::memcpy(p, t, n);
-  return p + n;
+  return end;
 }
 
 // Integer digits at which the integer part no longer fits one uint64_t as a
