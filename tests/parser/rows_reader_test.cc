@@ -501,18 +501,28 @@ TEST(RowsReader, PlanFollowsTheTableMapWhenItChanges) {
   EXPECT_EQ(out.back().after.values[0].kind, Kind::kUnsigned);
   EXPECT_EQ(out.back().after.values[0].u64, 255u);
 
-  // Assigned from an edited copy: the id goes to 0, so no cached plan is used.
+  // Assigned from an edited copy: copies and assignments take fresh ids.
   TableMap copy = *t;
-  EXPECT_EQ(copy.layout_id.value(), 0u);
+  EXPECT_NE(copy.layout_id.value(), 0u);
+  EXPECT_NE(copy.layout_id.value(), t->layout_id.value());
   copy.columns[0].is_unsigned = false;
+  const uint64_t before = t->layout_id.value();
   *t = copy;
-  EXPECT_EQ(t->layout_id.value(), 0u);
+  EXPECT_NE(t->layout_id.value(), before);
+  EXPECT_NE(t->layout_id.value(), copy.layout_id.value());
   ASSERT_TRUE(ReadAll(MakeEvent(*t, bits, row), &reader, &out).ok());
   EXPECT_EQ(out.back().after.values[0].i64, -1);
 
-  // A hand-built map (id 0) edited between events is read as it is now.
-  t->columns[0].is_unsigned = true;
-  ASSERT_TRUE(ReadAll(MakeEvent(*t, bits, row), &reader, &out).ok());
+  // A hand-built map (id 0, and so are its copies) is read as it is now, edits and all.
+  TableMap hand;
+  hand.db = "db";
+  hand.table = "h";
+  hand.columns.push_back(Col("a", ColumnType::kTiny));
+  EXPECT_EQ(TableMap(hand).layout_id.value(), 0u);
+  ASSERT_TRUE(ReadAll(MakeEvent(hand, bits, row), &reader, &out).ok());
+  EXPECT_EQ(out.back().after.values[0].i64, -1);
+  hand.columns[0].is_unsigned = true;
+  ASSERT_TRUE(ReadAll(MakeEvent(hand, bits, row), &reader, &out).ok());
   EXPECT_EQ(out.back().after.values[0].u64, 255u);
 }
 

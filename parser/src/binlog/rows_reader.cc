@@ -97,10 +97,10 @@ void RowsReader::BuildPlan(const TableMap& table) {
       }
     };
     // Fractional precision beyond 6 is refused by ReadValue.
-    auto temporal = [&](Op op, size_t int_bytes) {
+    auto temporal = [&](Op op, size_t int_bytes, ColumnValue::Kind kind) {
       const auto fsp = static_cast<uint8_t>(col.meta);
       if (col.meta > 6) return;
-      fixed(op, int_bytes + FracBytes(fsp), ColumnValue::Kind::kNull);
+      fixed(op, int_bytes + FracBytes(fsp), kind);
       s.fsp = fsp;
     };
     switch (col.real_type) {
@@ -116,9 +116,9 @@ void RowsReader::BuildPlan(const TableMap& table) {
       case ColumnType::kDate: fixed(kDate, 3, ColumnValue::Kind::kDate); break;
       case ColumnType::kTime: fixed(kTime, 3, ColumnValue::Kind::kTime); break;
       case ColumnType::kDateTime: fixed(kDateTime, 8, ColumnValue::Kind::kDateTime); break;
-      case ColumnType::kTimestamp2: temporal(kTimestamp2, 4); break;
-      case ColumnType::kDateTime2: temporal(kDateTime2, 5); break;
-      case ColumnType::kTime2: temporal(kTime2, 3); break;
+      case ColumnType::kTimestamp2: temporal(kTimestamp2, 4, ColumnValue::Kind::kTimestamp); break;
+      case ColumnType::kDateTime2: temporal(kDateTime2, 5, ColumnValue::Kind::kDateTime); break;
+      case ColumnType::kTime2: temporal(kTime2, 3, ColumnValue::Kind::kTime); break;
       case ColumnType::kNewDecimal: {
         const size_t n = DecimalBinarySize(col.precision, col.decimals);
         if (n > 0) fixed(kRaw, n, ColumnValue::Kind::kDecimal);

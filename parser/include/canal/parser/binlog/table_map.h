@@ -44,20 +44,30 @@ struct ColumnInfo {
 // Names a table map's column layout for RowsReader, which keeps the per-column
 // decode plan it built under (map address, id) instead of building it for every
 // rows event. DecodeTableMap and ApplySchemaProvider give each map they fill a
-// fresh process-unique id. A copy starts at 0, since a copy may then be
-// edited; 0 means "build the plan for every rows event" (hand-built maps).
+// fresh process-unique id, and so does a copy or an assignment of a map that
+// has one (so that a copy edited before its first use, even at a freed map's
+// address, is never read with another map's plan). 0 (maps built by hand)
+// means "build the plan for every rows event". A map with an id that is edited
+// after a RowsReader has read it must be given a new one (Renew).
 class TableLayoutId {
  public:
   TableLayoutId() = default;
-  TableLayoutId(const TableLayoutId&) {}
-  TableLayoutId& operator=(const TableLayoutId&) {
-    value_ = 0;
+  TableLayoutId(const TableLayoutId& other) { CopyFrom(other); }
+  TableLayoutId& operator=(const TableLayoutId& other) {
+    CopyFrom(other);
     return *this;
   }
   uint64_t value() const { return value_; }
   void Renew();  // after every change to the columns
 
  private:
+  void CopyFrom(const TableLayoutId& other) {
+    if (other.value_ == 0) {
+      value_ = 0;
+    } else {
+      Renew();
+    }
+  }
   uint64_t value_ = 0;
 };
 
