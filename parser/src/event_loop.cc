@@ -2,6 +2,16 @@
 
 namespace canal::parser {
 
+namespace {
+
+// The loop is its counters' only writer: no locked read-modify-write (a full
+// barrier on x86, three per event) for what readers load relaxed.
+void Bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 EventLoop::EventLoop(TransactionBuffer* buffer, TransactionSink* sink, LoopCounters* counters, LoopObserver* observer)
     : buffer_(buffer), sink_(sink), counters_(counters), observer_(observer) {}
 
@@ -20,8 +30,8 @@ LoopEnd EventLoop::Run(BinlogSource* source, binlog::EventDecoder* decoder, cons
     }
     const binlog::Event& ev = se.event;
     if (!se.inner) {
-      counters_->events.fetch_add(1, std::memory_order_relaxed);
-      counters_->bytes.fetch_add(se.wire_bytes, std::memory_order_relaxed);
+      Bump(counters_->events);
+      Bump(counters_->bytes, se.wire_bytes);
     }
     if (const auto* rot = ev.As<binlog::RotateEvent>()) {
       position = rot->position;  // where the next file's events begin
@@ -55,7 +65,7 @@ LoopEnd EventLoop::Run(BinlogSource* source, binlog::EventDecoder* decoder, cons
         return LoopEnd::kFailed;
       }
     }
-    if (ev.As<binlog::RowsEvent>() != nullptr) counters_->rows_events.fetch_add(1, std::memory_order_relaxed);
+    if (ev.As<binlog::RowsEvent>() != nullptr) Bump(counters_->rows_events);
     s = buffer_->Add(ev, *decoder, se.file, se.offset, se.end);
     if (!s.ok()) {
       *error = std::move(s);

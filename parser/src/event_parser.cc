@@ -336,8 +336,6 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     return retry(s);
   }
   SetState("streaming");
-  // (Only now: before the dump the sink has nothing new from this session.)
-  if (options_.on_caught_up) dump.set_before_block(options_.on_caught_up);
   const int64_t streaming_since_ms = NowMs();
   const uint64_t dump_from = DumpRequestOffset(plan.point.position);
   if (plan.kind == StartPlan::Kind::kPosition && dump_from != plan.point.position) {
@@ -346,11 +344,24 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   }
 
   // The hot loop over the socket. The schema history follows DDL and checks
-  // TABLE_MAPs before the buffer sees them; the status is published per event.
+  // TABLE_MAPs before the buffer sees them. The status is published (under
+  // the parser's mutex) after each event that leaves no transaction open, on
+  // heartbeats, every 64th event inside a transaction, before the parser
+  // blocks on the socket and when the loop ends: exact whenever the parser
+  // waits, at most 64 events behind while a long transaction streams, and no
+  // lock per event.
   struct Observer final : LoopObserver {
     EventParser* parser;
     SchemaTracker* tracker;
     mysql::InformationSchemaProvider* schema;
+    const binlog::EventDecoder* decoder;
+    // The last progress not yet published.
+    std::string file;
+    uint64_t position = 0;
+    uint32_t server_id = 0;
+    int64_t timestamp_ms = 0;
+    bool heartbeat = false;
+    uint32_t unpublished = 0;
     Status BeforeEvent(const SourceEvent& se) override {
       const binlog::Event& ev = se.event;
       if (tracker != nullptr) {
@@ -358,7 +369,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
           Status s = tracker->OnQuery(*q, schema::BinlogPoint{std::string(se.file), se.offset}, ev.header.timestamp);
           if (!s.ok()) return s;
         } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
-          Status s = tracker->CheckNamedTable(*tm->table);
+          Status s = tracker->CheckNamedTable(*tm->table, decoder);
           if (!s.ok()) return s.WithContext("at " + std::string(se.file) + ":" + std::to_string(se.offset));
         }
       }
@@ -370,17 +381,25 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       }
       return Status::OK();
     }
-    void OnProgress(std::string_view file, uint64_t position, const binlog::EventHeader& header) override {
+    void OnProgress(std::string_view at_file, uint64_t at, const binlog::EventHeader& header) override {
+      if (file != at_file) file.assign(at_file);
+      position = at;
+      server_id = header.server_id;
+      heartbeat = header.type() == binlog::EventType::kHeartbeat || header.type() == binlog::EventType::kHeartbeatV2;
+      timestamp_ms = heartbeat ? 0 : int64_t{header.timestamp} * 1000;  // a heartbeat's time is not a change's
+      if (heartbeat || ++unpublished >= 64 || !parser->buffer_.in_transaction()) Publish();
+    }
+    void Publish() {
+      if (unpublished == 0 && !heartbeat) return;
       std::lock_guard<std::mutex> lock(parser->mu_);
       ParserStatus& st = parser->status_;
       st.position.journal_name.assign(file);
       st.position.position = position;
-      st.position.server_id = header.server_id;
-      if (header.type() == binlog::EventType::kHeartbeat || header.type() == binlog::EventType::kHeartbeatV2) {
-        st.position.timestamp_ms = 0;  // a heartbeat's time is not a change's
-        return;
-      }
-      st.position.timestamp_ms = int64_t{header.timestamp} * 1000;
+      st.position.server_id = server_id;
+      st.position.timestamp_ms = timestamp_ms;
+      unpublished = 0;
+      heartbeat = false;
+      // (A heartbeat moves nothing in the buffer: these are as of the last event.)
       st.resume = parser->buffer_.resume_point();
       st.transactions = parser->buffer_.transactions();
       st.skipped_events = parser->buffer_.skipped_events();
@@ -389,12 +408,20 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   observer.parser = this;
   observer.tracker = tracker.has_value() ? &*tracker : nullptr;
   observer.schema = schema.has_value() ? &*schema : nullptr;
+  observer.decoder = &decoder;
+  // (Only now: before the dump the sink has nothing new from this session.)
+  dump.set_before_block([this, &observer] {
+    observer.Publish();
+    if (options_.on_caught_up) options_.on_caught_up();
+  });
 
   DumpStream stream(&dump);
   DumpSource source(&stream, plan.point.file, dump_from, info.binlog_checksum == "CRC32",
                     dump_from == plan.point.position ? 0 : plan.point.position);
   EventLoop loop(&buffer_, sink_, &counters_, &observer);
   const LoopEnd end = loop.Run(&source, &decoder, stop_, &s);
+  observer.Publish();
+  dump.set_before_block(nullptr);  // it names the observer, which ends with this scope
   if (end == LoopEnd::kStopped || stop_) return retry(Status::Aborted("stopping"));
   if (end == LoopEnd::kSource && source.stream_failed()) {
     const uint16_t code = dump.last_server_error().code;

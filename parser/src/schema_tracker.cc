@@ -142,6 +142,7 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   }
   CANAL_RETURN_IF_ERROR(MaybeCompact(start));
   history_ = schema::SchemaHistory(options_.scope);
+  checked_.reset();
   CANAL_RETURN_IF_ERROR(stored_.Rebuild(start, &history_, lexer_));
   if (!start.empty() && schema::PointBefore(start, stored_.snapshot_at)) {
     log_->warn("[{}] schema history: starting at {}, before the snapshot at {}: rows before the snapshot are "
@@ -154,7 +155,8 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   return Status::OK();
 }
 
-Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) {
+Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm, const binlog::EventDecoder* decoder) {
+  if (checked_.get() == &tm) return Status::OK();  // the same map, no DDL since
   const schema::TableSchema* t = history_.Find(tm.db, tm.table);
   if (t == nullptr) {
     if (!history_.InScope(tm.db, tm.table)) return Status::OK();
@@ -166,7 +168,13 @@ Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm) {
   for (size_t i = 0; same && i < tm.columns.size(); ++i) {
     same = schema::EqualsIgnoreCase(t->columns[i].name, tm.columns[i].name);
   }
-  if (same) return Status::OK();
+  if (same) {
+    if (decoder != nullptr) {
+      checked_ = decoder->ShareTable(tm.table_id);
+      if (checked_.get() != &tm) checked_.reset();  // not the decoder's current map: nothing to pin
+    }
+    return Status::OK();
+  }
   std::string binlog = std::to_string(tm.columns.size()) + " columns (";
   for (size_t i = 0; i < tm.columns.size(); ++i) binlog += (i > 0 ? ", " : "") + tm.columns[i].name;
   return Status::Corruption("the schema history of " + TableName(tm.db, tm.table) + " holds " + Describe(*t) +
@@ -209,6 +217,7 @@ Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogP
   }
   const schema::StatementClass cls = schema::ClassifyStatement(q.query, lexer);
   if (!schema::MayChangeColumns(cls)) return Status::OK();
+  checked_.reset();  // any DDL: every map is compared afresh
   if (!stored_.snapshot_at.empty() && schema::PointBefore(at, stored_.snapshot_at)) {
     return Status::OK();  // the snapshot already shows its effect
   }

@@ -13,6 +13,7 @@
 
 #include <spdlog/logger.h>
 
+#include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/events.h"
 #include "canal/parser/binlog/table_map.h"
 #include "canal/parser/history_schema_provider.h"
@@ -46,8 +47,11 @@ class SchemaTracker {
   // `timestamp` is the event's (seconds).
   Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
   // A TABLE_MAP that carried its own column names (FULL metadata): the history
-  // must agree. A table in scope the history lacks is learned from it.
-  Status CheckNamedTable(const binlog::TableMap& t);
+  // must agree. A table in scope the history lacks is learned from it. With
+  // `decoder` (the one that decoded `t`), a map that agreed is pinned and not
+  // compared again while it is the one the decoder hands out (a repeated
+  // TABLE_MAP keeps its decoded map) and no DDL has been seen since.
+  Status CheckNamedTable(const binlog::TableMap& t, const binlog::EventDecoder* decoder = nullptr);
 
   // The hint appended to every error that stops the destination.
   std::string FixHint() const;
@@ -66,6 +70,9 @@ class SchemaTracker {
   schema::HistoryLog stored_;
   schema::SchemaHistory history_;
   HistorySchemaProvider provider_;
+  // The last map that agreed with the history; held, so that its address
+  // names it (a new map cannot be made at the same address while it lives).
+  std::shared_ptr<const binlog::TableMap> checked_;
 };
 
 // Reads every base table in scope from information_schema between two equal

@@ -1,7 +1,8 @@
 #include "canal/sink/entry_sink.h"
 
+#include <time.h>
+
 #include <charconv>
-#include <chrono>
 #include <utility>
 
 namespace canal::sink {
@@ -25,9 +26,12 @@ std::string_view XidText(bool has_xid, uint64_t xid, char (&buf)[24]) {
   return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
 }
 
+// Read once per transaction, only to time the empty-transaction interval: the
+// coarse clock (a few ms of resolution) costs a fraction of the precise one.
 int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
 }
 
 }  // namespace
@@ -183,10 +187,10 @@ void EntrySink::SetContext(const Transaction& txn, const TxEvent& e) {
 }
 
 void EntrySink::SetMeta(store::EntryKind kind) {
-  next_meta_.kind = kind;
-  next_meta_.safe_resume_point = false;
-  next_meta_.rows = 0;
-  LogPosition& p = next_meta_.position;
+  next_meta().kind = kind;
+  next_meta().safe_resume_point = false;
+  next_meta().rows = 0;
+  LogPosition& p = next_meta().position;
   p.journal_name.assign(ctx_.position.journal_name);
   p.position = ctx_.position.position;
   p.server_id = ctx_.position.server_id;
@@ -210,27 +214,27 @@ Status EntrySink::Stage(const Transaction& txn, store::EntryKind kind) {
     // The staged entry ends its event: a resume right after it is exact.
     const bool safe = staged_event_end_ != next_event_end_;
     if (safe) {
-      LogPosition& p = staged_meta_.position;
-      staged_meta_.safe_resume_point = true;
+      LogPosition& p = staged_meta().position;
+      staged_meta().safe_resume_point = true;
       p.position = staged_event_end_;
       p.included = true;
       p.transaction_begin = txn.begin_offset;
     }
-    CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
+    CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta()));
     ReleaseIfOversized(&staged_);  // the buffer the ring handed back
     Bump(entries_);
     if (safe) pending_->count = 0;  // the clock: by this call's last put
   }
   std::swap(staged_, next_);
-  std::swap(staged_meta_, next_meta_);
+  staged_meta_index_ ^= 1;  // the metas swap roles (no copy of their strings)
   staged_event_end_ = next_event_end_;
   staged_full_ = true;
   return Status::OK();
 }
 
 Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
-  LogPosition& p = staged_meta_.position;
-  staged_meta_.safe_resume_point = true;
+  LogPosition& p = staged_meta().position;
+  staged_meta().safe_resume_point = true;
   p.position = txn.end_offset;
   if (txn.last_piece) {
     p.included = false;  // resume at the transaction's end
@@ -240,7 +244,7 @@ Status EntrySink::PutStagedAsSafe(const Transaction& txn) {
     p.transaction_begin = txn.begin_offset;
   }
   staged_full_ = false;
-  CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta_));
+  CANAL_RETURN_IF_ERROR(store_->Put(&staged_, staged_meta()));
   ReleaseIfOversized(&staged_);  // the buffer the ring handed back
   Bump(entries_);
   NoteSafePut();
@@ -307,7 +311,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
         CANAL_RETURN_IF_ERROR(builder_.RowsEntry(ctx_, e.rows, &next_, &rows));
         NoteBuilt(&rows_need_);
         CANAL_RETURN_IF_ERROR(Stage(txn, store::EntryKind::kOther));
-        staged_meta_.rows = static_cast<uint32_t>(rows);  // Stage moved the entry into staged_
+        staged_meta().rows = static_cast<uint32_t>(rows);  // Stage moved the entry into staged_
         Bump(rows_entries_);
         Bump(rows_, rows);
         break;
@@ -400,7 +404,7 @@ Status EntrySink::PutEmptyMarker() {
   ctx_.event_length = 0;
   CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, p.thread_id, &next_));
   SetMeta(store::EntryKind::kTransactionBegin);
-  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
+  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta()));
   Bump(entries_);
 
   pos.position = p.commit_offset;
@@ -408,9 +412,9 @@ Status EntrySink::PutEmptyMarker() {
   char id[24];
   CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, XidText(p.has_xid, p.xid, id), &next_));
   SetMeta(store::EntryKind::kTransactionEnd);
-  next_meta_.safe_resume_point = true;
-  next_meta_.position.position = p.end_offset;  // resume at the skipped transaction's end
-  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta_));
+  next_meta().safe_resume_point = true;
+  next_meta().position.position = p.end_offset;  // resume at the skipped transaction's end
+  CANAL_RETURN_IF_ERROR(store_->Put(&next_, next_meta()));
   Bump(entries_);
   Bump(empty_markers_);
   NoteSafePut();

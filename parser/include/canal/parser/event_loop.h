@@ -22,7 +22,8 @@
 
 namespace canal::parser {
 
-// Updated by the loop without locks, summed over runs.
+// Updated by the loop without locks, summed over runs; one loop at a time
+// writes them (plain stores: readers on other threads load them relaxed).
 struct LoopCounters {
   std::atomic<uint64_t> events{0};       // events read (not counting those inside payloads)
   std::atomic<uint64_t> rows_events{0};  // rows events, inside payloads too

@@ -178,7 +178,11 @@ class EntrySink final : public parser::TransactionSink {
   parser::TxEvent begin_event_;  // offsets, time, thread of the BEGIN (no views kept)
 
   EntryContext ctx_;
-  store::EntryMeta next_meta_, staged_meta_;
+  // The metas of next_ and staged_; Stage swaps their roles by the index.
+  store::EntryMeta metas_[2];
+  unsigned staged_meta_index_ = 0;
+  store::EntryMeta& next_meta() { return metas_[staged_meta_index_ ^ 1]; }
+  store::EntryMeta& staged_meta() { return metas_[staged_meta_index_]; }
   std::string next_, staged_;
   bool staged_full_ = false;
   uint64_t next_event_end_ = 0, staged_event_end_ = 0;  // end offsets of the entries' events
