@@ -36,8 +36,10 @@ struct Freer {
 using Block = std::unique_ptr<char, Freer>;
 
 // Allocates about `bytes` in small blocks (touched), frees all but a last
-// one allocated above them, which keeps the heap's top in use.
-Block BurstAndFree(size_t bytes) {
+// one allocated above them, which keeps the heap's top in use. *held_rss is
+// the RSS while all were held: a trimmer thread may trim as soon as they are
+// freed, before a caller could read it (glibc alone gives none of it back).
+Block BurstAndFree(size_t bytes, size_t* held_rss) {
   constexpr size_t kBlock = 4096;
   std::vector<char*> blocks;
   blocks.reserve(bytes / kBlock);
@@ -47,6 +49,7 @@ Block BurstAndFree(size_t bytes) {
     Escape(b);
     blocks.push_back(b);
   }
+  *held_rss = RssKiB();
   // The last block came from the heap's top, above all the others: kept.
   Block pin(blocks.back());
   blocks.pop_back();
@@ -64,8 +67,8 @@ constexpr bool kGlibcMalloc = true;
 TEST(MemoryTrimmerTest, ReturnsFreedHeapToTheSystem) {
   if (!kGlibcMalloc) GTEST_SKIP() << "a sanitizer's allocator replaces glibc's";
   MemoryTrimmer trimmer(1h, 1u << 20, nullptr);
-  auto pin = BurstAndFree(128u << 20);
-  const size_t before = RssKiB();
+  size_t before = 0;
+  auto pin = BurstAndFree(128u << 20, &before);
   EXPECT_GE(trimmer.TrimNow(), 64u << 20);  // it saw the freed bytes
   const size_t after = RssKiB();
   EXPECT_LT(after + (64u << 10), before) << "RSS " << before << " KiB -> " << after << " KiB";
@@ -75,8 +78,8 @@ TEST(MemoryTrimmerTest, ItsThreadTrimsWithinAnInterval) {
   if (!kGlibcMalloc) GTEST_SKIP() << "a sanitizer's allocator replaces glibc's";
   MemoryTrimmer trimmer(100ms, 1u << 20, nullptr);
   trimmer.Start();
-  auto pin = BurstAndFree(128u << 20);
-  const size_t before = RssKiB();
+  size_t before = 0;
+  auto pin = BurstAndFree(128u << 20, &before);
   size_t after = before;
   for (int i = 0; i < 100 && after + (64u << 10) >= before; ++i) {
     std::this_thread::sleep_for(50ms);
