@@ -188,6 +188,7 @@ class Connector::Socket {
       if (r == 0) return Status::IOError("connection closed by the server");
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        WakeAfter(n - *got);
         CANAL_RETURN_IF_ERROR(Wait(POLLIN, deadline, "waiting for the reply"));
         continue;
       }
@@ -196,13 +197,29 @@ class Connector::Socket {
     return Status::OK();
   }
 
-  // Whether bytes (or end of stream) are waiting now.
+  // Asks the kernel to wake a wait for readable bytes only once `want` bytes
+  // (at most kMaxLowWater) have arrived, not at every segment: each wake-up
+  // costs both sides a switch. Never more than the read needs, so a short read
+  // is not kept waiting.
+  void WakeAfter(size_t want) {
+    const int lowat = static_cast<int>(std::min(want, kMaxLowWater));
+    if (lowat == lowat_) return;
+    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) == 0) lowat_ = lowat;
+  }
+
+  // Whether bytes (or end of stream, or an error) are waiting now. A peek,
+  // not poll: poll would not report fewer bytes than the low-water mark the
+  // last read left (a short error reply after a big batch).
   bool Readable() {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
+    char c;
+    const ssize_t r = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
   }
 
  private:
+  static constexpr size_t kMaxLowWater = size_t{1} << 20;
+  int lowat_ = 1;
+
   Status ConnectTo(const sockaddr* addr, socklen_t len, Clock::time_point deadline) {
     if (::connect(fd_, addr, len) == 0) return Status::OK();
     if (errno != EINPROGRESS) return Status::IOError(Errno(errno));
