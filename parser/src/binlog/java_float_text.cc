@@ -28,10 +28,12 @@
 
 #include <array>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "binlog/float_text_bignat.h"
 
@@ -466,6 +468,63 @@ void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
   }
 }
 
+// Java's digits without running its generator, for the values a database
+// mostly holds: the double v nearest to a decimal of at most 14 significant
+// digits, in Java's plain range [1e-3, 1e7). Java prints that decimal's digits:
+// - Decimals of at most 15 digits are more than 4 ULPs apart at this size (an
+//   ULP is under 2^-52 of the value), so at most one of them rounds to v; none
+//   is a midpoint between doubles (under 2^53 a midpoint needs 54 significant
+//   bits), so it lies strictly within half an ULP of v.
+// - Java's generator stops at the first digit count n where the n-digit
+//   truncation of v, or the next n-digit decimal above it, lies within M (half
+//   an ULP) of v. Such a decimal would round to v, so that cannot happen before
+//   n = the decimal's digit count N; at N the truncation is the decimal (v above
+//   it) or the next one up is (v below it, and the last digit is rounded up,
+//   with no carry: the decimal's last digit is not 0).
+// - What that needs of Java's arithmetic: M exactly half an ULP (not so at a
+//   power of two, where Java takes a quarter: refused), and no int/long
+//   wrap-around in its tests. At digit N, M < 1.2e-15 * 10^N * S, so with N <=
+//   14 B + M < 10.12 S, and 10 S = 5^a * 2^b (a <= 27) is at most 0.978 of the
+//   power of two above it: B + M fits wherever 10 S does. At N = 15 it might
+//   not, so 15 digits are left to the generator.
+// The decimal is found as W = round(|v| * 10^s) with s making W 15 digits, and
+// kept only when W / 10^s (one correctly rounded division of exact doubles) is
+// v again. tests/parser/java_double_shortcut_test.cc compares this with the
+// generator on millions of values, java_float_text_test.cc with a JVM.
+bool ShortDecimalDigits(uint64_t fract, double magnitude, Digits* out) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+  if (!(magnitude >= 1e-3 && magnitude < 1e7)) return false;
+  if (fract == kHiddenBit) return false;  // a power of two: Java's M is a quarter ULP
+  // p = floor(log10(magnitude)); one less just above 0.01 and 0.1, whose
+  // doubles lie above them (W then has 16 digits and is refused below).
+  static constexpr double kNextPow10[] = {1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+  int p = -3;
+  while (p < 6 && magnitude >= kNextPow10[p + 3]) ++p;
+  const int s = 14 - p;  // 8 <= s <= 17: 10^s is exact
+  // Any candidate W will do (the check below proves it), so no careful
+  // rounding: nearbyint's library call would cost more than the rest.
+  const double scaled = magnitude * kPow10[s] + 0.5;
+  constexpr uint64_t kFifteenDigits = 1'000'000'000'000'000;
+  if (!(scaled < static_cast<double>(kFifteenDigits))) return false;
+  auto w = static_cast<uint64_t>(scaled);
+  if (static_cast<double>(w) / kPow10[s] != magnitude) return false;
+  if (w % 10 != 0) return false;  // 15 digits: see above
+  // Trailing zeros off (at most 14: w is not 0; at least 1), in halving steps.
+  int point = -s;
+  for (const auto& [ten_power, zeros] : {std::pair<uint64_t, int>{100'000'000, 8}, {10'000, 4}, {100, 2}, {10, 1}}) {
+    if (w % ten_power == 0) {
+      w /= ten_power;
+      point += zeros;
+    }
+  }
+  const char* end = std::to_chars(out->d, out->d + sizeof out->d, w).ptr;
+  out->first = 0;
+  out->count = static_cast<int>(end - out->d);
+  out->point = point + out->count;
+  return true;
+}
+
 // Java's layout of 0.<digits> x 10^point.
 char* Layout(bool negative, const Digits& g, char* o) {
   if (negative) *o++ = '-';
@@ -529,7 +588,8 @@ char* Zero(bool negative, char* o) {
 }
 
 // Unpacks a binary64 (Bits = uint64_t) or binary32 (uint32_t) and writes its Java text.
-template <typename Bits, int kFractionBits, int kBias>
+// kShortcut: try ShortDecimalDigits first (doubles only).
+template <typename Bits, int kFractionBits, int kBias, bool kShortcut>
 char* WriteJavaText(Bits bits, char* out) {
   constexpr int kWidth = static_cast<int>(sizeof(Bits)) * 8;
   constexpr int kExponentMax = (1 << (kWidth - 1 - kFractionBits)) - 1;
@@ -551,6 +611,10 @@ char* WriteJavaText(Bits bits, char* out) {
     fract |= Bits{1} << kFractionBits;
   }
   Digits g;
+  if constexpr (kShortcut) {
+    const double magnitude = std::bit_cast<double>(static_cast<uint64_t>(bits & ~(Bits{1} << (kWidth - 1))));
+    if (ShortDecimalDigits(fract, magnitude, &g)) return Layout(negative, g, out);
+  }
   // A float's significand goes in the double's position; sig_bits keeps the
   // float's precision, so digit generation stops where a float's ULP says.
   GenerateDigits(uint64_t{fract} << (kDoubleFractionBits - kFractionBits), biased - kBias, sig_bits, &g);
@@ -560,11 +624,15 @@ char* WriteJavaText(Bits bits, char* out) {
 }  // namespace
 
 char* WriteJavaDoubleText(double v, char* out) {
-  return WriteJavaText<uint64_t, kDoubleFractionBits, 1023>(std::bit_cast<uint64_t>(v), out);
+  return WriteJavaText<uint64_t, kDoubleFractionBits, 1023, true>(std::bit_cast<uint64_t>(v), out);
+}
+
+char* WriteJavaDoubleTextByGenerator(double v, char* out) {
+  return WriteJavaText<uint64_t, kDoubleFractionBits, 1023, false>(std::bit_cast<uint64_t>(v), out);
 }
 
 char* WriteJavaFloatText(float v, char* out) {
-  return WriteJavaText<uint32_t, kFloatFractionBits, 127>(std::bit_cast<uint32_t>(v), out);
+  return WriteJavaText<uint32_t, kFloatFractionBits, 127, false>(std::bit_cast<uint32_t>(v), out);
 }
 
 }  // namespace canal::binlog

@@ -113,6 +113,15 @@ public final class FloatTextOracle {
           f((float) (rnd.nextDouble() * Math.pow(10, rnd.nextInt(-6, 10))));
       }
     }
+    // Decimals of 13 to 15 digits in [1e-3, 1e7) and their neighbours: where
+    // WriteJavaDoubleText prints the decimal without running the generator.
+    for (int i = 0; i < count / 8; i++) {
+      int digits = rnd.nextInt(13, 16);
+      long value = rnd.nextLong((long) Math.pow(10, digits - 1), (long) Math.pow(10, digits));
+      int lead = rnd.nextInt(-3, 7);
+      double v = Double.parseDouble((i % 2 == 0 ? "-" : "") + value + "e" + (lead - digits + 1));
+      dAround(v, 1);
+    }
     out.flush();
   }
 }
