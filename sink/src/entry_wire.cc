@@ -228,14 +228,15 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
     if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, &c.head);
     if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
     const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
-    if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &c.tail);
+    std::string tail;  // field 10: mysqlType
+    if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &tail);
     for (int updated = 0; updated < 2; ++updated) {
       std::string s = c.head;
       if (updated) s += {column_field::kUpdated, 1};
       s += {column_field::kIsNull, 0, column_field::kValue};
       c.before_value[updated].Set(s);
     }
-    c.tail_piece.Set(c.tail);
+    c.tail_piece.Set(tail);
   }
 }
 
@@ -285,17 +286,19 @@ Status RowsEntryWriter::WriteRenderedInPlace(const ColumnPlan& cp, const binlog:
   const size_t value_at = start + kMaxColumnFraming + cp.head.size();
   size_t known = 0;
   if (render::CanalValueSize(v, t.columns[column], options_.values, &known)) {
-    Room(value_at + known + cp.tail.size() + kBigValueSlack);  // the render below appends in place
+    Room(value_at + known + cp.tail_piece.size + kBigValueSlack);  // the render below appends in place
   }
   building_.resize(value_at);
   const Status s = render::AppendCanalValue(v, t.columns[column], options_.values, &building_);
   if (!s.ok()) return s;
   const size_t vsize = building_.size() - value_at;
-  char* const data = Room(value_at + vsize + cp.tail.size());
+  char* const data = Room(value_at + vsize + cp.tail_piece.size + Piece::kInline);
   const std::string_view text(data + value_at, vsize);
   const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), false, text));
-  const size_t body =
-      cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) + cp.tail.size();
+  const size_t body = cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) +
+                      cp.tail_piece.size;
+  // The framing byte by byte, not with before_value's 64-byte piece: that copy
+  // would overwrite the start of the value rendered just past it.
   char* p = data + start;
   *p++ = spec.tag;
   p = WriteVarint(body, p);
@@ -310,13 +313,13 @@ Status RowsEntryWriter::WriteRenderedInPlace(const ColumnPlan& cp, const binlog:
     *p++ = column_field::kValue;
     p = WriteVarint(vsize, p);
     std::memmove(p, data + value_at, vsize);
-    if (spec.update && !spec.after) before_[column] = {row_serial_, false, static_cast<size_t>(p - data), vsize};
+    RecordBefore(spec, column, false, static_cast<size_t>(p - data), vsize);
     p += vsize;
-  } else if (spec.update && !spec.after) {
-    before_[column] = {row_serial_, false, 0, 0};
+  } else {
+    RecordBefore(spec, column, false, 0, 0);
   }
-  p = WriteBytes(cp.tail, p);
-  *at = static_cast<size_t>(p - data);
+  // The value has been moved down: the piece's blind copy past the tail is free room.
+  *at = static_cast<size_t>(Put(cp.tail_piece, p) - data);
   return Status::OK();
 }
 
@@ -327,20 +330,20 @@ size_t RowsEntryWriter::WriteColumn(const ColumnPlan& cp, uint32_t column, const
   // column when it differs from the before image (or had none there).
   const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), is_null, text));
   const size_t vsize = text.size();
-  const size_t body =
-      cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) + cp.tail.size();
+  const size_t body = cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) +
+                      cp.tail_piece.size;
   char* const data =
       Room(at + 11 + body + Piece::kInline + (vsize >= kBigValueBytes ? kBigValueSlack : 0));
   char* p = data + at;
   *p++ = spec.tag;
   p = WriteVarint(body, p);
-  if (spec.update && !spec.after) before_[column] = {row_serial_, is_null, 0, vsize};
   if (vsize != 0) {
     p = Put(cp.before_value[updated], p);  // is_null is false: a NULL has no text
     p = WriteVarint(vsize, p);
-    if (spec.update && !spec.after) before_[column].at = static_cast<size_t>(p - data);
+    RecordBefore(spec, column, false, static_cast<size_t>(p - data), vsize);
     p = WriteBytes(text, p);
   } else {
+    RecordBefore(spec, column, is_null, 0, 0);
     p = WriteBytes(cp.head, p);
     if (updated) {
       *p++ = column_field::kUpdated;
@@ -381,7 +384,7 @@ bool RowsEntryWriter::WriteFixedColumn(const ColumnPlan& cp, const binlog::Table
   cell[0] = spec.tag;
   cell[1] = static_cast<char>(body);
   value[-1] = static_cast<char>(vsize);
-  if (spec.update && !spec.after) before_[column] = {row_serial_, false, static_cast<size_t>(value - data), vsize};
+  RecordBefore(spec, column, false, static_cast<size_t>(value - data), vsize);
   *at = static_cast<size_t>(Put(cp.tail_piece, value + vsize) - data);
   return true;
 }

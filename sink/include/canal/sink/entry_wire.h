@@ -81,11 +81,10 @@ class RowsEntryWriter {
     bool keep = false;           // the field filters keep it
     bool copies_through = false;  // a string's text is its bytes (binlog::CopiesThroughAsUtf8)
     std::string head;            // fields 1-4: index, sqlType, name, isKey
-    std::string tail;            // field 10: mysqlType
     // head, updated (when [1]), isNull false and the value's tag: all that
     // precedes a value's length, by `updated`.
     Piece before_value[2];
-    Piece tail_piece;
+    Piece tail_piece;  // field 10: mysqlType
   };
   // One table's plan, and the definition it was made from: a TableMap pointer
   // can be freed and reused for another table, so a hit compares the definition.
@@ -127,6 +126,11 @@ class RowsEntryWriter {
                     const ImageSpec& spec, size_t* at);
   const BeforeValue* BeforeOf(size_t column) const {
     return before_[column].row == row_serial_ ? &before_[column] : nullptr;
+  }
+  // An update's before image notes where each value's text went (`at` in
+  // building_; none for an empty or NULL one).
+  void RecordBefore(const ImageSpec& spec, uint32_t column, bool is_null, size_t at, size_t size) {
+    if (spec.update && !spec.after) before_[column] = {row_serial_, is_null, at, size};
   }
   bool Updated(const BeforeValue* before, bool is_null, std::string_view text) const;
   [[gnu::noinline]] Status WriteRenderedInPlace(const ColumnPlan& cp, const binlog::TableMap& t,
