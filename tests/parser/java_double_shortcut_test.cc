@@ -74,14 +74,14 @@ double Decimal(std::mt19937_64& rng, int digits, int exponent, bool negative) {
 TEST(JavaDoubleShortcut, ShortDecimalsAndTheirNeighboursPrintAsTheGeneratorPrintsThem) {
   std::mt19937_64 rng(20261202);
   Comparer c;
-  for (int i = 0; i < 600000; ++i) {
+  for (int i = 0; i < 400000; ++i) {
     const int digits = 1 + static_cast<int>(rng() % 17);  // 16 and 17: where the shortcut must refuse
     // The value's leading digit from 1e-4 to 1e8: inside the range and past both ends.
     const int lead = -4 + static_cast<int>(rng() % 13);
     c.Around(Decimal(rng, digits, lead - (digits - 1), rng() % 2 == 0), 2);
   }
   EXPECT_EQ(c.differing(), 0u) << "of " << c.compared();
-  EXPECT_GE(c.compared(), 3000000u);
+  EXPECT_GE(c.compared(), 2000000u);
 }
 
 TEST(JavaDoubleShortcut, DecimalsOfTheBenchmarkAndOfMoneyColumns) {
@@ -117,10 +117,10 @@ TEST(JavaDoubleShortcut, EdgesOfItsRangeAndPowersOfTwoAndTen) {
 TEST(JavaDoubleShortcut, RandomDoublesOfEveryExponentAndInItsRange) {
   std::mt19937_64 rng(7);
   Comparer c;
-  for (int i = 0; i < 500000; ++i) c.Check(std::bit_cast<double>(rng()));
+  for (int i = 0; i < 300000; ++i) c.Check(std::bit_cast<double>(rng()));
   // Uniform bit patterns between 1e-3 and 1e7 (mostly 17-digit values: refused).
   const uint64_t lo = std::bit_cast<uint64_t>(1e-3), hi = std::bit_cast<uint64_t>(1e7);
-  for (int i = 0; i < 500000; ++i) c.Check(std::bit_cast<double>(lo + rng() % (hi - lo)));
+  for (int i = 0; i < 300000; ++i) c.Check(std::bit_cast<double>(lo + rng() % (hi - lo)));
   EXPECT_EQ(c.differing(), 0u) << "of " << c.compared();
 }
 
