@@ -1,4 +1,4 @@
-// WriteJavaDoubleText's shortcut (a double nearest to a decimal of at most 14
+// WriteJavaDoubleText's shortcut (a double nearest to a decimal of at most 15
 // digits in [1e-3, 1e7) prints that decimal, without Java's digit generator)
 // against the generator alone (WriteJavaDoubleTextByGenerator), which
 // java_float_text_test.cc checks against a JVM. The shortcut is only right if

@@ -410,13 +410,56 @@ Ending RunBig(uint64_t fract, int b5, int b2, int s5, int s2, int m2, int* k, Di
   return e;
 }
 
+// Java's generator for a value it does not print as an integer: B / S = v /
+// 10^k and M (half an ULP) as 5^b5 * 2^b2 * fract, 5^s5 * 2^s2 and 5^m5 *
+// 2^m2, and the integer width Java computes them in.
+struct Generator {
+  enum class Width { kInt, kLong, kWide, kBig };
+  uint64_t fract;  // odd
+  int k, b5, b2, s5, s2, m5, m2;
+  Width width;
+};
+
+int FractionBitsOf(uint64_t fract) { return kDoubleFractionBits + 1 - std::countr_zero(fract); }
+int TinyBitsOf(int fract_bits, int e2) { return fract_bits - e2 - 1 > 0 ? fract_bits - e2 - 1 : 0; }
+
+Generator SetUpGenerator(uint64_t fract, int e2, int sig_bits) {
+  const int fract_bits = FractionBitsOf(fract);
+  const int tiny_bits = TinyBitsOf(fract_bits, e2);
+  Generator g;
+  g.k = EstimateDecimalExponent(fract, e2);
+  g.b5 = g.k < 0 ? -g.k : 0;
+  g.b2 = g.b5 + tiny_bits + e2;
+  g.s5 = g.k > 0 ? g.k : 0;
+  g.s2 = g.s5 + tiny_bits;
+  g.m5 = g.b5;
+  g.m2 = g.b2 - sig_bits;
+
+  g.fract = fract >> std::countr_zero(fract);
+  g.b2 -= fract_bits - 1;
+  const int common = g.b2 < g.s2 ? g.b2 : g.s2;
+  g.b2 -= common;
+  g.s2 -= common;
+  g.m2 -= common;
+  if (fract_bits == 1) --g.m2;  // Java's adjustment for exact powers of two
+  if (g.m2 < 0) {
+    g.b2 -= g.m2;
+    g.s2 -= g.m2;
+    g.m2 = 0;
+  }
+
+  const int b_bits = fract_bits + g.b2 + ApproxBitsOfPow5(g.b5);
+  const int ten_s_bits = g.s2 + 1 + ApproxBitsOfPow5(g.s5 + 1);
+  g.width = b_bits < 32 && ten_s_bits < 32     ? Generator::Width::kInt
+            : b_bits < 64 && ten_s_bits < 64   ? Generator::Width::kLong
+            : b_bits < 124 && ten_s_bits < 124 ? Generator::Width::kWide
+                                               : Generator::Width::kBig;
+  return g;
+}
+
 // Digits of the finite, non-zero value fract * 2^(e2 - 52) (fract has bit 52 set).
 void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
-  const int tail_zeros = std::countr_zero(fract);
-  const int fract_bits = kDoubleFractionBits + 1 - tail_zeros;  // significant bits of fract
-  const int tiny_bits = fract_bits - e2 - 1 > 0 ? fract_bits - e2 - 1 : 0;  // bits right of the point
-
-  if (tiny_bits == 0 && e2 >= -21 && e2 <= 62) {
+  if (TinyBitsOf(FractionBitsOf(fract), e2) == 0 && e2 >= -21 && e2 <= 62) {
     // An integer that fits 64 bits.
     const int noise = e2 > sig_bits ? NoiseDigitsOfPow2(e2 - sig_bits - 1) : 0;
     const uint64_t v = e2 >= kDoubleFractionBits ? fract << (e2 - kDoubleFractionBits)
@@ -425,40 +468,24 @@ void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
     return;
   }
 
-  int k = EstimateDecimalExponent(fract, e2);
-  const int b5 = k < 0 ? -k : 0;
-  int b2 = b5 + tiny_bits + e2;
-  const int s5 = k > 0 ? k : 0;
-  int s2 = s5 + tiny_bits;
-  const int m5 = b5;
-  int m2 = b2 - sig_bits;
-
-  fract >>= tail_zeros;
-  b2 -= fract_bits - 1;
-  const int common = b2 < s2 ? b2 : s2;
-  b2 -= common;
-  s2 -= common;
-  m2 -= common;
-  if (fract_bits == 1) --m2;  // Java's adjustment for exact powers of two
-  if (m2 < 0) {
-    b2 -= m2;
-    s2 -= m2;
-    m2 = 0;
-  }
-
-  const int b_bits = fract_bits + b2 + ApproxBitsOfPow5(b5);
-  const int ten_s_bits = s2 + 1 + ApproxBitsOfPow5(s5 + 1);
+  const Generator g = SetUpGenerator(fract, e2, sig_bits);
+  int k = g.k;
   out->first = 0;
   out->count = 0;
   Ending e;
-  if (b_bits < 32 && ten_s_bits < 32) {
-    e = NativeGenerator<int32_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
-  } else if (b_bits < 64 && ten_s_bits < 64) {
-    e = NativeGenerator<int64_t>::Run(fract, b5, b2, s5, s2, m5, m2, &k, out);
-  } else if (b_bits < 124 && ten_s_bits < 124) {
-    e = RunWide(fract, b5, b2, s5, s2, m2, &k, out);
-  } else {
-    e = RunBig(fract, b5, b2, s5, s2, m2, &k, out);
+  switch (g.width) {
+    case Generator::Width::kInt:
+      e = NativeGenerator<int32_t>::Run(g.fract, g.b5, g.b2, g.s5, g.s2, g.m5, g.m2, &k, out);
+      break;
+    case Generator::Width::kLong:
+      e = NativeGenerator<int64_t>::Run(g.fract, g.b5, g.b2, g.s5, g.s2, g.m5, g.m2, &k, out);
+      break;
+    case Generator::Width::kWide:
+      e = RunWide(g.fract, g.b5, g.b2, g.s5, g.s2, g.m2, &k, out);
+      break;
+    case Generator::Width::kBig:
+      e = RunBig(g.fract, g.b5, g.b2, g.s5, g.s2, g.m2, &k, out);
+      break;
   }
   out->point = k + 1;
   if (e.high) {
@@ -468,8 +495,19 @@ void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
   }
 }
 
+// Whether Java's tests at a 15th digit cannot wrap for this value: in its int
+// and long generators B + M < 11.12 S there (see ShortDecimalDigits), so 12 S
+// must fit the width; the 128-bit and big-integer ones do not wrap.
+bool FifteenDigitsFit(uint64_t fract, int e2) {
+  const Generator g = SetUpGenerator(fract, e2, kDoubleFractionBits + 1);
+  if (g.width != Generator::Width::kInt && g.width != Generator::Width::kLong) return true;
+  const uint64_t limit = g.width == Generator::Width::kInt ? uint64_t{std::numeric_limits<int32_t>::max()}
+                                                            : uint64_t{std::numeric_limits<int64_t>::max()};
+  return g.s5 < kPow5Table && g.s2 < 63 && kPow5[g.s5] <= (limit / 12) >> g.s2;
+}
+
 // Java's digits without running its generator, for the values a database
-// mostly holds: the double v nearest to a decimal of at most 14 significant
+// mostly holds: the double v nearest to a decimal of at most 15 significant
 // digits, in Java's plain range [1e-3, 1e7). Java prints that decimal's digits:
 // - Decimals of at most 15 digits are more than 4 ULPs apart at this size (an
 //   ULP is under 2^-52 of the value), so at most one of them rounds to v; none
@@ -483,15 +521,15 @@ void GenerateDigits(uint64_t fract, int e2, int sig_bits, Digits* out) {
 //   with no carry: the decimal's last digit is not 0).
 // - What that needs of Java's arithmetic: M exactly half an ULP (not so at a
 //   power of two, where Java takes a quarter: refused), and no int/long
-//   wrap-around in its tests. At digit N, M < 1.2e-15 * 10^N * S, so with N <=
-//   14 B + M < 10.12 S, and 10 S = 5^a * 2^b (a <= 27) is at most 0.978 of the
-//   power of two above it: B + M fits wherever 10 S does. At N = 15 it might
-//   not, so 15 digits are left to the generator.
+//   wrap-around in its tests (B < 10 S; the sum B + M). At digit N,
+//   M < 1.12e-15 * 10^N * S. With N <= 14, B + M < 10.12 S, and 10 S = 5^a * 2^b
+//   (a <= 27) is at most 0.978 of the power of two above it: B + M fits
+//   wherever 10 S does. At N = 15, B + M < 11.12 S: FifteenDigitsFit checks.
 // The decimal is found as W = round(|v| * 10^s) with s making W 15 digits, and
 // kept only when W / 10^s (one correctly rounded division of exact doubles) is
 // v again. tests/parser/java_double_shortcut_test.cc compares this with the
 // generator on millions of values, java_float_text_test.cc with a JVM.
-bool ShortDecimalDigits(uint64_t fract, double magnitude, Digits* out) {
+bool ShortDecimalDigits(uint64_t fract, int e2, double magnitude, Digits* out) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
                                       1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
   if (!(magnitude >= 1e-3 && magnitude < 1e7)) return false;
@@ -509,8 +547,8 @@ bool ShortDecimalDigits(uint64_t fract, double magnitude, Digits* out) {
   if (!(scaled < static_cast<double>(kFifteenDigits))) return false;
   auto w = static_cast<uint64_t>(scaled);
   if (static_cast<double>(w) / kPow10[s] != magnitude) return false;
-  if (w % 10 != 0) return false;  // 15 digits: see above
-  // Trailing zeros off (at most 14: w is not 0; at least 1), in halving steps.
+  if (w % 10 != 0 && !FifteenDigitsFit(fract, e2)) return false;
+  // Trailing zeros off (at most 14: w is not 0), in halving steps.
   int point = -s;
   for (const auto& [ten_power, zeros] : {std::pair<uint64_t, int>{100'000'000, 8}, {10'000, 4}, {100, 2}, {10, 1}}) {
     if (w % ten_power == 0) {
@@ -613,7 +651,7 @@ char* WriteJavaText(Bits bits, char* out) {
   Digits g;
   if constexpr (kShortcut) {
     const double magnitude = std::bit_cast<double>(static_cast<uint64_t>(bits & ~(Bits{1} << (kWidth - 1))));
-    if (ShortDecimalDigits(fract, magnitude, &g)) return Layout(negative, g, out);
+    if (ShortDecimalDigits(fract, biased - kBias, magnitude, &g)) return Layout(negative, g, out);
   }
   // A float's significand goes in the double's position; sig_bits keeps the
   // float's precision, so digit generation stops where a float's ULP says.

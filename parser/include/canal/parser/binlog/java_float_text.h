@@ -25,7 +25,7 @@ char* WriteJavaDoubleText(double v, char* out);
 char* WriteJavaFloatText(float v, char* out);
 
 // WriteJavaDoubleText without its shortcut for the double nearest to a decimal
-// of at most 14 digits in [1e-3, 1e7), which prints that decimal without Java's
+// of at most 15 digits in [1e-3, 1e7), which prints that decimal without Java's
 // digit generator: always the generator. The same text; for the tests that
 // check so.
 char* WriteJavaDoubleTextByGenerator(double v, char* out);
