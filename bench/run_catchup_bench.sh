@@ -23,6 +23,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build"
 port=13399
 bench_args run_catchup_bench --build-dir build --port port -- "$@"
+bench_exclusive
 min_rate=${BENCH_MIN_CATCHUP_ROWS_PER_S:-500000}
 min_file_ratio=${BENCH_MIN_CATCHUP_FILE_RATIO:-0.3}
 data="$build/bench-data"

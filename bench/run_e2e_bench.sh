@@ -33,7 +33,8 @@
 # Each part runs its own sandbox (ports 13397, 13396, 14511) and canal-server
 # (ports 13491, 13492, 14521) under DIR/bench-e2e, and stops them. Prints one line
 # per figure and a JSON summary in DIR/e2e_bench.json; exit 1 when a target
-# is missed.
+# is missed. The ports are fixed, so a second run while one is going fails at
+# once (bench_exclusive, bench/lib/args.sh).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +45,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build"
 only=""
 bench_args run_e2e_bench --build-dir build --only only -- "$@"
+bench_exclusive
 min_rate=${BENCH_MIN_E2E_ROWS_PER_S:-300000}
 max_p99=${BENCH_MAX_P99_MS:-5}
 max_p99_batched=${BENCH_MAX_P99_BATCHED_MS:-20}

@@ -39,6 +39,7 @@ only=""
 port=14701
 blob_sizes="64"
 bench_args run_memory_bench --build-dir build --rows rows --only only --port port --blob-mib blob_sizes -- "$@"
+bench_exclusive
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
   { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }

@@ -20,6 +20,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build"
 only=""
 bench_args run_mq_bench --build-dir build --only only -- "$@"
+bench_exclusive
 min_rate=${BENCH_MIN_MQ_ROWS_PER_S:-30000}
 work="$build/bench-mq"
 bench="$build/bin/mq_bench"

@@ -65,6 +65,21 @@ bench_built() {
   done
 }
 
+# bench_exclusive: after bench_args, in a script whose sandboxes and servers
+# listen on fixed ports: fails at once when another run of the same script is
+# still going (a second run would read the first one's data, or stop its
+# sandbox under it). A pid file, not flock: a lock descriptor would be
+# inherited by the sandboxes and servers the run starts, and outlive it.
+bench_exclusive() {
+  local pidfile="${TMPDIR:-/tmp}/canal-bench-$bench_name.pid" other=""
+  other=$(cat "$pidfile" 2>/dev/null || true)
+  if [[ "$other" =~ ^[0-9]+$ ]] && [ "$other" != "$$" ] && kill -0 "$other" 2>/dev/null &&
+     tr '\0' ' ' < "/proc/$other/cmdline" 2>/dev/null | grep -q -- "$bench_name"; then
+    fail "another $bench_name run (pid $other, $pidfile) is going: both would use the same fixed ports; wait for it to end"
+  fi
+  echo "$$" > "$pidfile"
+}
+
 # bench_ab_args NAME [KEY TARGET ...] -- "$@": the options of the same-run
 # A/B scripts, a baseline build against this one: --baseline BUILD_DIR
 # (required; sets baseline), --build DIR (build, default $repo/build),
