@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -54,8 +53,8 @@ class SessionServerImpl final : public SessionServer {
  public:
   SessionServerImpl(SessionServerOptions options, DestinationRegistry* registry, std::shared_ptr<spdlog::logger> logger)
       : limits_(options.max_connections, options.max_connections_per_address),
-        io_(options.io_threads > 0 ? options.io_threads : 1),
-        acceptor_(asio::make_strand(io_)) {
+        ios_(MakeContexts(options.io_threads > 0 ? options.io_threads : 1)),
+        acceptor_(asio::make_strand(*ios_.front())) {
     context_.options = std::move(options);
     context_.registry = registry;
     context_.logger = logger ? std::move(logger) : spdlog::default_logger();
@@ -88,14 +87,14 @@ class SessionServerImpl final : public SessionServer {
     std::lock_guard lock(mu_);
     if (started_ || stopping_) return;
     started_ = true;
-    work_.emplace(io_.get_executor());
+    for (auto& io : ios_) work_.push_back(asio::make_work_guard(*io));
     asio::co_spawn(acceptor_.get_executor(), AcceptLoop(), [log = context_.logger](std::exception_ptr e) {
       if (e) log->error("canal server: accept loop failed");
     });
-    const int n = context_.options.io_threads > 0 ? context_.options.io_threads : 1;
+    const size_t n = ios_.size();
     {
       std::lock_guard join_lock(join_mu_);
-      for (int i = 0; i < n; ++i) threads_.emplace_back([this] { io_.run(); });
+      for (auto& io : ios_) threads_.emplace_back([io = io.get()] { io->run(); });
     }
     context_.logger->info("canal server listening on {} ({} I/O threads)", context_.server_address, n);
   }
@@ -122,7 +121,7 @@ class SessionServerImpl final : public SessionServer {
           if (auto session = weak.lock()) session->Close();
         }
         // Without work to wait for, run() returns once every session has ended.
-        work_.reset();
+        work_.clear();
       }
     }
     std::vector<std::thread> threads;
@@ -167,7 +166,9 @@ class SessionServerImpl final : public SessionServer {
     asio::steady_timer backoff(acceptor_.get_executor());
     std::chrono::milliseconds pause = kMinAcceptPause;
     for (;;) {
-      tcp::socket socket(asio::make_strand(io_));  // one strand per session
+      // Each session stays on one thread: its handlers never hop between
+      // threads (a cross-CPU wake-up each), and sessions spread over them.
+      tcp::socket socket(asio::make_strand(*ios_[next_io_++ % ios_.size()]));
       error_code ec;
       co_await acceptor_.async_accept(socket, asio::redirect_error(use_awaitable, ec));
       if (ec) {
@@ -221,21 +222,29 @@ class SessionServerImpl final : public SessionServer {
     }
   }
 
-  // Declared first so that it outlives every session, which io_'s
-  // destruction may release.
+  static std::vector<std::unique_ptr<asio::io_context>> MakeContexts(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> ios;
+    for (int i = 0; i < n; ++i) ios.push_back(std::make_unique<asio::io_context>(1));
+    return ios;
+  }
+
+  // Declared first so that it outlives every session, which the I/O
+  // contexts' destruction may release.
   SessionContext context_;
   ConnectionLimits limits_;
   // Cursor flushes (fsync, ZooKeeper writes) run here, off the I/O threads;
-  // declared before io_ so that it outlives every session.
+  // declared before ios_ so that it outlives every session.
   asio::thread_pool blocking_{2};
-  asio::io_context io_;
+  // One context per I/O thread (the acceptor's is the first).
+  std::vector<std::unique_ptr<asio::io_context>> ios_;
   tcp::acceptor acceptor_;
+  size_t next_io_ = 0;  // the accept loop's: the context of the next session
   uint16_t port_ = 0;
 
   mutable std::mutex mu_;
   bool started_ = false;   // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;  // guarded by mu_
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work_;  // guarded by mu_
   std::unordered_map<Session*, std::weak_ptr<Session>> live_;                        // guarded by mu_
 
   std::mutex join_mu_;

@@ -16,8 +16,10 @@
 // registry no longer finds (HA: not active here any more) ends the session
 // with an error Ack, never data.
 //
-// Threads: Start() runs `io_threads` threads; Stop() closes the listener and
-// every session and joins them. Safe to call Stop() from any thread.
+// Threads: Start() runs `io_threads` threads, each with its own I/O context;
+// a session is given to one of them at accept (round-robin) and stays there.
+// Stop() closes the listener and every session and joins them. Safe to call
+// Stop() from any thread.
 #pragma once
 
 #include <cstdint>
