@@ -17,7 +17,11 @@
 #            `e2e_client catchup --touch-columns --low-latency`,
 #            each from its start to the last row, each reading every value.
 #            Prints rows/s, canal-server's CPU per row (/proc, at the end of
-#            the catch-up) and ours/zongji. Target: every ratio >=
+#            the catch-up) and ours/zongji. Every run (zongji's too) starts
+#            right after warm_free_memory (bench/lib/args.sh): on a VM that
+#            hands idle free memory back to its host, a run after an idle gap
+#            would pay ~15% more CPU than one right after another run.
+#            Target: every ratio >=
 #            BENCH_MIN_PEER_RATIO (4). When npm cannot install zongji the part
 #            says so and judges no ratio.
 #   latency  on the same server, 10,000 single-row transactions per second
@@ -74,6 +78,7 @@ trap cleanup EXIT
 start_server() {
   local root="$work/$1"
   bench_install "$root" "$2" "$3" "$4" 4
+  warm_free_memory
   t0_ms=$(date +%s%3N)
   "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   server_pid=$!
@@ -116,6 +121,7 @@ peer_run() {
   first=$(first_file "$data")
   modules=$(zongji_modules)
   if [ -n "$modules" ]; then
+    warm_free_memory
     z=$(node "$repo/bench/zongji_reader.mjs" --module "$modules" --port "$mysql_port" --file "$first" \
           --rows "$rows" --t0-ms "$(now_ms)") || { say "FAIL: peer $workload: zongji failed"; status=1; z=""; }
   fi

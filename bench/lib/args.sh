@@ -80,6 +80,19 @@ bench_exclusive() {
   echo "$$" > "$pidfile"
 }
 
+# warm_free_memory: touch 128 MiB in a throwaway process (dd's buffer) and
+# free it, just before a measured process starts. A VM with free page
+# reporting (virtio-balloon, as on the CI machines) hands memory that has
+# been free for a few seconds back to its host, and the next process to
+# touch it pays a host fault per 4 KiB page (~11-16 us here, against ~5 us
+# for memory freed just before). A server started right after another run
+# would get warm pages and one started after an idle gap cold ones: ~15%
+# more CPU for the same 1M-row catch-up (docs/performance.md, entry 23).
+# Warming first gives every measured run the same start.
+warm_free_memory() {
+  dd if=/dev/zero of=/dev/null bs=128M count=1 status=none 2>/dev/null || true
+}
+
 # bench_ab_args NAME [KEY TARGET ...] -- "$@": the options of the same-run
 # A/B scripts, a baseline build against this one: --baseline BUILD_DIR
 # (required; sets baseline), --build DIR (build, default $repo/build),
