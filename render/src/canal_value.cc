@@ -41,25 +41,6 @@ using binlog::WriteJavaFloatText;
 
 namespace {
 
-// java.sql.Types codes.
-constexpr int kSqlBit = -7;
-constexpr int kSqlTinyInt = -6;
-constexpr int kSqlBigInt = -5;
-constexpr int kSqlVarBinary = -3;
-constexpr int kSqlBinary = -2;
-constexpr int kSqlChar = 1;
-constexpr int kSqlDecimal = 3;
-constexpr int kSqlInteger = 4;
-constexpr int kSqlSmallInt = 5;
-constexpr int kSqlReal = 7;
-constexpr int kSqlDouble = 8;
-constexpr int kSqlVarchar = 12;
-constexpr int kSqlDate = 91;
-constexpr int kSqlTime = 92;
-constexpr int kSqlTimestamp = 93;
-constexpr int kSqlOther = 1111;
-constexpr int kSqlBlob = 2004;
-constexpr int kSqlClob = 2005;
 
 
 // "00".."99": two digits per lookup for integers and the temporal fields.
@@ -497,49 +478,6 @@ bool CanalValueSize(const ColumnValue& value, const ColumnInfo& column, const Va
     default:
       return false;
   }
-}
-
-int CanalSqlType(const ColumnInfo& column) {
-  const ColumnType t = EffectiveType(column);
-  switch (t) {
-    case ColumnType::kTiny: return kSqlTinyInt;
-    case ColumnType::kShort: return kSqlSmallInt;
-    case ColumnType::kInt24:
-    case ColumnType::kLong: return kSqlInteger;
-    // Canal moves unsigned BIGINT to DECIMAL: values above 2^63-1 do not fit a Java long.
-    case ColumnType::kLongLong: return column.is_unsigned ? kSqlDecimal : kSqlBigInt;
-    case ColumnType::kFloat: return kSqlReal;
-    case ColumnType::kDouble: return kSqlDouble;
-    case ColumnType::kDecimal:
-    case ColumnType::kNewDecimal: return kSqlDecimal;
-    case ColumnType::kBit: return kSqlBit;
-    case ColumnType::kEnum: return kSqlInteger;
-    case ColumnType::kSet: return kSqlBit;
-    case ColumnType::kDate:
-    case ColumnType::kNewDate: return kSqlDate;
-    case ColumnType::kTime:
-    case ColumnType::kTime2: return kSqlTime;
-    case ColumnType::kTimestamp:
-    case ColumnType::kTimestamp2:
-    case ColumnType::kDateTime:
-    case ColumnType::kDateTime2: return kSqlTimestamp;
-    case ColumnType::kYear: return kSqlVarchar;
-    case ColumnType::kVarchar:
-    case ColumnType::kVarString:
-      return IsBinaryCharset(column.charset) ? kSqlVarBinary : kSqlVarchar;
-    case ColumnType::kString: return IsBinaryCharset(column.charset) ? kSqlBinary : kSqlChar;
-    case ColumnType::kTinyBlob:
-    case ColumnType::kMediumBlob:
-    case ColumnType::kLongBlob:
-    case ColumnType::kBlob: return IsTextBlob(column) ? kSqlClob : kSqlBlob;
-    // Binary payloads like BLOB (Canal reports its GEOMETRY values as BLOB).
-    case ColumnType::kGeometry:
-    case ColumnType::kVector: return kSqlBlob;
-    case ColumnType::kJson: return kSqlVarchar;
-    case ColumnType::kNull:
-    case ColumnType::kTypedArray: return kSqlOther;
-  }
-  return kSqlOther;
 }
 
 std::string CanalMysqlType(const ColumnInfo& column, const ValueFormatOptions& options,

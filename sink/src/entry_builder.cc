@@ -8,9 +8,13 @@ namespace canal::sink {
 int CanalEventType(const canal::schema::StatementClass& c, bool* is_ddl) {
   *is_ddl = c.kind == canal::schema::StatementKind::kDdl;
   if (!*is_ddl) return entry::QUERY;
+  using canal::schema::DdlObject;
+  // Canal types DDL on tables and indexes only; a database's, a view's, a
+  // routine's... is a QUERY that is still DDL (its DruidDdlParser).
+  if (c.object != DdlObject::kTable && c.object != DdlObject::kIndex) return entry::QUERY;
   switch (c.verb) {
-    case canal::schema::DdlVerb::kCreate: return c.object == canal::schema::DdlObject::kIndex ? entry::CINDEX : entry::CREATE;
-    case canal::schema::DdlVerb::kDrop: return c.object == canal::schema::DdlObject::kIndex ? entry::DINDEX : entry::ERASE;
+    case canal::schema::DdlVerb::kCreate: return c.object == DdlObject::kIndex ? entry::CINDEX : entry::CREATE;
+    case canal::schema::DdlVerb::kDrop: return c.object == DdlObject::kIndex ? entry::DINDEX : entry::ERASE;
     case canal::schema::DdlVerb::kAlter: return entry::ALTER;
     case canal::schema::DdlVerb::kTruncate: return entry::TRUNCATE;
     case canal::schema::DdlVerb::kRename: return entry::RENAME;
@@ -80,12 +84,12 @@ Status EntryBuilder::QueryEntry(const EntryContext& ctx, std::string_view schema
 Status EntryBuilder::BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::string* out) {
   // Written on the wire like rows entries: two per transaction, so on
   // single-row transactions protobuf objects here cost ~12% of the server.
-  wire::WriteTransactionEntry(ctx, entry::QUERY, entry::TRANSACTIONBEGIN, static_cast<int64_t>(thread_id), {}, out);
+  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONBEGIN, static_cast<int64_t>(thread_id), {}, out);
   return Status::OK();
 }
 
 Status EntryBuilder::EndEntry(const EntryContext& ctx, std::string_view transaction_id, std::string* out) {
-  wire::WriteTransactionEntry(ctx, entry::QUERY, entry::TRANSACTIONEND, 0, transaction_id, out);
+  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONEND, 0, transaction_id, out);
   return Status::OK();
 }
 

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cstring>
 
+#include "canal/common/utf8.h"
 #include "canal/parser/binlog/column_text.h"
+#include "canal/render/canal_sql_type.h"
 #include "canal/render/canal_value.h"
 
 namespace canal::sink::wire {
@@ -132,7 +134,7 @@ char* WriteOptionalBytes(char tag, std::string_view s, char* p) {
 struct HeaderFields {
   const EntryContext& ctx;
   std::string_view db, table;
-  int32_t event_type = 0;
+  int32_t event_type = 0;  // kNoEventType: left out (transaction boundaries, as Canal's)
   std::string_view rows_count;
 
   uint64_t offset() const { return Int64Bits(static_cast<int64_t>(ctx.position.position)); }
@@ -144,8 +146,8 @@ struct HeaderFields {
   size_t Size() const {
     return 2 + OptionalBytesSize(ctx.position.journal_name) + OptionalVarintSize(offset()) +
            OptionalVarintSize(server_id()) + DelimitedSize(kServerEncoding.size()) + OptionalVarintSize(time()) + 2 +
-           OptionalBytesSize(db) + OptionalBytesSize(table) + OptionalVarintSize(event_length()) + 1 +
-           VarintSize(Int32Bits(event_type)) + (rows_count.empty() ? 0 : DelimitedSize(PairSize())) +
+           OptionalBytesSize(db) + OptionalBytesSize(table) + OptionalVarintSize(event_length()) +
+           (event_type == kNoEventType ? 0 : 1 + VarintSize(Int32Bits(event_type))) + (rows_count.empty() ? 0 : DelimitedSize(PairSize())) +
            OptionalBytesSize(ctx.position.gtid);
   }
 
@@ -163,8 +165,10 @@ struct HeaderFields {
     p = WriteOptionalBytes(header_field::kSchemaName, db, p);
     p = WriteOptionalBytes(header_field::kTableName, table, p);
     p = WriteOptionalVarint(header_field::kEventLength, event_length(), p);
-    *p++ = header_field::kEventType;
-    p = WriteVarint(Int32Bits(event_type), p);
+    if (event_type != kNoEventType) {
+      *p++ = header_field::kEventType;
+      p = WriteVarint(Int32Bits(event_type), p);
+    }
     if (!rows_count.empty()) {
       *p++ = header_field::kProps;
       p = WriteVarint(PairSize(), p);
@@ -215,29 +219,44 @@ void RowsEntryWriter::BuildPlan(const binlog::TableMap& t, TablePlan* plan) cons
   plan->columns = t.columns;
   plan->integer_display_widths = t.integer_display_widths;
   plan->plans.assign(t.columns.size(), ColumnPlan{});
+  plan->promoted.assign(t.columns.size(), ColumnPlan{});
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const binlog::ColumnInfo& info = t.columns[i];
-    ColumnPlan& c = plan->plans[i];
-    c.copies_through = binlog::CopiesThroughAsUtf8(info.charset);
-    c.keep = !(options_.fields && options_.fields->ColumnsFor(t.db, t.table) &&
-               !options_.fields->Lists(t.db, t.table, info.name)) &&
-             !(options_.black_fields && options_.black_fields->Lists(t.db, t.table, info.name));
-    if (i != 0) AppendVarintField(column_field::kIndex, Int32Bits(static_cast<int32_t>(i)), &c.head);
-    const int sql_type = render::CanalSqlType(info);
-    if (sql_type != 0) AppendVarintField(column_field::kSqlType, Int32Bits(sql_type), &c.head);
-    if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, &c.head);
-    if (info.is_key) AppendVarintField(column_field::kIsKey, 1, &c.head);
-    const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
-    std::string tail;  // field 10: mysqlType
-    if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &tail);
-    for (int updated = 0; updated < 2; ++updated) {
-      std::string s = c.head;
-      if (updated) s += {column_field::kUpdated, 1};
-      s += {column_field::kIsNull, 0, column_field::kValue};
-      c.before_value[updated].Set(s);
+    BuildColumnPlan(t, i, render::CanalSqlType(info), &plan->plans[i]);
+    const render::SqlTypePromotion promotion = render::CanalSqlTypePromotion(info);
+    if (promotion.keep_up_to != UINT64_MAX) {
+      plan->plans[i].keep_up_to = promotion.keep_up_to;
+      BuildColumnPlan(t, i, promotion.promoted, &plan->promoted[i]);
     }
-    c.tail_piece.Set(tail);
   }
+}
+
+void RowsEntryWriter::BuildColumnPlan(const binlog::TableMap& t, size_t i, int sql_type, ColumnPlan* plan) const {
+  const binlog::ColumnInfo& info = t.columns[i];
+  ColumnPlan& c = *plan;
+  c.copies_through = binlog::CopiesThroughAsUtf8(info.charset);
+  c.keep = !(options_.fields && options_.fields->ColumnsFor(t.db, t.table) &&
+             !options_.fields->Lists(t.db, t.table, info.name)) &&
+           !(options_.black_fields && options_.black_fields->Lists(t.db, t.table, info.name));
+  // head = index, sqlType, name, isKey; null_head the same with a NULL's sqlType.
+  auto make_head = [&](int type, std::string* head) {
+    if (i != 0) AppendVarintField(column_field::kIndex, Int32Bits(static_cast<int32_t>(i)), head);
+    if (type != 0) AppendVarintField(column_field::kSqlType, Int32Bits(type), head);
+    if (!info.name.empty()) AppendBytesField(column_field::kName, info.name, head);
+    if (info.is_key) AppendVarintField(column_field::kIsKey, 1, head);
+  };
+  make_head(sql_type, &c.head);
+  make_head(render::CanalNullSqlType(info), &c.null_head);
+  const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
+  std::string tail;  // field 10: mysqlType
+  if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &tail);
+  for (int updated = 0; updated < 2; ++updated) {
+    std::string s = c.head;
+    if (updated) s += {column_field::kUpdated, 1};
+    s += {column_field::kIsNull, 0, column_field::kValue};
+    c.before_value[updated].Set(s);
+  }
+  c.tail_piece.Set(tail);
 }
 
 void RowsEntryWriter::Piece::Set(std::string_view s) {
@@ -330,7 +349,8 @@ size_t RowsEntryWriter::WriteColumn(const ColumnPlan& cp, uint32_t column, const
   // column when it differs from the before image (or had none there).
   const bool updated = spec.after && (!spec.update || Updated(BeforeOf(column), is_null, text));
   const size_t vsize = text.size();
-  const size_t body = cp.head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) +
+  const std::string& head = is_null ? cp.null_head : cp.head;
+  const size_t body = head.size() + (updated ? 2 : 0) + 2 + (vsize != 0 ? 1 + VarintSize(vsize) + vsize : 0) +
                       cp.tail_piece.size;
   char* const data =
       Room(at + 11 + body + Piece::kInline + (vsize >= kBigValueBytes ? kBigValueSlack : 0));
@@ -344,7 +364,7 @@ size_t RowsEntryWriter::WriteColumn(const ColumnPlan& cp, uint32_t column, const
     p = WriteBytes(text, p);
   } else {
     RecordBefore(spec, column, is_null, 0, 0);
-    p = WriteBytes(cp.head, p);
+    p = WriteBytes(head, p);
     if (updated) {
       *p++ = column_field::kUpdated;
       *p++ = 1;
@@ -395,13 +415,17 @@ Status RowsEntryWriter::WriteImage(const TablePlan& plan, const binlog::TableMap
   const size_t n = std::min(img.values.size(), plan.plans.size());
   for (size_t i = 0; i < n; ++i) {
     const binlog::ColumnValue& v = img.values[i];
-    const ColumnPlan& cp = plan.plans[i];
+    const ColumnPlan* plan_of_value = &plan.plans[i];
+    if (v.kind == binlog::ColumnValue::Kind::kUnsigned && v.u64 > plan_of_value->keep_up_to) [[unlikely]] {
+      plan_of_value = &plan.promoted[i];
+    }
+    const ColumnPlan& cp = *plan_of_value;
     if (!v.is_present() || !cp.keep) continue;
     const auto column = static_cast<uint32_t>(i);
     // The value's text: none, its own bytes, fixed text made in place, or rendered.
     if (v.is_null()) {
       at = WriteColumn(cp, column, spec, true, {}, at);
-    } else if (v.kind == binlog::ColumnValue::Kind::kString && cp.copies_through) {
+    } else if (v.kind == binlog::ColumnValue::Kind::kString && cp.copies_through && IsValidUtf8(v.raw)) {
       at = WriteColumn(cp, column, spec, false, v.raw, at);
     } else if (WriteFixedColumn(cp, t, v, column, spec, &at)) {
     } else if (v.raw.size() >= kBigValueBytes) [[unlikely]] {
@@ -525,9 +549,9 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   return Status::OK();
 }
 
-void WriteTransactionEntry(const EntryContext& ctx, int32_t event_type, uint64_t entry_type, int64_t thread_id,
+void WriteTransactionEntry(const EntryContext& ctx, uint64_t entry_type, int64_t thread_id,
                            std::string_view transaction_id, std::string* out) {
-  const HeaderFields header{ctx, {}, {}, event_type, {}};
+  const HeaderFields header{ctx, {}, {}, kNoEventType, {}};
   const size_t header_size = header.Size();
   // TransactionBegin / TransactionEnd: executeTime (1), transactionId (2),
   // threadId (4, begin only).

@@ -12,6 +12,7 @@
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/binlog/rows_event.h"
+#include "canal/render/canal_sql_type.h"
 #include "canal/render/canal_value.h"
 
 namespace {
@@ -45,6 +46,7 @@ void ReadRows(const RowsEvent& rows, RowsReader* reader, RowChange* change, std:
   if (rows.table == nullptr) return;  // the header promises non-null; do not trust it here
   for (const ColumnInfo& col : rows.table->columns) {
     (void)CanalSqlType(col);
+    (void)CanalNullSqlType(col);
     (void)CanalMysqlType(col);
   }
   reader->Reset(rows);

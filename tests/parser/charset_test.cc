@@ -59,11 +59,27 @@ TEST(AppendAsUtf8, CopiesUtf8FamilyAsciiAndUnknownCollations) {
   EXPECT_EQ(ToUtf8("plain", kAscii), "plain");
 }
 
-TEST(AppendAsUtf8, PassesInvalidUtf8ThroughUnchanged) {
-  // Documented choice: bytes stored in a utf8 column are what clients get.
+TEST(AppendAsUtf8, InvalidUtf8BecomesReplacementCharactersAsJavaDecodesIt) {
+  // A protobuf string must be valid UTF-8 (proto3 clients refuse the entry
+  // otherwise); each maximal ill-formed subsequence becomes one U+FFFD.
   const std::string bad = Bytes({'a', 0xC3, 0x28, 0xFF, 0xED, 0xA0, 0x80, 'z'});
-  EXPECT_EQ(ToUtf8(bad, kUtf8mb4), bad);
-  EXPECT_EQ(ToUtf8(bad, kUtf8mb3), bad);
+  EXPECT_EQ(ToUtf8(bad, kUtf8mb4), "a\uFFFD(\uFFFD\uFFFD\uFFFD\uFFFDz");
+  EXPECT_EQ(ToUtf8(bad, kUtf8mb3), "a\uFFFD(\uFFFD\uFFFD\uFFFD\uFFFDz");
+  // A truncated sequence is one subpart: E2 82 is the start of a three-byte form.
+  EXPECT_EQ(ToUtf8(Bytes({0xE2, 0x82, 'x', 0xF0, 0x9F, 0x99}), kUtf8mb4), "\uFFFDx\uFFFD");
+  // Overlong and past-U+10FFFF forms.
+  EXPECT_EQ(ToUtf8(Bytes({0xC0, 0xAF, 0xF4, 0x90, 0x80, 0x80}), kUtf8mb4),
+            "\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD");
+  const std::string good = "ok \u00e9 \u4e2d \U0001F642";
+  EXPECT_EQ(ToUtf8(good, kUtf8mb4), good);
+}
+
+TEST(AppendAsUtf8, BytesOfAnUnknownCharsetThatAreNotUtf8KeepEveryByte) {
+  // No charset metadata and no schema (a MySQL 5.6 TINYBLOB holding a PNG):
+  // the bytes may be binary, so they become ISO-8859-1 text, Canal's binary form.
+  const std::string png = Bytes({0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0xFF});
+  EXPECT_EQ(ToUtf8(png, 0), "\u0089PNG\r\n\x1a\n" + std::string(1, '\0') + "\u00ff");
+  EXPECT_EQ(ToUtf8("caf\xc3\xa9", 0), "caf\u00e9");  // well-formed UTF-8 is taken as text
 }
 
 // Canal's Java decodes every charset; so do we, through iconv (issue 10).
@@ -87,8 +103,10 @@ TEST(AppendAsUtf8, BytesACharsetDoesNotDefineBecomeReplacementCharacters) {
 }
 
 TEST(AppendAsUtf8, CharsetsWithoutAConverterPassThrough) {
-  EXPECT_EQ(ToUtf8(Bytes({0xE4, 0x41}), 3), Bytes({0xE4, 0x41}));  // dec8
+  EXPECT_EQ(ToUtf8(Bytes({0x41, 0x42}), 3), "AB");  // dec8
   EXPECT_TRUE(CopiesThroughAsUtf8(3));
+  // ... as long as the bytes are UTF-8: the rest is repaired, never sent as it is.
+  EXPECT_EQ(ToUtf8(Bytes({0xE4, 0x41}), 3), "\uFFFDA");
 }
 
 TEST(DefaultCollationOfCharset, NamesMapToTheirDefaultCollation) {

@@ -151,7 +151,13 @@ TEST(EntryBuilder, StatementsAreClassifiedAsCanalDoes) {
       {"# why\nDROP INDEX i ON t", entry::DINDEX, true},
       {"/*!40000 ALTER TABLE `t` DISABLE KEYS */", entry::ALTER, true},
       {"CREATE USER u", entry::QUERY, false},
-      {"CREATE VIEW v AS SELECT 1", entry::CREATE, true},
+      // Canal types DDL on tables and indexes only: the rest is a QUERY that is still DDL.
+      {"CREATE VIEW v AS SELECT 1", entry::QUERY, true},
+      {"CREATE DATABASE d", entry::QUERY, true},
+      {"create database if not exists `d` character set utf8mb4", entry::QUERY, true},
+      {"DROP DATABASE d", entry::QUERY, true},
+      {"ALTER DATABASE d CHARACTER SET latin1", entry::QUERY, true},
+      {"DROP VIEW v", entry::QUERY, true},
   };
   for (const auto& c : cases) {
     bool ddl = !c.ddl;
@@ -189,6 +195,8 @@ TEST(EntryBuilder, QueryBeginAndEndEntries) {
   entry::TransactionBegin tb;
   ASSERT_TRUE(tb.ParseFromString(e.storevalue()));
   EXPECT_EQ(tb.threadid(), 42);
+  // Canal leaves a transaction boundary's event type unset (a Java client reads UPDATE).
+  EXPECT_EQ(e.header().eventType_present_case(), entry::Header::EVENTTYPE_PRESENT_NOT_SET);
 
   ASSERT_TRUE(b.EndEntry(ctx, "1234", &bytes).ok());
   ASSERT_TRUE(e.ParseFromString(bytes));
@@ -196,6 +204,7 @@ TEST(EntryBuilder, QueryBeginAndEndEntries) {
   entry::TransactionEnd te;
   ASSERT_TRUE(te.ParseFromString(e.storevalue()));
   EXPECT_EQ(te.transactionid(), "1234");
+  EXPECT_EQ(e.header().eventType_present_case(), entry::Header::EVENTTYPE_PRESENT_NOT_SET);
   EXPECT_EQ(e.header().logfileoffset(), 13885);
 }
 

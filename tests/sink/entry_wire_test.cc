@@ -452,6 +452,39 @@ TEST(EntryWire, TheHandBuiltEntriesCarryWhatTheyWereBuiltFrom) {
   EXPECT_GT(longest[25].value().size(), size_t{1} << 21);
 }
 
+// Column.sqlType is Canal's per value (render/canal_sql_type.h): unsigned
+// values past the signed range one type up, NULLs the reader's mapping,
+// binary strings BLOB, written by the same plan as the value's other fields.
+TEST(EntryWire, SqlTypesFollowTheValueAsCanalSetsThem) {
+  auto events = EveryTypeEvents();
+  const entry::RowChange rc = BuildAndParse(events[0]->ev);
+  ASSERT_EQ(rc.rowdatas_size(), 4);
+  const auto& full = rc.rowdatas(0).aftercolumns();
+  const auto& nulls = rc.rowdatas(1).aftercolumns();
+  ASSERT_EQ(full.size(), 30);
+  ASSERT_EQ(nulls.size(), 30);
+  EXPECT_EQ(full[0].sqltype(), 4);   // INT UNSIGNED 1: fits, INTEGER
+  EXPECT_EQ(full[2].value(), "250");
+  EXPECT_EQ(full[2].sqltype(), 5);   // TINYINT UNSIGNED 250: SMALLINT
+  EXPECT_EQ(nulls[2].sqltype(), -6);  // its NULL: TINYINT
+  EXPECT_EQ(full[5].sqltype(), 3);   // BIGINT UNSIGNED near 2^64: DECIMAL
+  EXPECT_EQ(nulls[5].sqltype(), -5);
+  EXPECT_EQ(full[6].sqltype(), -5);  // signed BIGINT
+  EXPECT_EQ(full[12].sqltype(), -7);  // SET
+  EXPECT_EQ(nulls[12].sqltype(), -2);
+  EXPECT_EQ(full[22].sqltype(), 2004);  // VARBINARY
+  EXPECT_EQ(nulls[22].sqltype(), -3);
+  EXPECT_EQ(full[24].sqltype(), 2005);  // TEXT
+  EXPECT_EQ(nulls[24].sqltype(), -4);
+  EXPECT_EQ(full[25].sqltype(), 2004);  // MEDIUMBLOB
+  EXPECT_EQ(nulls[25].sqltype(), -4);
+  EXPECT_EQ(full[26].sqltype(), 2004);  // GEOMETRY
+  EXPECT_EQ(nulls[26].sqltype(), -2);
+  EXPECT_EQ(full[27].sqltype(), 12);  // JSON
+  EXPECT_EQ(nulls[27].sqltype(), 1111);
+  for (int i = 0; i < 30; ++i) EXPECT_TRUE(i == 0 || nulls[i].isnull()) << i;
+}
+
 TEST(EntryWire, ContextDefaultsAndExtremesMatchProtobuf) {
   auto events = EveryTypeEvents();
   Pair pair{EntryBuilderOptions{}};

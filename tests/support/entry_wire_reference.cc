@@ -1,6 +1,8 @@
 #include "support/entry_wire_reference.h"
 
 #include "canal/entry.pb.h"
+#include "canal/render/canal_sql_type.h"
+#include "canal/sink/entry_wire.h"
 
 namespace canal::sink::wire {
 
@@ -18,7 +20,7 @@ void FillHeader(const EntryContext& ctx, std::string_view schema, std::string_vi
   h->set_schemaname(std::string(schema));
   h->set_tablename(std::string(table));
   h->set_eventlength(static_cast<int64_t>(ctx.event_length));
-  h->set_eventtype(static_cast<entry::EventType>(event_type));
+  if (event_type != kNoEventType) h->set_eventtype(static_cast<entry::EventType>(event_type));
   h->set_gtid(ctx.position.gtid);
 }
 
@@ -40,7 +42,7 @@ Status AddColumns(const EntryBuilderOptions& options, const binlog::TableMap& t,
     if (!v.is_present() || !Keep(options, t, info)) continue;
     entry::Column* c = out->Add();
     c->set_index(static_cast<int32_t>(i));
-    c->set_sqltype(render::CanalSqlType(info));
+    c->set_sqltype(render::CanalSqlTypeOf(info, v));
     c->set_name(info.name);
     c->set_iskey(info.is_key);
     c->set_isnull(v.is_null());
@@ -139,7 +141,7 @@ Status ReferenceRowsEntryBuilder::Write(const EntryContext& ctx, const binlog::R
 std::string ReferenceTransactionEntry(const EntryContext& ctx, bool begin, uint64_t thread_id,
                                       const std::string& transaction_id) {
   entry::Entry e;
-  FillHeader(ctx, "", "", entry::QUERY, e.mutable_header());
+  FillHeader(ctx, "", "", kNoEventType, e.mutable_header());
   if (begin) {
     entry::TransactionBegin b;
     b.set_executetime(ctx.position.timestamp_ms);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "canal/common/utf8.h"
 #include "canal/parser/binlog/column_text.h"
 #include "canal/tools/row_json.h"
 
@@ -69,7 +70,7 @@ Status AppendImage(const binlog::RowImage& img, const binlog::TableMap& t, const
     out->Commit(p);
     // Strings escaped in place; other values rendered into `scratch` first.
     std::string_view text;
-    if (v.kind == ColumnValue::Kind::kString && keys.copies_through[i]) {
+    if (v.kind == ColumnValue::Kind::kString && keys.copies_through[i] && IsValidUtf8(v.raw)) {
       text = v.raw;  // the Canal text is the bytes themselves
     } else {
       scratch.clear();

@@ -208,9 +208,13 @@ int CharsetMaxBytesPerChar(uint32_t collation) {
 }
 }  // namespace internal
 
-// UTF-8 columns copy through even when their bytes are not valid UTF-8 (MySQL
-// does not validate utf8 data written by, e.g., a latin1 client with a utf8
-// column): rewriting them would change the value, and clients see what was stored.
+// UTF-8 columns copy through; bytes that are not well-formed UTF-8 (a server
+// that did not validate, a wrong charset) become U+FFFD as Java's decoder
+// makes them in Canal's server: a protobuf string must be valid UTF-8 or
+// proto3 clients (canal-python, canal-go) refuse the whole entry. Bytes of an
+// unknown charset that are not UTF-8 may be binary (a BLOB of a binlog with
+// no charset metadata and no schema): they keep every byte as ISO-8859-1
+// text, Canal's form for binary values.
 void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out) {
   switch (LookupCharset(charset).encoding) {
     case Encoding::kLatin1:
@@ -236,15 +240,21 @@ void AppendAsUtf8(std::string_view bytes, uint32_t charset, std::string* out) {
           name != nullptr && internal::AppendViaIconv(bytes, name, out)) {
         return;
       }
-      out->append(bytes);
+      AppendUtf8Replacing(bytes, out);
       return;
     case Encoding::kUnknown:
+      if (IsValidUtf8(bytes)) {
+        out->append(bytes);
+      } else {
+        AppendSingleByte(bytes, /*cp1252=*/false, out);
+      }
+      return;
     case Encoding::kUtf8:
     case Encoding::kAscii:
-      out->append(bytes);
+      AppendUtf8Replacing(bytes, out);
       return;
   }
-  out->append(bytes);
+  AppendUtf8Replacing(bytes, out);
 }
 
 }  // namespace canal::binlog
@@ -261,8 +271,15 @@ bool SizeAsUtf8(std::string_view bytes, uint32_t charset, size_t* size) {
       return true;
     default:
       if (!CopiesThroughAsUtf8(charset)) return false;
-      *size = bytes.size();
-      return true;
+      if (IsValidUtf8(bytes)) {
+        *size = bytes.size();
+        return true;
+      }
+      if (LookupCharset(charset).encoding == Encoding::kUnknown) {
+        *size = SingleByteUtf8Size(bytes, /*cp1252=*/false);
+        return true;
+      }
+      return false;  // repaired: known only by converting
   }
 }
 

@@ -446,7 +446,7 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
         }
       }
       auto tm = std::make_shared<TableMap>();
-      Status s = DecodeTableMap(bytes, post_len, tm.get());
+      Status s = DecodeTableMap(bytes, post_len, fde_->flavor, tm.get());
       if (!s.ok()) return wrap(s);
       tm->integer_display_widths = PrintsIntegerDisplayWidths(*fde_);
       bool provided = false;

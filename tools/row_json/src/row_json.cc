@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "canal/common/utf8.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -12,28 +14,6 @@
 namespace canal::tools {
 
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t c = b(i);
-  const size_t left = s.size() - i;
-  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !cont(i + 1) || !cont(i + 2)) return 0;
-    if (c == 0xE0 && b(i + 1) < 0xA0) return 0;  // overlong
-    if (c == 0xED && b(i + 1) > 0x9F) return 0;  // surrogates
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
-    if (c == 0xF0 && b(i + 1) < 0x90) return 0;
-    if (c == 0xF4 && b(i + 1) > 0x8F) return 0;
-    return 4;
-  }
-  return 0;
-}
 
 // Bytes that cannot be copied as they are: controls, '"', '\\', non-ASCII.
 constexpr std::array<bool, 256> MakeSpecial() {

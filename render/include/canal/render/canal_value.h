@@ -66,9 +66,6 @@ char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, co
 bool CanalValueSize(const ColumnValue& value, const ColumnInfo& column, const ValueFormatOptions& options,
                     size_t* size);
 
-// java.sql.Types code Canal puts in Column.sqlType.
-int CanalSqlType(const ColumnInfo& column);
-
 // MySQL type text Canal puts in Column.mysqlType. Canal's forms: the schema's
 // COLUMN_TYPE when a schema provider supplied the column ("int(10) unsigned
 // zerofill", "tinyint(1)"); otherwise derived from the binlog type, with the

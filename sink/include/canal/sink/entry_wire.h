@@ -43,12 +43,16 @@ using proto::wire::WriteVarint;
 // ---- transaction boundaries --------------------------------------------------
 
 // Replaces *out with a TRANSACTIONBEGIN or TRANSACTIONEND entry (entry_type,
-// canal.entry.EntryType) whose header has event_type (canal.entry.EventType)
-// and no table, and whose store value is a TransactionBegin (thread_id) or a
-// TransactionEnd (transaction_id): the bytes protobuf writes for the same
-// objects, with no objects and, once *out has grown, no allocation.
-void WriteTransactionEntry(const EntryContext& ctx, int32_t event_type, uint64_t entry_type, int64_t thread_id,
+// canal.entry.EntryType) whose header has no table and no event type (Canal
+// leaves the oneof unset there: a Java client reads its default, UPDATE), and
+// whose store value is a TransactionBegin (thread_id) or a TransactionEnd
+// (transaction_id): the bytes protobuf writes for the same objects, with no
+// objects and, once *out has grown, no allocation.
+void WriteTransactionEntry(const EntryContext& ctx, uint64_t entry_type, int64_t thread_id,
                            std::string_view transaction_id, std::string* out);
+
+// HeaderFields' event type meaning "leave the field out".
+inline constexpr int32_t kNoEventType = -1;
 
 // ---- the rows entry ---------------------------------------------------------
 
@@ -81,6 +85,10 @@ class RowsEntryWriter {
     bool keep = false;           // the field filters keep it
     bool copies_through = false;  // a string's text is its bytes (binlog::CopiesThroughAsUtf8)
     std::string head;            // fields 1-4: index, sqlType, name, isKey
+    std::string null_head;       // head with the sqlType Canal gives a NULL (render/canal_sql_type.h)
+    // Unsigned integers: a value above this is written with the table's
+    // promoted plan of the column (its sqlType one type up).
+    uint64_t keep_up_to = UINT64_MAX;
     // head, updated (when [1]), isNull false and the value's tag: all that
     // precedes a value's length, by `updated`.
     Piece before_value[2];
@@ -94,6 +102,7 @@ class RowsEntryWriter {
     std::vector<binlog::ColumnInfo> columns;
     bool integer_display_widths = false;  // TableMap::integer_display_widths the plan was made with
     std::vector<ColumnPlan> plans;
+    std::vector<ColumnPlan> promoted;  // by column; set where plans[i].keep_up_to is not UINT64_MAX
     uint64_t last_used = 0;
   };
   // Where an update's before value of a column went in the entry, for the
@@ -112,6 +121,7 @@ class RowsEntryWriter {
 
   const TablePlan& PlanFor(const binlog::TableMap& t);
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
+  void BuildColumnPlan(const binlog::TableMap& t, size_t i, int sql_type, ColumnPlan* c) const;
   // building_ holds at least `end` bytes (never shrinks while an entry is written).
   char* Room(size_t end) {
     if (building_.size() < end) [[unlikely]] Grow(end);

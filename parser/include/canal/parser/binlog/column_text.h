@@ -44,8 +44,11 @@ uint32_t DefaultCollationOfCharset(std::string_view charset);
 // through code units or iconv.
 bool SizeAsUtf8(std::string_view bytes, uint32_t charset, size_t* size);
 
-// True when AppendAsUtf8 copies bytes of this collation unchanged, so a caller
-// that escapes text anyway may use a kString value's raw bytes directly.
+// True when AppendAsUtf8 copies bytes of this collation unchanged as long as
+// they are well-formed UTF-8 (canal::IsValidUtf8, canal/common/utf8.h), so a
+// caller may use a kString value's raw bytes directly after that check; bytes
+// that fail it are repaired (U+FFFD) or, of an unknown charset, kept as
+// ISO-8859-1 text.
 bool CopiesThroughAsUtf8(uint32_t charset);
 
 // True when the collation id is a binary one (63) — BLOB vs TEXT, BINARY vs CHAR.

@@ -6,22 +6,26 @@
 #include <string_view>
 
 #include "canal/common/status.h"
+#include "canal/parser/binlog/events.h"
 #include "canal/parser/binlog/schema_provider.h"
 #include "canal/parser/binlog/table_map.h"
 
 namespace canal::binlog {
 
-// `body`: post-header + payload, checksum excluded.
-Status DecodeTableMap(std::string_view body, uint8_t post_header_length, TableMap* table);
+// `body`: post-header + payload, checksum excluded. `flavor`: the server that
+// wrote it (from FORMAT_DESCRIPTION), which decides how optional metadata
+// numbers its columns.
+Status DecodeTableMap(std::string_view body, uint8_t post_header_length, ServerFlavor flavor, TableMap* table);
 
 // Fills names, keys, signedness and charsets from the provider when the binlog
 // did not carry them. A provider whose column count differs from the event's is
 // an error: labelling values with the wrong column is never acceptable.
 Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* table);
 
-// Facts about a column's binlog type used by optional metadata numbering.
-bool IsNumericColumn(const ColumnInfo& c);
-bool IsCharacterColumn(const ColumnInfo& c);
+// Facts about a column's binlog type used by optional metadata numbering:
+// whether the SIGNEDNESS bitmap and the charset lists count it.
+bool IsNumericColumn(const ColumnInfo& c, ServerFlavor flavor);
+bool IsCharacterColumn(const ColumnInfo& c, ServerFlavor flavor);
 bool IsEnumOrSetColumn(const ColumnInfo& c);
 
 }  // namespace canal::binlog

@@ -1,0 +1,101 @@
+#include "canal/common/utf8.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace canal {
+
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(i);
+  if (c < 0x80) return 1;
+  const size_t left = s.size() - i;
+  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !cont(i + 1) || !cont(i + 2)) return 0;
+    if (c == 0xE0 && b(i + 1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && b(i + 1) > 0x9F) return 0;  // surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
+    if (c == 0xF0 && b(i + 1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && b(i + 1) > 0x8F) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t word;
+      std::memcpy(&word, s.data() + i, 8);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+// How many bytes from s[i] form the longest prefix of some well-formed
+// sequence (at least 1): the "maximal subpart" Unicode's practice, and Java's
+// decoder, replace with one U+FFFD.
+size_t MaximalSubpart(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(i);
+  uint8_t lo = 0x80, hi = 0xBF;
+  size_t need = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 1;
+  }
+  size_t k = 1;
+  for (; k <= need && i + k < s.size(); ++k) {
+    const uint8_t x = b(i + k);
+    if (x < lo || x > hi) break;
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return k;
+}
+
+}  // namespace
+
+void AppendUtf8Replacing(std::string_view s, std::string* out) {
+  size_t i = 0, run = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const size_t len = Utf8SequenceLength(s, i);
+    if (len != 0) {
+      i += len;
+      continue;
+    }
+    out->append(s.data() + run, i - run);
+    AppendUtf8(U'\uFFFD', out);
+    i += MaximalSubpart(s, i);
+    run = i;
+  }
+  out->append(s.data() + run, n - run);
+}
+
+}  // namespace canal
