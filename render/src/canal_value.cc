@@ -306,6 +306,15 @@ char* WriteYear(int64_t year, char* out) {
   return WritePadded(static_cast<uint64_t>(year), 4, out);  // 0 -> "0000"
 }
 
+// BINARY(n) is stored padded with 0x00 to n bytes, but both servers log it
+// with the trailing 0x00s cut (as they cut CHAR's trailing spaces, which a
+// SELECT cuts too): the zeros are put back, so the value is the one the
+// database holds and returns (Canal itself sends the cut bytes).
+size_t BinaryPadding(const ColumnValue& value, const ColumnInfo& column) {
+  if (EffectiveType(column) != ColumnType::kString || column.max_length <= value.raw.size()) return 0;
+  return column.max_length - value.raw.size();
+}
+
 void AppendBase64(std::string_view bytes, std::string* out) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -434,13 +443,22 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
     case ColumnValue::Kind::kString:
       AppendAsUtf8(value.raw, column.charset, out);
       return Status::OK();
-    case ColumnValue::Kind::kBytes:
+    case ColumnValue::Kind::kBytes: {
+      const size_t pad = BinaryPadding(value, column);
       if (options.readable) {
-        AppendBase64(value.raw, out);
+        if (pad == 0) {
+          AppendBase64(value.raw, out);
+        } else {
+          std::string padded(value.raw);
+          padded.append(pad, '\0');
+          AppendBase64(padded, out);
+        }
       } else {
         AppendAsUtf8(value.raw, /*charset=binary: ISO-8859-1*/ 63, out);
+        out->append(pad, '\0');
       }
       return Status::OK();
+    }
     case ColumnValue::Kind::kJson: {
       if (value.json_is_text) {
         // MariaDB's JSON is LONGTEXT in the column's charset; a document the
@@ -469,12 +487,16 @@ bool CanalValueSize(const ColumnValue& value, const ColumnInfo& column, const Va
   switch (value.kind) {
     case ColumnValue::Kind::kString:
       return binlog::SizeAsUtf8(value.raw, column.charset, size);
-    case ColumnValue::Kind::kBytes:
+    case ColumnValue::Kind::kBytes: {
+      const size_t pad = BinaryPadding(value, column);
       if (options.readable) {
-        *size = (value.raw.size() + 2) / 3 * 4;  // AppendBase64: padded, no line breaks
+        *size = (value.raw.size() + pad + 2) / 3 * 4;  // AppendBase64: padded, no line breaks
         return true;
       }
-      return binlog::SizeAsUtf8(value.raw, /*charset=binary: ISO-8859-1*/ 63, size);
+      if (!binlog::SizeAsUtf8(value.raw, /*charset=binary: ISO-8859-1*/ 63, size)) return false;
+      *size += pad;
+      return true;
+    }
     default:
       return false;
   }
