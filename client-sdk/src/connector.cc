@@ -90,6 +90,12 @@ std::string ServerError(const proto::Ack& ack) {
   return "server error " + std::to_string(ack.error_code()) + ": " + ack.error_message();
 }
 
+// An error Ack as a Status: Aborted, its code the subcode (proto::WireError
+// from our server; 400 for nearly everything from Canal's).
+Status ServerRefusal(const proto::Ack& ack, std::string_view message) {
+  return Status::Aborted(message).WithSubcode(ack.error_code());
+}
+
 bool ParseBody(const PacketFrame& p, google::protobuf::MessageLite* body) {
   return body->ParseFromArray(p.body.data(), static_cast<int>(p.body.size()));
 }
@@ -358,7 +364,7 @@ Status Connector::CheckEarlierFailures(std::string_view doing) {
     if (IsErrorAck(p, &ack)) {
       const std::string what = std::move(unanswered_.front());
       unanswered_.pop_front();
-      return Status::Aborted(Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
+      return ServerRefusal(ack, Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
                              " (reported before " + std::string(doing) + ", which was therefore not sent)");
     }
     if (p.type != proto::ACK) {
@@ -389,7 +395,7 @@ Status Connector::ReplyIsAck(const Packet& p, std::string_view doing) {
     return FailConnection(Status::Corruption(Where() + ": " + std::string(doing) + ": unparsable Ack body"));
   }
   if (ack.has_error_code() && ack.error_code() != 0) {
-    return Status::Aborted(Where() + ": " + std::string(doing) + " refused: " + ServerError(ack));
+    return ServerRefusal(ack, Where() + ": " + std::string(doing) + " refused: " + ServerError(ack));
   }
   return Status::OK();
 }
@@ -436,7 +442,8 @@ Status Connector::ConnectLocked() {
     socket_.reset();
     if (s.code() != Status::Code::kAborted) return s;
     return Status::Aborted(std::string(s.message()) +
-                           " (check username and password against canal.user and canal.passwd on the server)");
+                           " (check username and password against canal.user and canal.passwd on the server)")
+        .WithSubcode(s.subcode());
   }
   return Status::OK();
 }
@@ -466,7 +473,7 @@ Status Connector::Subscribe(std::string_view filter) {
     CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "waiting for the reply to the " + doing, &p));
     unanswered_.clear();
     if (IsErrorAck(p, &ack)) {
-      return FailConnection(Status::Aborted(Where() + ": " + doing + " refused: " + ServerError(ack) +
+      return FailConnection(ServerRefusal(ack, Where() + ": " + doing + " refused: " + ServerError(ack) +
                                             " (connection closed: Canal may answer the rollback that precedes a "
                                             "subscription with the same error; Connect() again to retry)"));
     }
@@ -498,8 +505,8 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
   proto::Ack ack;
   if (!unanswered_.empty() && IsErrorAck(*out, &ack)) {
     const std::string what = unanswered_.front();
-    return FailConnection(Status::Aborted(
-        Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
+    return FailConnection(ServerRefusal(
+        ack, Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
         " (the server reports a failed ack or rollback in answer to the next request, here the " + std::string(doing) +
         "; the connection is closed because that request's own reply can no longer be told apart: Connect() and "
         "Subscribe() again)"));
@@ -626,17 +633,7 @@ bool IsAckNotApplied(const Status& status) {
 }
 
 int ServerErrorCode(const Status& status) {
-  constexpr std::string_view kMarker = "server error ";
-  const std::string_view m = status.message();
-  const auto at = m.find(kMarker);
-  if (status.ok() || at == std::string_view::npos) return 0;
-  int code = 0;
-  bool any = false;
-  for (size_t i = at + kMarker.size(); i < m.size() && m[i] >= '0' && m[i] <= '9' && code < 100000; ++i) {
-    code = code * 10 + (m[i] - '0');
-    any = true;
-  }
-  return any ? code : 0;
+  return status.code() == Status::Code::kAborted && status.subcode() > 0 ? status.subcode() : 0;
 }
 
 }  // namespace canal::client

@@ -29,7 +29,9 @@ Status Status::WithContext(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message();
-  return Status(code_, m);
+  Status s(code_, m);
+  s.subcode_ = subcode_;
+  return s;
 }
 
 }  // namespace canal

@@ -93,16 +93,28 @@ constexpr std::string_view kSlaveIdKey = "canal.instance.mysql.slaveId";
 }  // namespace
 
 std::string_view ParserErrorKind(const Status& error) {
-  const std::string_view m = error.message();
-  if (m.find("Access denied") != std::string_view::npos || m.find("logging in as") != std::string_view::npos ||
-      m.find("lacks a privilege") != std::string_view::npos) {
-    return "authentication";
+  // Refusals from the primary carry its error number as their subcode
+  // (mysql::ServerError), our own kinds the number of the server error they
+  // stand for: the label never depends on how a message is worded.
+  switch (error.subcode()) {
+    case mysql::kErAccessDenied:
+    case mysql::kErSpecificAccessDenied:
+    case mysql::kErDbAccessDenied:
+    case mysql::kErTableAccessDenied:
+    case mysql::kErNotSupportedAuthMode:
+      return "authentication";
+    // A slave-id conflict is a setting to change, even when it came as a 1236.
+    case mysql::kErSlaveSameId:
+      return "configuration";
+    // 1236: the primary cannot read from the position asked (purged, invalid).
+    case mysql::kErMasterFatalReadingBinlog:
+      return "position";
+    default:
+      break;
   }
-  // A slave-id conflict is a setting to change, even when it comes as a 1236.
-  if (m.find(kSlaveIdKey) != std::string_view::npos) return "configuration";
-  // 1236: the primary cannot read from the position asked (purged, invalid).
-  if (error.IsNotFound() || m.find("1236") != std::string_view::npos) return "position";
   switch (error.code()) {
+    case Status::Code::kNotFound:
+      return "position";
     case Status::Code::kCorruption:
     case Status::Code::kTruncated:
       return "decode";
@@ -232,8 +244,9 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   };
   // Errors that another attempt cannot fix.
   auto is_config_error = [](uint16_t code) {
-    return code == mysql::kErAccessDenied || code == mysql::kErSpecificAccessDenied || code == 1044 /*db access*/ ||
-           code == 1142 /*table access*/ || code == 1251 /*auth method*/ || code == 1227;
+    return code == mysql::kErAccessDenied || code == mysql::kErSpecificAccessDenied ||
+           code == mysql::kErDbAccessDenied || code == mysql::kErTableAccessDenied ||
+           code == mysql::kErNotSupportedAuthMode;
   };
 
   mysql::QueryConnection query(options_.master);
@@ -508,7 +521,8 @@ Status EventParser::SlaveIdConflict(const Status& server_error) const {
       "another replica registered on " + options_.master.Address() + " with this destination's slave id " +
       std::to_string(options_.slave_id) + ", so the primary dropped this connection (" + server_error.ToString() +
       "); two canal-servers or replicas share the id: give this destination a unique " + std::string(kSlaveIdKey) +
-      " in its instance.properties (the destination stays stopped until that file changes)");
+      " in its instance.properties (the destination stays stopped until that file changes)")
+      .WithSubcode(mysql::kErSlaveSameId);
 }
 
 }  // namespace canal::parser

@@ -57,13 +57,20 @@ size_t WholeWrites(const error_code& ec, size_t /*bytes_so_far*/) {
 // Longer GET waits are cut to this (the idle timeout ends them sooner anyway).
 constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
 
-constexpr int32_t kErrorGeneral = 400;
-constexpr int32_t kErrorIdentityMissing = 401;
-constexpr int32_t kErrorBatchIdMissing = 402;
-// Ours (docs/protocol.md): the ack was not applied and the batch will be
-// delivered again (this server stopped serving the destination, e.g. fenced
-// after a freeze); the client should reconnect, roll back and get again.
-constexpr int32_t kErrorAckNotApplied = 409;
+// Error Ack codes (proto/wire_error.h, docs/protocol.md "Errors"): the SDK
+// branches on them, never on the text.
+constexpr proto::WireError kErrorGeneral = proto::WireError::kBadRequest;
+constexpr proto::WireError kErrorIdentityMissing = proto::WireError::kIdentityMissing;
+constexpr proto::WireError kErrorBatchIdMissing = proto::WireError::kBatchIdMissing;
+constexpr proto::WireError kErrorAuthFailed = proto::WireError::kAuthFailed;
+constexpr proto::WireError kErrorNoSuchDestination = proto::WireError::kNoSuchDestination;
+constexpr proto::WireError kErrorNotSubscribed = proto::WireError::kNotSubscribed;
+constexpr proto::WireError kErrorSubscribedByAnother = proto::WireError::kSubscribedByAnother;
+constexpr proto::WireError kErrorNotServing = proto::WireError::kNotServing;
+// The ack was not applied and the batch will be delivered again (this server
+// stopped serving the destination, e.g. fenced after a freeze); the client
+// should reconnect, roll back and get again.
+constexpr proto::WireError kErrorAckNotApplied = proto::WireError::kAckNotApplied;
 
 std::string RandomSeed() {
   std::string seed(kSeedBytes, '\0');
@@ -440,7 +447,7 @@ void Session::FailEvicted() {
   // records of them may be gone already (a new run here clears them).
   const store::RingStoreStats ring = subscription_->store->stats();
   if (ring.get_sequence == ring.ack_sequence) {
-    Fail(kErrorGeneral, message + "; reconnect to the active server");
+    Fail(kErrorNotServing, message + "; reconnect to the active server");
     return;
   }
   std::vector<meta::Batch> batches;
@@ -456,7 +463,8 @@ void Session::FailEvicted() {
        message + "; " + which + " not acked here and will be delivered again: reconnect to the active server");
 }
 
-void Session::Fail(int32_t code, std::string message) {
+void Session::Fail(proto::WireError wire_code, std::string message) {
+  const int32_t code = proto::Code(wire_code);
   // Keyed by the message: a client repeating its mistake costs a few lines.
   WarnLimited(std::string_view(message).substr(0, 256),
               "error " + std::to_string(code) + " for " + Describe() + ": " + message);
@@ -539,7 +547,7 @@ void Session::HandleAuth(const protocol::ClientAuth& auth) {
     ok = !auth.password().empty() && proto::VerifyScrambledPassword(seed_, auth.password(), o.password_stored);
   }
   if (!ok) {
-    Fail(kErrorGeneral, "auth failed for user:" + ClientText(auth.username()));
+    Fail(kErrorAuthFailed, "auth failed for user:" + ClientText(auth.username()));
     return;
   }
   authenticated_ = true;
@@ -579,7 +587,7 @@ bool Session::ServedHere() const {
          found->store() == subscription_->store;  // the run subscribed to, whose ring holds the batches
 }
 
-bool Session::StillServed(std::string_view request, int32_t code) {
+bool Session::StillServed(std::string_view request, proto::WireError code) {
   if (ServedHere()) return true;
   const std::string& destination = subscription_->identity.destination;
   const std::shared_ptr<Destination> found = context_->registry->Find(destination);
@@ -631,23 +639,23 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
 
   std::shared_ptr<Destination> dest = context_->registry->Find(destination);
   if (!dest) {
-    Fail(kErrorGeneral, "destination " + destination + " does not exist on canal server " +
-                            local_address_ + " (it serves the names in canal.destinations)");
+    Fail(kErrorNoSuchDestination, "destination " + destination + " does not exist on canal server " +
+                                      local_address_ + " (it serves the names in canal.destinations)");
     return false;
   }
   if (!dest->running()) {
-    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + local_address_);
+    Fail(kErrorNotServing, "destination " + destination + " is not running on canal server " + local_address_);
     return false;
   }
   if (std::string refusal = dest->SubscriptionRefusal(); !refusal.empty()) {
-    Fail(kErrorGeneral, refusal);
+    Fail(kErrorNotServing, refusal);
     return false;
   }
   DestinationHolders::Holder current;
   if (!context_->holders.Acquire(destination, {this, client_id, peer_}, &current)) {
-    Fail(kErrorGeneral, "destination " + destination + " is already subscribed by client " + current.client_id +
-                            " from " + current.peer + " on canal server " + local_address_ +
-                            "; a destination serves one client at a time");
+    Fail(kErrorSubscribedByAnother, "destination " + destination + " is already subscribed by client " +
+                                        current.client_id + " from " + current.peer + " on canal server " +
+                                        local_address_ + "; a destination serves one client at a time");
     return false;
   }
   if (Status s = dest->SetClientFilter(filter); !s.ok()) {
@@ -669,7 +677,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   std::shared_ptr<store::RingStore> ring = dest->store();
   if (ring == nullptr) {  // stopped between the check above and here
     context_->holders.Release(destination, this);
-    Fail(kErrorGeneral, "destination " + destination + " is not running on canal server " + local_address_);
+    Fail(kErrorNotServing, "destination " + destination + " is not running on canal server " + local_address_);
     return false;
   }
   ring->Rollback();
@@ -710,16 +718,17 @@ void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
   // unless another connection is consuming it.
   std::shared_ptr<Destination> dest = context_->registry->Find(identity.destination);
   if (!dest) {
-    Fail(kErrorGeneral, "destination " + identity.destination + " does not exist on canal server " +
-                            local_address_);
+    Fail(kErrorNoSuchDestination, "destination " + identity.destination + " does not exist on canal server " +
+                                      local_address_);
     return;
   }
   // (Held across the meta change so that no subscriber comes in between.)
   const bool held_here = subscription_ && subscription_->identity.destination == identity.destination;
   DestinationHolders::Holder current;
   if (!held_here && !context_->holders.Acquire(identity.destination, {this, unsub.client_id(), peer_}, &current)) {
-    Fail(kErrorGeneral, "destination " + identity.destination + " is subscribed by client " + current.client_id +
-                            " from " + current.peer + "; only that connection may unsubscribe it");
+    Fail(kErrorSubscribedByAnother, "destination " + identity.destination + " is subscribed by client " +
+                                        current.client_id + " from " + current.peer +
+                                        "; only that connection may unsubscribe it");
     return;
   }
   Status s = dest->meta()->Unsubscribe(identity);
@@ -735,8 +744,8 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   meta::ClientIdentity identity;
   if (!ParseIdentity(get.destination(), get.client_id(), "get", &identity)) co_return;
   if (!Holds(identity)) {
-    Fail(kErrorGeneral, identity.ToString() + " should subscribe first (get on canal server " +
-                            local_address_ + ")");
+    Fail(kErrorNotSubscribed, identity.ToString() + " should subscribe first (get on canal server " +
+                                  local_address_ + ")");
     co_return;
   }
   if (!StillServed("get")) co_return;
@@ -883,7 +892,7 @@ void Session::HandleClientAck(const protocol::ClientAck& ack) {
   }
   if (ack.batch_id() == -1) return;  // the client acks an empty get: nothing was handed out
   if (!Holds(identity)) {
-    Fail(kErrorGeneral, identity.ToString() + " should subscribe first (ack of batch " +
+    Fail(kErrorNotSubscribed, identity.ToString() + " should subscribe first (ack of batch " +
                             std::to_string(ack.batch_id()) + " on canal server " + local_address_ + ")");
     return;
   }

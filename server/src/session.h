@@ -35,6 +35,7 @@
 #include "canal/common/log_position.h"
 #include "canal/common/status.h"
 #include "canal/meta/meta_types.h"
+#include "canal/proto/wire_error.h"
 #include "canal/server/session_server.h"
 #include "canal/store/ring_store.h"
 #include "canal/server/log_limiter.h"
@@ -143,7 +144,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Whether the registry still serves the subscribed destination, the same
   // instance (HA: active here; not restarted); otherwise sends error `code`
   // saying what happened (Fail) and returns false.
-  bool StillServed(std::string_view request, int32_t code = 400);
+  bool StillServed(std::string_view request, proto::WireError code = proto::WireError::kNotServing);
   // Whether the registry still serves the subscribed instance here and HA
   // has not ended the subscription.
   bool ServedHere() const;
@@ -179,9 +180,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReplyOk();
   // Sends Ack{code, message} and ends the session after it (Canal closes the
   // connection after an error, which also keeps replies and requests paired).
-  void Fail(int32_t code, std::string message);
+  void Fail(proto::WireError code, std::string message);
   // Fail() for a session whose destination stopped being active here
-  // (CloseIfSubscribedTo): 409 when the client holds unacked batches, else 400.
+  // (CloseIfSubscribedTo): 409 when the client holds unacked batches, else 503.
   void FailEvicted();
   // Closes the socket and cancels every wait; the coroutines then end.
   void CloseNow(std::string_view reason);

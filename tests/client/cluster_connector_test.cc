@@ -239,7 +239,7 @@ TEST(ClusterConnectorFixedListTest, DestinationMissingOnOneServerMovesToTheNext)
     pb::ClientRollback rb;
     pb::Sub sub;
     if (s.AcceptLogin() && s.Expect(pb::CLIENTROLLBACK, &rb) && s.Expect(pb::SUBSCRIPTION, &sub)) {
-      s.SendAck(400, "destination example does not exist on canal server a");
+      s.SendAck(404, "destination example does not exist on canal server a");
       s.WaitForClose();
     }
   });
@@ -333,10 +333,36 @@ TEST(ClusterConnectorFixedListTest, AnAckNotAppliedFailsOverAndTheBatchComesAgai
 }
 
 TEST(ClientErrorsTest, IsAckNotAppliedIsTheServersCode409Only) {
-  EXPECT_TRUE(IsAckNotApplied(Status::Aborted("x: the earlier ack of batch 1 failed: server error 409: gone")));
-  EXPECT_FALSE(IsAckNotApplied(Status::Aborted("x: get refused: server error 400: destination is not active")));
-  EXPECT_FALSE(IsAckNotApplied(Status::IOError("x: server error 409: but not from the server")));
+  EXPECT_TRUE(IsAckNotApplied(Status::Aborted("x: the earlier ack of batch 1 failed: gone").WithSubcode(409)));
+  EXPECT_FALSE(IsAckNotApplied(Status::Aborted("x: get refused: destination is not active").WithSubcode(400)));
+  // The code decides, not the words: text that names 409 is not a 409.
+  EXPECT_FALSE(IsAckNotApplied(Status::Aborted("x: the earlier ack failed: server error 409: gone")));
+  EXPECT_FALSE(IsAckNotApplied(Status::IOError("x: server error 409: but not from the server").WithSubcode(409)));
   EXPECT_FALSE(IsAckNotApplied(Status::OK()));
+}
+
+// Canal's own Java server sends 400 for everything: its "not started here"
+// phrase is the one text a failover is decided on.
+TEST(ClusterConnectorFixedListTest, CanalJavaServersShouldStartFirstMovesToTheNext) {
+  FakeCanalServer a([](FakeSession& s) {
+    pb::ClientRollback rb;
+    pb::Sub sub;
+    if (s.AcceptLogin() && s.Expect(pb::CLIENTROLLBACK, &rb) && s.Expect(pb::SUBSCRIPTION, &sub)) {
+      s.SendAck(400, "something goes wrong with channel:[id: 0x1], exception=...: destination:example should start first");
+      s.WaitForClose();
+    }
+  });
+  FakeCanalServer b([&](FakeSession& s) {
+    if (s.AcceptLoginAndSubscribe()) s.WaitForClose();
+  });
+  ClusterConnectorOptions o = QuickOptions();
+  o.addresses = {a.address(), b.address()};
+  ClusterConnector c(o);
+  ASSERT_TRUE(c.Connect().ok());
+  Status s = c.Subscribe();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.current_address(), b.address());
+  c.Disconnect();
 }
 
 TEST(ClusterConnectorFixedListTest, ServerErrorNotAboutServingIsReturnedWithoutFailingOver) {

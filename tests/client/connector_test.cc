@@ -765,7 +765,10 @@ TEST(MessageTest, AbsentFieldsReadAsCanalsDefaults) {
 }
 
 TEST(ServerErrorCodeTest, ReadsTheCodeOnlyFromServerErrors) {
-  EXPECT_EQ(ServerErrorCode(Status::Aborted("canal server h:1: get refused: server error 402: batch id missing")), 402);
+  EXPECT_EQ(ServerErrorCode(Status::Aborted("canal server h:1: get refused: batch id missing").WithSubcode(402)), 402);
+  // The code is the Status's subcode: text that looks like one is not.
+  EXPECT_EQ(ServerErrorCode(Status::Aborted("canal server h:1: get refused: server error 402: batch id missing")), 0);
+  EXPECT_EQ(ServerErrorCode(Status::IOError("connection closed").WithSubcode(402)), 0);
   EXPECT_EQ(ServerErrorCode(Status::IOError("connection closed")), 0);
   EXPECT_EQ(ServerErrorCode(Status::OK()), 0);
   EXPECT_EQ(ServerErrorCode(Status::Aborted("server error : x")), 0);

@@ -249,7 +249,7 @@ TEST_F(PreLoginTest, FailedLoginsWithHugeForgedNamesCostAFewShortEscapedLines) {
     c->SendAuth(name, "wrong");
     std::optional<protocol::Ack> ack = c->ReadAck();
     ASSERT_TRUE(ack.has_value()) << i;
-    EXPECT_EQ(ack->error_code(), 400);
+    EXPECT_EQ(ack->error_code(), 403);
     // The client is told, with its name cut too.
     EXPECT_LT(ack->error_message().size(), 400u);
     EXPECT_NE(ack->error_message().find("auth failed for user:x\\n2026"), std::string::npos) << ack->error_message();

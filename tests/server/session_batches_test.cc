@@ -224,7 +224,7 @@ TEST_F(SessionBatchesTest, EvictedAfterANewRunClearedTheBatchesTheClientStillHea
   EXPECT_TRUE(c->WaitClosed(5s));
 }
 
-TEST_F(SessionBatchesTest, EvictedWithNothingOutstandingIs400) {
+TEST_F(SessionBatchesTest, EvictedWithNothingOutstandingIs503) {
   auto c = Subscribed();
   ASSERT_TRUE(c);
   ASSERT_TRUE(dest_->PutRange(0, 2).ok());
@@ -234,7 +234,7 @@ TEST_F(SessionBatchesTest, EvictedWithNothingOutstandingIs400) {
   server_->CloseDestination(kDest, "fenced (test)");
   std::optional<protocol::Ack> ack = c->ReadAck();
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400) << ack->error_message();
+  EXPECT_EQ(ack->error_code(), 503) << ack->error_message();
   EXPECT_TRUE(c->WaitClosed(5s));
 }
 

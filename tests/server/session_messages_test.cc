@@ -104,7 +104,7 @@ TEST_F(SessionMessagesTest, ErrorsNameTheAddressTheClientConnectedToNotTheWildca
   ASSERT_TRUE(c.Login("", ""));
   std::optional<protocol::Ack> ack = c.Subscribe("nosuch", kClient);
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 404);
   EXPECT_NE(ack->error_message().find("does not exist on canal server " + Here()), std::string::npos)
       << ack->error_message();
   EXPECT_EQ(ack->error_message().find("0.0.0.0"), std::string::npos) << ack->error_message();
@@ -117,7 +117,7 @@ TEST_F(SessionMessagesTest, ARestartedDestinationSaysSoAndWhyWithoutZooKeeperWor
   TestClient::GetReply r = c->Get(kDest, kClient, 10);
   ASSERT_TRUE(r.received);
   ASSERT_FALSE(r.is_messages);
-  EXPECT_EQ(r.ack.error_code(), 400);
+  EXPECT_EQ(r.ack.error_code(), 503);
   EXPECT_EQ(r.ack.error_message(), "get: destination example was restarted on canal server " + Here() +
                                        " (instance.properties changed); subscribe again");
 }
@@ -264,7 +264,7 @@ TEST_F(SessionMessagesTest, ClosingADestinationsSessionsTellsTheClientWhy) {
   r = d->ReadGetReply();
   ASSERT_TRUE(r.received);
   EXPECT_FALSE(r.is_messages) << "a fenced server delivered data";
-  EXPECT_EQ(r.ack.error_code(), 400);
+  EXPECT_EQ(r.ack.error_code(), 503);
   EXPECT_NE(r.ack.error_message().find("get: destination example is not active on canal server " + Here() +
                                        " any more (fenced again (test))"),
             std::string::npos)

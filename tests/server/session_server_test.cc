@@ -176,13 +176,13 @@ TEST_F(SessionServerTest, AuthWithTheRightPasswordIsAnsweredWithAnEmptyAck) {
   EXPECT_TRUE(WaitUntil([&] { return server_->sessions() == 1; }));
 }
 
-TEST_F(SessionServerTest, AuthWithAWrongPasswordGets400AndTheConnectionCloses) {
+TEST_F(SessionServerTest, AuthWithAWrongPasswordGets403AndTheConnectionCloses) {
   auto c = Connect();
   ASSERT_TRUE(c->ReadHandshake());
   c->SendAuth("canal", "wrong");
   std::optional<protocol::Ack> ack = c->ReadAck();
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 403);
   EXPECT_EQ(ack->error_message(), "auth failed for user:canal");
   EXPECT_TRUE(c->WaitClosed(5s));
 }
@@ -193,7 +193,7 @@ TEST_F(SessionServerTest, AuthIsRefusedForAnotherUserOrAnEmptyPassword) {
   c->SendAuth("root", "canal");
   std::optional<protocol::Ack> ack = c->ReadAck();
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 403);
   EXPECT_TRUE(c->WaitClosed(5s));
 
   auto d = Connect();
@@ -201,7 +201,7 @@ TEST_F(SessionServerTest, AuthIsRefusedForAnotherUserOrAnEmptyPassword) {
   d->SendAuth("canal", "");
   ack = d->ReadAck();
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 403);
 }
 
 TEST_F(SessionServerTest, AuthWithTheTokenReplayedFromAnotherSeedFails) {
@@ -213,7 +213,7 @@ TEST_F(SessionServerTest, AuthWithTheTokenReplayedFromAnotherSeedFails) {
   c->SendPacket(protocol::CLIENTAUTHENTICATION, a);
   std::optional<protocol::Ack> ack = c->ReadAck();
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 403);
 }
 
 TEST_F(SessionServerTest, WithoutAStoredPasswordAnyPasswordPassesButTheUserMustMatch) {
@@ -251,17 +251,17 @@ TEST_F(SessionServerTest, AuthCarryingDestinationAndClientIdSubscribesAtOnce) {
   ASSERT_TRUE(d->Login());
   std::optional<protocol::Ack> ack = d->Subscribe(kDest, kClient);
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 423);
 }
 
 // ---- subscription -----------------------------------------------------------
 
-TEST_F(SessionServerTest, SubscribingAnUnknownDestinationIs400AndCloses) {
+TEST_F(SessionServerTest, SubscribingAnUnknownDestinationIs404AndCloses) {
   auto c = Connect();
   ASSERT_TRUE(c->Login());
   std::optional<protocol::Ack> ack = c->Subscribe("nosuch", kClient);
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 404);
   EXPECT_NE(ack->error_message().find("destination nosuch does not exist"), std::string::npos)
       << ack->error_message();
   EXPECT_TRUE(c->WaitClosed(5s));
@@ -296,7 +296,7 @@ TEST_F(SessionServerTest, ASecondSubscriberIsRefusedNamingTheHolderWhoIsStillSer
   ASSERT_TRUE(other->Login());
   std::optional<protocol::Ack> ack = other->Subscribe(kDest, "1002");
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 423);
   EXPECT_NE(ack->error_message().find("client 1001"), std::string::npos) << ack->error_message();
   EXPECT_NE(ack->error_message().find(LocalAddress(*holder)), std::string::npos) << ack->error_message();
   EXPECT_TRUE(other->WaitClosed(5s));
@@ -345,7 +345,7 @@ TEST_F(SessionServerTest, AStoppedDestinationCannotBeSubscribed) {
   ASSERT_TRUE(c->Login());
   std::optional<protocol::Ack> ack = c->Subscribe(kDest, kClient);
   ASSERT_TRUE(ack);
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 503);
   EXPECT_NE(ack->error_message().find("not running"), std::string::npos);
 }
 
@@ -358,13 +358,13 @@ TEST_F(SessionServerTest, RollbackBeforeSubscribingIsIgnoredSilently) {
   EXPECT_EQ(ack->error_code(), 0);
 }
 
-TEST_F(SessionServerTest, GetBeforeSubscribingIs400) {
+TEST_F(SessionServerTest, GetBeforeSubscribingIs412) {
   auto c = Connect();
   ASSERT_TRUE(c->Login());
   TestClient::GetReply r = c->Get(kDest, kClient, 10);
   ASSERT_TRUE(r.received);
   EXPECT_FALSE(r.is_messages);
-  EXPECT_EQ(r.ack.error_code(), 400);
+  EXPECT_EQ(r.ack.error_code(), 412);
   EXPECT_NE(r.ack.error_message().find("should subscribe first"), std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canal/client/server_refusal.h"
 #include "canal/coord/zk_client.h"
 
 namespace canal::client {
@@ -35,18 +36,6 @@ int64_t MillisSince(Clock::time_point start) {
 
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
-}
-
-// Server answers that mean "this server does not serve the destination (now)":
-// another server may, or this one may again after a restart.
-bool NotServedHere(const Status& s) {
-  if (s.code() != Status::Code::kAborted) return false;
-  const std::string_view m = s.message();
-  for (std::string_view marker : {"not active", "does not exist", "is not running", "was restarted", "was stopped",
-                                  "should start first", "should subscribe first", "already subscribed by client"}) {
-    if (Contains(m, marker)) return true;
-  }
-  return false;
 }
 
 // Failures that another connection (to this or another server) may not have.
@@ -84,7 +73,7 @@ std::string ClientRunningPath(std::string_view destination, std::string_view cli
 }
 
 bool IsNotActiveClient(const Status& status) {
-  return status.code() == Status::Code::kAborted && Contains(status.message(), kNotActiveMarker);
+  return status.code() == Status::Code::kAborted && status.subcode() == kErrorNotActiveClient;
 }
 
 // What ZooKeeper's callbacks report. They run on the ZooKeeper client's
@@ -330,7 +319,8 @@ Status ClusterConnector::Elect() {
                              (interrupted ? "; Disconnect() ended the wait"
                                           : "; waited " + std::to_string(MillisSince(start)) +
                                                 " ms (ClusterConnectorOptions::election_wait): Connect() again "
-                                                "to keep waiting"));
+                                                "to keep waiting"))
+          .WithSubcode(kErrorNotActiveClient);
     }
   }
 }
@@ -352,17 +342,20 @@ Status ClusterConnector::LoseActive(std::string_view why) {
   return Status::Aborted(Where() + ": " + std::string(kNotActiveMarker) + " any more: " + lost_reason_ +
                          "; stopped consuming" + (was.empty() ? "" : " (connection to " + was + " closed)") +
                          ". Unacked batches are delivered again to the active client; Connect() to wait to be "
-                         "re-elected");
+                         "re-elected")
+      .WithSubcode(kErrorNotActiveClient);
 }
 
 Status ClusterConnector::CheckActive() {
   if (options_.zk_servers.empty() || !options_.client_ha) return Status::OK();
   if (lost_active_) {
     return Status::Aborted(Where() + ": " + std::string(kNotActiveMarker) + " (" + lost_reason_ +
-                           "): Connect() to wait to be re-elected");
+                           "): Connect() to wait to be re-elected")
+        .WithSubcode(kErrorNotActiveClient);
   }
   if (!active_ || !zk_) {
-    return Status::Aborted(Where() + ": " + std::string(kNotActiveMarker) + ": call Connect() first");
+    return Status::Aborted(Where() + ": " + std::string(kNotActiveMarker) + ": call Connect() first")
+        .WithSubcode(kErrorNotActiveClient);
   }
   bool expired, node_changed, gone_too_long = false;
   int64_t gone_ms = 0;

@@ -133,7 +133,8 @@ struct DumpConnection::Impl {
   }
   Status ServerFailure(std::string_view what, std::string_view err_packet) {
     last_error = ParseErrPacket(err_packet);
-    return Fail(Status::Code::kIOError, what, last_error.ToString() + HintFor(last_error.code, !plugin.empty()));
+    return Fail(Status::Code::kIOError, what, last_error.ToString() + HintFor(last_error.code, !plugin.empty()))
+        .WithSubcode(last_error.code);
   }
   Status Read(std::string_view* p, std::string_view what) {
     Status s = channel.ReadMessage(p, what);

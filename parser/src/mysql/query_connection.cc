@@ -110,7 +110,8 @@ struct QueryConnection::Impl {
     // A dead handle would fail every later call the same way; the caller
     // reconnects (connected() turns false).
     if (code != 0 && IsConnectionLost(code)) CloseHandle();
-    return Status::IOError(options.Address() + ": " + std::string(what) + " failed: " + detail);
+    return Status::IOError(options.Address() + ": " + std::string(what) + " failed: " + detail)
+        .WithSubcode(last_error.code);
   }
 
   Status NotConnected(std::string_view what) {
@@ -218,7 +219,8 @@ Status QueryConnection::Connect() {
     Status s = m.Fail(what);
     m.CloseHandle();
     if (m.last_error.code == kErAccessDenied) {
-      return Status::IOError(std::string(s.message()) + " (check canal.instance.dbUsername / dbPassword)");
+      return Status::IOError(std::string(s.message()) + " (check canal.instance.dbUsername / dbPassword)")
+          .WithSubcode(s.subcode());
     }
     // The server switched to a plugin Connector/C does not have (its fallback
     // then reports the server's refusal): name the fix, as the dump connection does.
@@ -226,7 +228,8 @@ Status QueryConnection::Connect() {
       return Status::IOError(std::string(s.message()) +
                              " (the replication user's authentication plugin is not supported; use "
                              "mysql_native_password or caching_sha2_password for it, e.g. ALTER USER ... IDENTIFIED "
-                             "WITH mysql_native_password BY '...')");
+                             "WITH mysql_native_password BY '...')")
+          .WithSubcode(s.subcode());
     }
     return s;
   }

@@ -17,11 +17,15 @@
 //   IOError          no connection (never connected, lost, or closed by us after
 //                    an error that left the stream out of step), a socket error,
 //                    or a reply that did not arrive in time. Reconnect.
-//   Aborted          the server answered with an error Ack. The message holds
-//                    "server error <code>: <server's text>"; ServerErrorCode()
-//                    extracts the code (400 general, 401 destination or client id
-//                    missing, 402 batch id missing, 409 an ack that was not
-//                    applied: IsAckNotApplied()).
+//   Aborted          the server answered with an error Ack. Its code is the
+//                    Status's subcode (ServerErrorCode(); proto::WireError:
+//                    400 general, 401 destination or client id missing, 402
+//                    batch id missing, 403 authentication failed, 404 no such
+//                    destination, 409 an ack that was not applied
+//                    (IsAckNotApplied()), 412 not subscribed, 423 subscribed by
+//                    another client, 503 destination not serving). The message
+//                    holds "server error <code>: <server's text>" for people;
+//                    decide on the code, never the text.
 //   Corruption       the server sent bytes that are not Canal's protocol (bad
 //                    frame length, unparsable packet, unexpected packet type).
 //   NotSupported     handshake version other than 1, or a compressed packet.
@@ -58,6 +62,7 @@
 #include "canal/client/message.h"
 #include "canal/client/packet_frame.h"
 #include "canal/common/status.h"
+#include "canal/proto/wire_error.h"
 
 namespace canal::client {
 
@@ -170,15 +175,15 @@ class Connector final : public CanalConnector {
   std::string frame_buf_;
 };
 
-// The server's error code carried by a Status from this SDK ("server error
-// <code>: ..."), or 0 when the error did not come from the server.
+// The server's error code (proto::WireError) carried by a Status from this
+// SDK (its subcode), or 0 when the error did not come from the server.
 int ServerErrorCode(const Status& status);
 
 // Error 409 (ours, docs/protocol.md): the server did not apply an ack (it
 // stopped serving the destination, e.g. fenced after a freeze) and the batch
 // will be delivered again. Reconnect (to the active server), subscribe, and
 // get: treat the batch as not done.
-inline constexpr int kErrorAckNotApplied = 409;
+inline constexpr int kErrorAckNotApplied = proto::Code(proto::WireError::kAckNotApplied);
 bool IsAckNotApplied(const Status& status);
 
 }  // namespace canal::client

@@ -5,10 +5,17 @@
 // Decode and protocol paths return Status instead of throwing; exceptions are
 // reserved for start-up and configuration boundaries.
 //
+// Besides its code, an error may carry a subcode: the kind a caller branches
+// on, as a number from the domain that made it (the MySQL server's error number
+// for a refusal from the primary, proto::WireError for an error Ack from a
+// canal server, ...). Decisions read the subcode, never the message, so that a
+// reworded message changes no decision. 0 means none. WithContext keeps it.
+//
 // Status is a value type; copying an error copies its message. Not thread-safe
 // to mutate concurrently, like any value.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,10 +37,14 @@ class [[nodiscard]] Status {
   };
 
   Status() noexcept = default;
-  Status(const Status& other) : code_(other.code_), msg_(other.msg_ ? std::make_unique<std::string>(*other.msg_) : nullptr) {}
+  Status(const Status& other)
+      : code_(other.code_),
+        subcode_(other.subcode_),
+        msg_(other.msg_ ? std::make_unique<std::string>(*other.msg_) : nullptr) {}
   Status& operator=(const Status& other) {
     if (this != &other) {
       code_ = other.code_;
+      subcode_ = other.subcode_;
       msg_ = other.msg_ ? std::make_unique<std::string>(*other.msg_) : nullptr;
     }
     return *this;
@@ -52,6 +63,17 @@ class [[nodiscard]] Status {
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  int32_t subcode() const { return subcode_; }
+  // This error with `subcode`; OK stays OK (an OK Status has no kind).
+  Status WithSubcode(int32_t subcode) const& {
+    Status s(*this);
+    if (!s.ok()) s.subcode_ = subcode;
+    return s;
+  }
+  Status WithSubcode(int32_t subcode) && {
+    if (!ok()) subcode_ = subcode;
+    return std::move(*this);
+  }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsTruncated() const { return code_ == Code::kTruncated; }
   bool IsNotSupported() const { return code_ == Code::kNotSupported; }
@@ -73,6 +95,7 @@ class [[nodiscard]] Status {
   Status(Code code, std::string_view msg) : code_(code), msg_(std::make_unique<std::string>(msg)) {}
 
   Code code_ = Code::kOk;
+  int32_t subcode_ = 0;  // fits beside code_: a Status stays two words
   std::unique_ptr<std::string> msg_;
 };
 

@@ -242,6 +242,9 @@ class ClusterConnector final : public CanalConnector {
 
 // True for the Aborted status of a ClusterConnector that is not (or no longer)
 // the active client of its client id: Connect() again to wait for the election.
+// The subcode of that refusal: negative, as the SDK's own kinds are (a
+// server's codes are positive, ServerErrorCode()).
+inline constexpr int32_t kErrorNotActiveClient = -1;
 bool IsNotActiveClient(const Status& status);
 
 // ZooKeeper paths of Canal's layout.

@@ -22,8 +22,12 @@ struct ServerError {
   }
 };
 
-// Error numbers the parser acts on.
+// Error numbers the parser acts on. A Status made from a server error carries
+// its number as Status::subcode(); decisions read that, never the text.
 constexpr uint16_t kErAccessDenied = 1045;           // wrong user or password
+constexpr uint16_t kErDbAccessDenied = 1044;
+constexpr uint16_t kErTableAccessDenied = 1142;
+constexpr uint16_t kErNotSupportedAuthMode = 1251;   // the user's authentication method
 constexpr uint16_t kErSpecificAccessDenied = 1227;   // missing privilege (REPLICATION SLAVE, ...)
 constexpr uint16_t kErMasterFatalReadingBinlog = 1236;  // purged / invalid start position
 constexpr uint16_t kErUnknownSystemVariable = 1193;
