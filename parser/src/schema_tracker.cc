@@ -43,37 +43,11 @@ std::string Describe(const schema::TableSchema& t) {
   return s + ")";
 }
 
-// Whether a replayed statement is worth storing: it changed (or may have
-// changed) a table in scope, or a database's default charset.
-bool TouchesScope(const schema::SchemaHistory& h, const schema::DdlStatement& ddl) {
+// Whether a replayed statement changed the history (every table is tracked,
+// so every such statement is stored, for a rebuild to replay it).
+bool ChangesHistory(const schema::DdlStatement& ddl) {
   using K = schema::DdlStatement::Kind;
-  auto in = [&h](const schema::TableRef& r) { return !r.name.empty() && h.InScope(r.db, r.name); };
-  switch (ddl.kind) {
-    case K::kNotDdl:
-    case K::kNoColumnChange:
-    case K::kTruncate:
-      return false;
-    case K::kCreateTable:
-    case K::kCreateTableLike:
-      return in(ddl.table);
-    case K::kAlterTable:
-      return in(ddl.table) || in(ddl.rename_to);
-    case K::kRenameTables:
-      for (const auto& [from, to] : ddl.renames) {
-        if (in(from) || in(to)) return true;
-      }
-      return false;
-    case K::kDropTables:
-      for (const auto& t : ddl.tables) {
-        if (in(t)) return true;
-      }
-      return false;
-    case K::kCreateDatabase:
-    case K::kAlterDatabase:
-    case K::kDropDatabase:
-      return true;
-  }
-  return true;
+  return ddl.kind != K::kNotDdl && ddl.kind != K::kNoColumnChange && ddl.kind != K::kTruncate;
 }
 
 }  // namespace
@@ -135,7 +109,7 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
     stored_ = schema::HistoryLog{};
     stored_.SetSnapshot(at, snap);
     CANAL_RETURN_IF_ERROR(Save());
-    log_->info("[{}] schema history: snapshot of {} table(s) in scope at {} stored in {}", options_.destination,
+    log_->info("[{}] schema history: snapshot of {} table(s) at {} stored in {}", options_.destination,
                stored_.tables.size(), at.ToString(), store_->Describe());
   } else if (!s.ok()) {
     return s.WithContext("loading the schema history");
@@ -157,31 +131,50 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
 
 Status SchemaTracker::CheckNamedTable(const binlog::TableMap& tm, const binlog::EventDecoder* decoder) {
   if (checked_.get() == &tm) return Status::OK();  // the same map, no DDL since
+  if (!tm.names_known) return Status::OK();  // positional names (a table outside the scope): nothing to check
+  auto pin = [&] {
+    if (decoder != nullptr) {
+      checked_ = decoder->ShareTable(tm.table_id);
+      if (checked_.get() != &tm) checked_.reset();  // not the decoder's current map: nothing to pin
+    }
+  };
   const schema::TableSchema* t = history_.Find(tm.db, tm.table);
   if (t == nullptr) {
-    if (!history_.InScope(tm.db, tm.table)) return Status::OK();
-    // FULL metadata names the columns itself: learn the table from it (the
-    // snapshot could not see it, e.g. no privilege) rather than stop.
-    return LearnTable(tm);
+    // FULL metadata names the columns itself: learn the table from it rather
+    // than stop (the snapshot could not see it, e.g. no privilege; an online
+    // schema change renamed a table the history did not hold into scope; a
+    // DDL the parser does not understand). Outside the scope quietly, so that
+    // a later RENAME into the scope carries an exact definition.
+    const bool in_scope = history_.InScope(tm.db, tm.table);
+    Status s = LearnTable(tm, in_scope);
+    if (!s.ok() && !in_scope) return Status::OK();
+    if (s.ok()) pin();
+    return s;
   }
   bool same = t->columns.size() == tm.columns.size();
   for (size_t i = 0; same && i < tm.columns.size(); ++i) {
     same = schema::EqualsIgnoreCase(t->columns[i].name, tm.columns[i].name);
   }
   if (same) {
-    if (decoder != nullptr) {
-      checked_ = decoder->ShareTable(tm.table_id);
-      if (checked_.get() != &tm) checked_.reset();  // not the decoder's current map: nothing to pin
-    }
+    pin();
     return Status::OK();
   }
   std::string binlog = std::to_string(tm.columns.size()) + " columns (";
   for (size_t i = 0; i < tm.columns.size(); ++i) binlog += (i > 0 ? ", " : "") + tm.columns[i].name;
+  if (!history_.InScope(tm.db, tm.table)) {
+    // Outside the scope the binlog's names win: the history heals itself.
+    log_->warn("[{}] schema history: {} (outside the filter) held {} but the binlog's TABLE_MAP has {}); "
+               "relearned from the TABLE_MAP",
+               options_.destination, TableName(tm.db, tm.table), Describe(*t), binlog);
+    if (!LearnTable(tm, false).ok()) history_.MarkUnknown(tm.db, tm.table, "its history disagreed with a TABLE_MAP");
+    (void)history_.TakeNotes();
+    return Status::OK();
+  }
   return Status::Corruption("the schema history of " + TableName(tm.db, tm.table) + " holds " + Describe(*t) +
                             " but the binlog's TABLE_MAP (FULL metadata) has " + binlog + ")" + FixHint());
 }
 
-Status SchemaTracker::LearnTable(const binlog::TableMap& tm) {
+Status SchemaTracker::LearnTable(const binlog::TableMap& tm, bool in_scope) {
   schema::TableSchema t;
   t.db = tm.db;
   t.name = tm.table;
@@ -202,9 +195,13 @@ Status SchemaTracker::LearnTable(const binlog::TableMap& tm) {
     if (c.signedness_known) col.is_unsigned = c.is_unsigned;
     t.columns.push_back(std::move(col));
   }
-  log_->warn("[{}] schema history: {} was not in the snapshot; learned its {} column(s) from a FULL-metadata "
-             "TABLE_MAP (charsets unknown until its next DDL or a rebuild)",
-             options_.destination, TableName(tm.db, tm.table), t.columns.size());
+  if (in_scope) {
+    const std::string why = history_.Unknown(tm.db, tm.table);
+    log_->warn("[{}] schema history: {} was not held ({}); learned its {} column(s) from a FULL-metadata "
+               "TABLE_MAP (charsets unknown until its next DDL or a rebuild)",
+               options_.destination, TableName(tm.db, tm.table), why.empty() ? "not in the snapshot" : why,
+               t.columns.size());
+  }
   history_.PutTable(std::move(t));
   return Status::OK();
 }
@@ -226,19 +223,15 @@ Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogP
                               s.ToString() + "; statement: " + Excerpt(q.query) + FixHint());
   };
   schema::DdlStatement ddl;
-  Status s = schema::ParseDdl(q.query, q.db, lexer, &ddl);
-  if (!s.ok()) {
-    const std::string db = cls.db.empty() ? std::string(q.db) : cls.db;
-    if (!cls.table.empty() && !history_.InScope(db, cls.table)) {
-      log_->warn("[{}] schema history: DDL at {} on {} (outside the scope) not understood, ignored: {}",
-                 options_.destination, at.ToString(), TableName(db, cls.table), s.ToString());
-      return Status::OK();
-    }
-    return fail(s);
-  }
-  s = history_.Apply(ddl);
+  Status s = history_.ApplySql(q.query, q.db, lexer, &ddl);
   if (!s.ok()) return fail(s);
-  if (!TouchesScope(history_, ddl)) return Status::OK();
+  const std::vector<std::string> notes = history_.TakeNotes();
+  for (const std::string& n : notes) {
+    log_->warn("[{}] schema history: after the DDL at {}, {}; its rows keep positional names outside the filter, "
+               "inside it they are named by FULL-metadata TABLE_MAPs or stop the destination",
+               options_.destination, at.ToString(), n);
+  }
+  if (notes.empty() && !ChangesHistory(ddl)) return Status::OK();
   schema::HistoryRecord record;
   record.at = at;
   record.db.assign(q.db);

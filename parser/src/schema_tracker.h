@@ -47,7 +47,8 @@ class SchemaTracker {
   // `timestamp` is the event's (seconds).
   Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
   // A TABLE_MAP that carried its own column names (FULL metadata): the history
-  // must agree. A table in scope the history lacks is learned from it. With
+  // must agree for a table in scope; outside it the TABLE_MAP's names replace
+  // the history's. A table the history lacks is learned from it. With
   // `decoder` (the one that decoded `t`), a map that agreed is pinned and not
   // compared again while it is the one the decoder hands out (a repeated
   // TABLE_MAP keeps its decoded map) and no DDL has been seen since.
@@ -59,7 +60,8 @@ class SchemaTracker {
 
  private:
   Status Save();
-  Status LearnTable(const binlog::TableMap& t);
+  // From a FULL-metadata TABLE_MAP; `in_scope` logs it.
+  Status LearnTable(const binlog::TableMap& t, bool in_scope);
   // Folds old records into the snapshot when compaction is due.
   Status MaybeCompact(const schema::BinlogPoint& start);
   std::shared_ptr<schema::HistoryStore> store_;
@@ -75,7 +77,7 @@ class SchemaTracker {
   std::shared_ptr<const binlog::TableMap> checked_;
 };
 
-// Reads every base table in scope from information_schema between two equal
+// Reads every base table from information_schema between two equal
 // binlog positions (retried when a write moved the position in between).
 Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                           const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,

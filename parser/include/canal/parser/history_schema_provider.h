@@ -13,9 +13,10 @@ namespace canal::parser {
 
 class HistorySchemaProvider : public binlog::TableSchemaProvider {
  public:
-  // `history` must outlive the provider. Strict: a table in the history's
-  // scope that it does not hold is an error ending with `missing_hint`; not
-  // strict (an offline tool): such a table keeps positional names.
+  // `history` must outlive the provider. Strict (the parse thread): only tables
+  // in the history's scope are named, and one it does not hold is an error
+  // naming why and ending with `missing_hint`; not strict (an offline tool):
+  // every table it holds is named, the others keep positional names.
   HistorySchemaProvider(const schema::SchemaHistory* history, bool strict, std::string missing_hint = "")
       : history_(history), strict_(strict), missing_hint_(std::move(missing_hint)) {}
 
