@@ -34,13 +34,22 @@ Status HistorySchemaProvider::GetColumns(std::string_view db, std::string_view t
   // the others are never delivered, and a doubt about them must stop nothing.
   if (strict_ && !history_->InScope(db, table)) return Status::NotFound("table outside the schema history's scope");
   const schema::TableSchema* t = history_->Find(db, table);
+  if (t == nullptr && !strict_) return Status::NotFound("table not in the schema history");
+  Status learned;
+  if (t == nullptr && learn_missing_) {
+    learned = learn_missing_(db, table);
+    if (learned.ok()) t = history_->Find(db, table);
+  }
   if (t == nullptr) {
-    if (!strict_) return Status::NotFound("table not in the schema history");
     const std::string why = history_->Unknown(db, table);
     return Status::Corruption("the schema history holds no table `" + std::string(db) + "`.`" + std::string(table) +
                               "` although the binlog writes rows for it" + (why.empty() ? "" : " (" + why + ")") +
                               ", and its TABLE_MAP carries no column names (binlog_row_metadata=FULL on the "
-                              "primary would name them)" + missing_hint_);
+                              "primary would name them; canal.instance.filter.black.regex would leave the table "
+                              "out)" +
+                              (learned.ok() ? "" : "; the primary's information_schema cannot stand in: " +
+                                                       std::string(learned.message())) +
+                              missing_hint_);
   }
   columns->clear();
   columns->reserve(t->columns.size());

@@ -89,6 +89,35 @@ Status ReadOnce(mysql::QueryConnection* query, const mysql::ServerInfo& info, sc
 
 }  // namespace
 
+Status ReadTableFromPrimary(mysql::QueryConnection* query, const mysql::ServerInfo& info, std::string_view db,
+                            std::string_view table, schema::TableSchema* out, bool* found) {
+  *found = false;
+  const std::string where = "TABLE_SCHEMA = " + query->QuoteString(db) + " AND TABLE_NAME = " + query->QuoteString(table);
+  mysql::ResultSet tables;
+  CANAL_RETURN_IF_ERROR(query->Query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, TABLE_TYPE FROM "
+                                     "information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND " + where,
+                                     &tables));
+  if (tables.rows.size() != 1) return Status::OK();
+  schema::TableSchema t;
+  t.db = Cell(tables.rows[0], 0);
+  t.name = Cell(tables.rows[0], 1);
+  t.collation = Cell(tables.rows[0], 2);
+  t.charset = schema::CharsetOfCollation(t.collation);
+  mysql::ResultSet cols;
+  CANAL_RETURN_IF_ERROR(query->Query(
+      "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_KEY, COLUMN_TYPE, DATA_TYPE, CHARACTER_SET_NAME, "
+      "COLLATION_NAME, IS_NULLABLE FROM information_schema.COLUMNS WHERE " + where + " ORDER BY ORDINAL_POSITION",
+      &cols));
+  for (const auto& row : cols.rows) {
+    schema::Column c;
+    CANAL_RETURN_IF_ERROR(ColumnFromInformationSchema(row, info.mariadb, &c));
+    t.columns.push_back(std::move(c));
+  }
+  *out = std::move(t);
+  *found = true;
+  return Status::OK();
+}
+
 Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                           const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,
                           schema::BinlogPoint* at) {

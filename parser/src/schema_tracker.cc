@@ -1,6 +1,7 @@
 #include "schema_tracker.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include <spdlog/spdlog.h>
 
@@ -57,6 +58,7 @@ SchemaTracker::SchemaTracker(SchemaTrackerOptions options, std::shared_ptr<spdlo
       log_(log ? std::move(log) : spdlog::default_logger()),
       history_(options_.scope),
       provider_(&history_, /*strict=*/true, FixHint()) {
+  provider_.set_learn_missing([this](std::string_view db, std::string_view table) { return LearnFromPrimary(db, table); });
   store_ = options_.store != nullptr ? options_.store
                                      : std::make_shared<schema::FileHistoryStore>(options_.history_file);
 }
@@ -99,6 +101,10 @@ Status SchemaTracker::MaybeCompact(const schema::BinlogPoint& start) {
 
 Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                            const schema::BinlogPoint& start) {
+  query_ = query;
+  info_ = info;
+  start_ = start;
+  unknown_since_.clear();
   lexer_.mariadb = info.mariadb;
   lexer_.server_version = static_cast<uint32_t>(info.major * 10000 + info.minor * 100 + info.patch);
   Status s = store_->Load(&stored_);
@@ -118,6 +124,7 @@ Status SchemaTracker::Open(mysql::QueryConnection* query, const mysql::ServerInf
   history_ = schema::SchemaHistory(options_.scope);
   checked_.reset();
   CANAL_RETURN_IF_ERROR(stored_.Rebuild(start, &history_, lexer_));
+  (void)history_.TakeNotes();  // unknown since before the start: LearnFromPrimary checks from the start
   if (!start.empty() && schema::PointBefore(start, stored_.snapshot_at)) {
     log_->warn("[{}] schema history: starting at {}, before the snapshot at {}: rows before the snapshot are "
                "labelled with the snapshot's columns and stop the destination if their shape differs",
@@ -206,6 +213,85 @@ Status SchemaTracker::LearnTable(const binlog::TableMap& tm, bool in_scope) {
   return Status::OK();
 }
 
+Status SchemaTracker::CheckNoDdlBetween(const schema::BinlogPoint& from, const schema::BinlogPoint& to,
+                                        std::string_view db, std::string_view table) {
+  constexpr size_t kMaxEvents = 200'000;  // beyond: too far behind the primary to check cheaply
+  std::vector<mysql::BinaryLogFile> files;
+  CANAL_RETURN_IF_ERROR(query_->ShowBinaryLogs(&files));
+  size_t seen = 0;
+  bool started = false;
+  for (const mysql::BinaryLogFile& f : files) {
+    if (f.name == from.file) started = true;
+    if (!started) continue;
+    const uint64_t first = f.name == from.file ? from.position : 4;
+    mysql::ResultSet rs;
+    CANAL_RETURN_IF_ERROR(query_->Query("SHOW BINLOG EVENTS IN " + query_->QuoteString(f.name) + " FROM " +
+                                            std::to_string(first) + " LIMIT " + std::to_string(kMaxEvents - seen + 1),
+                                        &rs));
+    for (const auto& row : rs.rows) {
+      // Log_name, Pos, Event_type, Server_id, End_log_pos, Info
+      if (row.size() < 6 || !row[1] || !row[2] || !row[5]) continue;
+      const uint64_t pos = std::strtoull(row[1]->c_str(), nullptr, 10);
+      if (f.name == to.file && pos >= to.position) return Status::OK();
+      if (++seen > kMaxEvents) {
+        return Status::Aborted("more than " + std::to_string(kMaxEvents) + " events between " + from.ToString() +
+                               " and the primary's position " + to.ToString() + " to check");
+      }
+      if (*row[2] != "Query" || (f.name == from.file && pos == from.position)) continue;
+      // Info is "use `db`; statement" when the statement had a default database.
+      std::string_view info = *row[5];
+      std::string default_db;
+      if (info.starts_with("use `")) {
+        const size_t end = info.find("`; ");
+        if (end != std::string_view::npos) {
+          default_db.assign(info.substr(5, end - 5));
+          info.remove_prefix(end + 3);
+        }
+      }
+      if (!schema::MayChangeColumns(schema::ClassifyStatement(info, lexer_))) continue;
+      schema::DdlStatement ddl;
+      const std::string at = f.name + ":" + std::to_string(pos);
+      if (!schema::ParseDdl(info, default_db, lexer_, &ddl).ok()) {
+        return Status::Aborted("the DDL at " + at + " is not understood: " + Excerpt(info));
+      }
+      auto names = [&](const schema::TableRef& r) { return r.db == db && r.name == table; };
+      bool touches = names(ddl.table) || names(ddl.like) || names(ddl.rename_to) ||
+                     (ddl.kind == schema::DdlStatement::Kind::kDropDatabase && ddl.database == db);
+      for (const auto& [a, b] : ddl.renames) touches = touches || names(a) || names(b);
+      for (const auto& r : ddl.tables) touches = touches || names(r);
+      if (touches) return Status::Aborted("the DDL at " + at + " changes it later: " + Excerpt(info));
+    }
+    if (f.name == to.file) return Status::OK();
+  }
+  return started ? Status::OK() : Status::Aborted("binlog " + from.file + " is no longer on the primary");
+}
+
+Status SchemaTracker::LearnFromPrimary(std::string_view db, std::string_view table) {
+  if (query_ == nullptr) return Status::NotSupported("no connection to the primary");
+  auto since = unknown_since_.find({std::string(db), std::string(table)});
+  const schema::BinlogPoint from = since != unknown_since_.end() ? since->second : start_;
+  if (from.empty()) return Status::NotSupported("no binlog position to check from");
+  schema::TableSchema t;
+  bool found = false;
+  CANAL_RETURN_IF_ERROR(ReadTableFromPrimary(query_, info_, db, table, &t, &found));
+  if (!found) return Status::NotFound("the primary has no base table " + TableName(db, table) + " now");
+  mysql::MasterStatus now;
+  CANAL_RETURN_IF_ERROR(query_->ShowMasterStatus(&now));
+  const schema::BinlogPoint to{now.file, now.position};
+  // Exact only if the table read now is the table as of the row being
+  // decoded: no DDL naming it from the point since which it is unknown (before
+  // this row) to the primary's position after the read.
+  CANAL_RETURN_IF_ERROR(CheckNoDdlBetween(from, to, db, table));
+  log_->warn("[{}] schema history: {} was not held ({}); took its {} column(s) from the primary's "
+             "information_schema (no DDL on it between {} and the primary's {}); the decoder checks them against "
+             "the TABLE_MAP's types",
+             options_.destination, TableName(db, table), history_.Unknown(db, table), t.columns.size(),
+             from.ToString(), to.ToString());
+  history_.PutTable(std::move(t));
+  checked_.reset();
+  return Status::OK();
+}
+
 Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp) {
   schema::LexerOptions lexer = lexer_;
   if (q.has_sql_mode) {
@@ -225,11 +311,13 @@ Status SchemaTracker::OnQuery(const binlog::QueryEvent& q, const schema::BinlogP
   schema::DdlStatement ddl;
   Status s = history_.ApplySql(q.query, q.db, lexer, &ddl);
   if (!s.ok()) return fail(s);
-  const std::vector<std::string> notes = history_.TakeNotes();
-  for (const std::string& n : notes) {
-    log_->warn("[{}] schema history: after the DDL at {}, {}; its rows keep positional names outside the filter, "
-               "inside it they are named by FULL-metadata TABLE_MAPs or stop the destination",
-               options_.destination, at.ToString(), n);
+  const std::vector<schema::SchemaHistory::UnknownNote> notes = history_.TakeNotes();
+  for (const auto& n : notes) {
+    unknown_since_[{n.db, n.table}] = at;
+    log_->warn("[{}] schema history: after the DDL at {}, {} is unknown ({}); outside the filter its rows keep "
+               "positional names, inside it FULL-metadata TABLE_MAPs or the primary's information_schema (when no "
+               "DDL on it follows) name them, or its first row stops the destination",
+               options_.destination, at.ToString(), TableName(n.db, n.table), n.reason);
   }
   if (notes.empty() && !ChangesHistory(ddl)) return Status::OK();
   schema::HistoryRecord record;

@@ -45,7 +45,7 @@ const TableSchema* SchemaHistory::Find(std::string_view db, std::string_view tab
 void SchemaHistory::MarkUnknown(std::string_view db, std::string_view table, std::string reason) {
   Key key{std::string(db), std::string(table)};
   tables_.erase(key);
-  notes_.push_back(Name(db, table) + ": " + reason);
+  notes_.push_back(UnknownNote{std::string(db), std::string(table), reason});
   unknown_[std::move(key)] = std::move(reason);
 }
 

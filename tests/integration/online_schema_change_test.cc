@@ -343,6 +343,7 @@ struct FlowCase {
   Tool tool;
   std::string metadata;  // binlog_row_metadata
   std::string filter;    // narrow, black (broad minus the shadows), broad
+  bool later_ddl = false;  // upgrade: an ALTER of t after the flow
 };
 
 void PrintTo(const FlowCase& c, std::ostream* os) {
@@ -351,7 +352,7 @@ void PrintTo(const FlowCase& c, std::ostream* os) {
 
 std::string CaseName(const ::testing::TestParamInfo<FlowCase>& info) {
   return std::string(info.param.tool == Tool::kGhost ? "Ghost" : "PtOsc") + "_" + info.param.metadata + "_" +
-         info.param.filter;
+         info.param.filter + (info.param.later_ddl ? "_LaterDdl" : "");
 }
 
 class OnlineSchemaChangeSuite {
@@ -484,9 +485,11 @@ std::vector<FlowCase> AllCases() {
 INSTANTIATE_TEST_SUITE_P(Flows, OnlineSchemaChange, ::testing::ValuesIn(AllCases()), CaseName);
 
 // A history written by the version that tracked only the filter's tables
-// (an upgrade): it lacks the shadow. With FULL metadata the cut-over's RENAME
-// leaves t unknown until its first TABLE_MAP names it exactly; with MINIMAL
-// the destination stops only when a row of t arrives, naming why and the fix.
+// (an upgrade): it lacks the shadow, so the cut-over's RENAME leaves t
+// unknown. With FULL metadata t's first TABLE_MAP names it exactly; without,
+// the primary's information_schema does, since no DDL on t follows in the
+// binlog. When one does (an ALTER after the flow), the destination stops at
+// t's first row after the cut-over, naming why and the fix; never a guess.
 class OnlineSchemaChangeUpgrade : public OnlineSchemaChange {};
 
 TEST_P(OnlineSchemaChangeUpgrade, AScopedHistoryLackingTheShadowNeverGuesses) {
@@ -494,6 +497,9 @@ TEST_P(OnlineSchemaChangeUpgrade, AScopedHistoryLackingTheShadowNeverGuesses) {
   ASSERT_NO_FATAL_FAILURE(FirstStart(o));
   Ledger ledger;
   ASSERT_NO_FATAL_FAILURE(RunFlow(GetParam().tool, db_, &ledger));
+  if (GetParam().later_ddl) {
+    ASSERT_TRUE(sandbox_->Sql("ALTER TABLE " + db_ + ".t ADD COLUMN late INT")) << sandbox_->error();
+  }
   // What the older version stored, had it read past the shadow's CREATE and
   // ALTER: only the tables in scope, as of a point after them (t unchanged).
   schema::HistoryLog log;
@@ -513,7 +519,7 @@ TEST_P(OnlineSchemaChangeUpgrade, AScopedHistoryLackingTheShadowNeverGuesses) {
   p.Start();
   WaitFor([&] { return rec.Of(t).size() >= expected.size() || !p.running(); }, 60s);
   p.Stop();
-  if (GetParam().metadata == "FULL") {
+  if (!GetParam().later_ddl) {
     ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
     EXPECT_EQ(rec.Of(t), expected);
     return;
@@ -523,6 +529,7 @@ TEST_P(OnlineSchemaChangeUpgrade, AScopedHistoryLackingTheShadowNeverGuesses) {
   EXPECT_NE(err.find("holds no table `" + db_ + "`.`t`"), std::string::npos) << err;
   EXPECT_NE(err.find("which the history does not hold"), std::string::npos) << err;
   EXPECT_NE(err.find("binlog_row_metadata=FULL"), std::string::npos) << err;
+  EXPECT_NE(err.find("ADD COLUMN late INT"), std::string::npos) << err;
   EXPECT_NE(err.find("rebuild-schema-history osc"), std::string::npos) << err;
   // Every row before the cut-over arrived, with its names.
   const std::vector<std::string> got = rec.Of(t);
@@ -533,7 +540,9 @@ TEST_P(OnlineSchemaChangeUpgrade, AScopedHistoryLackingTheShadowNeverGuesses) {
 
 INSTANTIATE_TEST_SUITE_P(Upgrade, OnlineSchemaChangeUpgrade,
                          ::testing::Values(FlowCase{Tool::kGhost, "FULL", "narrow"},
-                                           FlowCase{Tool::kGhost, "MINIMAL", "narrow"}),
+                                           FlowCase{Tool::kGhost, "MINIMAL", "narrow"},
+                                           FlowCase{Tool::kPtOsc, "NO_LOG", "narrow"},
+                                           FlowCase{Tool::kGhost, "MINIMAL", "narrow", true}),
                          CaseName);
 
 // A failover pair sharing the history in ZooKeeper: the active parser reads
@@ -588,6 +597,53 @@ TEST_P(OnlineSchemaChangeZk, TheStandbyTakingOverAfterTheCutOverNamesEveryRow) {
 INSTANTIATE_TEST_SUITE_P(Zk, OnlineSchemaChangeZk,
                          ::testing::Values(FlowCase{Tool::kGhost, "MINIMAL", "narrow"},
                                            FlowCase{Tool::kPtOsc, "NO_LOG", "narrow"}),
+                         CaseName);
+
+// The two forms the schema history used to stop on, in a filter naming the
+// whole database: CREATE TABLE ... SELECT (row format logs it with its
+// columns spelled out) is applied; a system-versioned table (hidden
+// row_start/row_end columns) is named by FULL metadata, and with MINIMAL its
+// first row stops the destination with the fix, rows before it delivered.
+class OnlineSchemaChangeForms : public OnlineSchemaChange {};
+
+TEST_P(OnlineSchemaChangeForms, CreateSelectIsAppliedAndSystemVersioningNeverGuessed) {
+  EventParserOptions o = Options("forms.json");
+  RowLines rec;
+  EventParser p(o, &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
+  ASSERT_TRUE(sandbox_->Sql("USE " + db_ + "; INSERT INTO t VALUES (1, 10, 'x'), (2, 20, NULL);"
+                            "CREATE TABLE s (n INT) SELECT id, a, z FROM t;"
+                            "INSERT INTO s VALUES (7, 3, 30, 'y');"
+                            "CREATE TABLE v (id INT, x INT) WITH SYSTEM VERSIONING;"
+                            "INSERT INTO v VALUES (1, 2); INSERT INTO t VALUES (3, 30, 'w')"))
+      << sandbox_->error();
+  const std::string s = db_ + ".s", v = db_ + ".v", t = db_ + ".t";
+  const bool full = GetParam().metadata == "FULL";
+  WaitFor([&] { return (rec.Of(t).size() >= 3 && full) || !p.running(); }, 30s);
+  p.Stop();
+  EXPECT_EQ(rec.Of(s), (std::vector<std::string>{s + " INSERT after: n=NULL id=1 a=10 z=x",
+                                                 s + " INSERT after: n=NULL id=2 a=20 z=NULL",
+                                                 s + " INSERT after: n=7 id=3 a=30 z=y"}));
+  if (full) {
+    ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+    ASSERT_EQ(rec.Of(v).size(), 1u);
+    EXPECT_EQ(rec.Of(v)[0].rfind(v + " INSERT after: id=1 x=2 row_start=", 0), 0u) << rec.Of(v)[0];
+    EXPECT_NE(rec.Of(v)[0].find(" row_end="), std::string::npos) << rec.Of(v)[0];
+    EXPECT_EQ(rec.Of(t).size(), 3u);
+    return;
+  }
+  const std::string err = p.fatal_error().ToString();
+  std::printf("[ stop error ] %s\n", err.c_str());
+  EXPECT_NE(err.find("holds no table `" + db_ + "`.`v`"), std::string::npos) << err;
+  EXPECT_NE(err.find("not understood"), std::string::npos) << err;
+  EXPECT_NE(err.find("binlog_row_metadata=FULL"), std::string::npos) << err;
+  EXPECT_TRUE(rec.Of(v).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, OnlineSchemaChangeForms,
+                         ::testing::Values(FlowCase{Tool::kGhost, "FULL", "broad"},
+                                           FlowCase{Tool::kGhost, "MINIMAL", "broad"}),
                          CaseName);
 
 // End to end: canal-server with the filter in its instance.properties and an

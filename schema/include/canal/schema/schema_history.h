@@ -51,8 +51,12 @@ class SchemaHistory {
   void MarkUnknown(std::string_view db, std::string_view table, std::string reason);
   // Why a table is not held (empty: it was never seen, or it was dropped).
   std::string Unknown(std::string_view db, std::string_view table) const;
-  // Tables made unknown since the last call, with why ("`db`.`t`: reason"): for the log.
-  std::vector<std::string> TakeNotes() { return std::exchange(notes_, {}); }
+  // A table made unknown, and why.
+  struct UnknownNote {
+    std::string db, table, reason;
+  };
+  // Tables made unknown since the last call (for the log and the caller's bookkeeping).
+  std::vector<UnknownNote> TakeNotes() { return std::exchange(notes_, {}); }
 
   const TableSchema* Find(std::string_view db, std::string_view table) const;
   const std::map<std::pair<std::string, std::string>, TableSchema>& tables() const { return tables_; }
@@ -74,7 +78,7 @@ class SchemaHistory {
   std::map<Key, TableSchema> tables_;
   std::map<std::string, std::string> db_charsets_;
   std::map<Key, std::string> unknown_;  // absent tables whose absence has a reason
-  std::vector<std::string> notes_;
+  std::vector<UnknownNote> notes_;
 };
 
 }  // namespace canal::schema
