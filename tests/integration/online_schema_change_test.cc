@@ -641,6 +641,55 @@ TEST_P(OnlineSchemaChangeForms, CreateSelectIsAppliedAndSystemVersioningNeverGue
   EXPECT_TRUE(rec.Of(v).empty());
 }
 
+// RENAME TABLE a TO tmp, b TO a, tmp TO b swaps two tables in scope: the
+// rows written after it carry each table's own columns.
+TEST_P(OnlineSchemaChangeForms, ASwapOfTwoTablesInScopeKeepsEachOnesColumns) {
+  ASSERT_TRUE(sandbox_->Sql("USE " + db_ + "; CREATE TABLE a (a1 INT, a2 VARCHAR(3)); CREATE TABLE b (b1 INT)"))
+      << sandbox_->error();
+  EventParserOptions o = Options("swap.json");
+  RowLines rec;
+  EventParser p(o, &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming" || !p.running(); }, 30s));
+  ASSERT_TRUE(sandbox_->Sql("USE " + db_ + "; INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (2);"
+                            "RENAME TABLE a TO tmp, b TO a, tmp TO b;"
+                            "INSERT INTO a VALUES (3); INSERT INTO b VALUES (4, 'y')"))
+      << sandbox_->error();
+  const std::string a = db_ + ".a", b = db_ + ".b";
+  WaitFor([&] { return rec.Of(a).size() + rec.Of(b).size() >= 4 || !p.running(); }, 30s);
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  EXPECT_EQ(rec.Of(a), (std::vector<std::string>{a + " INSERT after: a1=1 a2=x", a + " INSERT after: b1=3"}));
+  EXPECT_EQ(rec.Of(b), (std::vector<std::string>{b + " INSERT after: b1=2", b + " INSERT after: a1=4 a2=y"}));
+}
+
+// With FULL metadata a table outside the filter whose stored history is
+// wrong is relearned from its TABLE_MAP instead of stopping anything, so a
+// later RENAME into the filter carries its real columns.
+TEST_P(OnlineSchemaChangeForms, AWrongHistoryOutsideTheFilterHealsFromFullTableMaps) {
+  if (GetParam().metadata != "FULL") GTEST_SKIP() << "FULL metadata only";
+  EventParserOptions o = Options("heal.json");
+  o.schema_scope = ScopeOf("narrow", db_);
+  ASSERT_NO_FATAL_FAILURE(FirstStart(o));
+  schema::HistoryLog log;
+  ASSERT_TRUE(schema::LoadHistoryFile(o.schema_history_file, &log).ok());
+  for (auto& tab : log.tables) {
+    if (tab.name == "other") tab.columns[0].name = "wrong";
+  }
+  ASSERT_TRUE(schema::SaveHistoryFile(o.schema_history_file, log).ok());
+  ASSERT_TRUE(sandbox_->Sql("USE " + db_ + "; INSERT INTO other VALUES (1); RENAME TABLE t TO t_old, other TO t;"
+                            "INSERT INTO t VALUES (2)"))
+      << sandbox_->error();
+  RowLines rec;
+  EventParser p(o, &rec);
+  p.Start();
+  const std::string t = db_ + ".t";
+  WaitFor([&] { return !rec.Of(t).empty() || !p.running(); }, 30s);
+  p.Stop();
+  ASSERT_TRUE(p.fatal_error().ok()) << p.fatal_error().ToString();
+  EXPECT_EQ(rec.Of(t), (std::vector<std::string>{t + " INSERT after: x=2"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Forms, OnlineSchemaChangeForms,
                          ::testing::Values(FlowCase{Tool::kGhost, "FULL", "broad"},
                                            FlowCase{Tool::kGhost, "MINIMAL", "broad"}),

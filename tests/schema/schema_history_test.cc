@@ -200,6 +200,16 @@ TEST(SchemaHistory, SwapOfTwoTablesKeepsEachOnesColumns) {
   EXPECT_EQ(h.Find("shop", "tmp"), nullptr);
 }
 
+TEST(SchemaHistory, ExchangePartitionMovesRowsNotDefinitions) {
+  SchemaHistory h;
+  Exec(&h, "CREATE TABLE p (id INT, v INT) PARTITION BY RANGE (id) (PARTITION p0 VALUES LESS THAN (10))");
+  Exec(&h, "CREATE TABLE q (id INT, v INT)");
+  Exec(&h, "ALTER TABLE p EXCHANGE PARTITION p0 WITH TABLE q");
+  EXPECT_EQ(Names(h, "shop", "p"), "id,v");
+  EXPECT_EQ(Names(h, "shop", "q"), "id,v");
+  EXPECT_TRUE(h.TakeNotes().empty());
+}
+
 TEST(SchemaHistory, DdlNotUnderstoodLeavesItsTableUnknownInsteadOfFailing) {
   SchemaHistory h;
   Exec(&h, "CREATE TABLE v (id INT)");
