@@ -216,6 +216,9 @@ Status SchemaTracker::LearnTable(const binlog::TableMap& tm, bool in_scope) {
 Status SchemaTracker::CheckNoDdlBetween(const schema::BinlogPoint& from, const schema::BinlogPoint& to,
                                         std::string_view db, std::string_view table) {
   constexpr size_t kMaxEvents = 200'000;  // beyond: too far behind the primary to check cheaply
+  if (schema::PointBefore(to, from)) {
+    return Status::Aborted("the primary's position " + to.ToString() + " is before " + from.ToString());
+  }
   std::vector<mysql::BinaryLogFile> files;
   CANAL_RETURN_IF_ERROR(query_->ShowBinaryLogs(&files));
   size_t seen = 0;
