@@ -29,13 +29,27 @@ std::string HistoryColumnType(const schema::Column& c) {
 
 Status HistorySchemaProvider::GetColumns(std::string_view db, std::string_view table,
                                          std::vector<binlog::SchemaColumn>* columns) {
-  const schema::TableSchema* t = history_ == nullptr ? nullptr : history_->Find(db, table);
+  if (history_ == nullptr) return Status::NotFound("no schema history");
+  // The history holds every table, but only those in scope are named: rows of
+  // the others are never delivered, and a doubt about them must stop nothing.
+  if (strict_ && !history_->InScope(db, table)) return Status::NotFound("table outside the schema history's scope");
+  const schema::TableSchema* t = history_->Find(db, table);
+  if (t == nullptr && !strict_) return Status::NotFound("table not in the schema history");
+  Status learned;
+  if (t == nullptr && learn_missing_) {
+    learned = learn_missing_(db, table);
+    if (learned.ok()) t = history_->Find(db, table);
+  }
   if (t == nullptr) {
-    if (history_ == nullptr || !strict_ || !history_->InScope(db, table)) {
-      return Status::NotFound("table outside the schema history's scope");
-    }
+    const std::string why = history_->Unknown(db, table);
     return Status::Corruption("the schema history holds no table `" + std::string(db) + "`.`" + std::string(table) +
-                              "` although the binlog writes rows for it" + missing_hint_);
+                              "` although the binlog writes rows for it" + (why.empty() ? "" : " (" + why + ")") +
+                              ", and its TABLE_MAP carries no column names (binlog_row_metadata=FULL on the "
+                              "primary would name them; canal.instance.filter.black.regex would leave the table "
+                              "out)" +
+                              (learned.ok() ? "" : "; the primary's information_schema cannot stand in: " +
+                                                       std::string(learned.message())) +
+                              missing_hint_);
   }
   columns->clear();
   columns->reserve(t->columns.size());

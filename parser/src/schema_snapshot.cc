@@ -1,4 +1,4 @@
-// The first start's snapshot of every table in scope (SchemaTracker::Open).
+// The first start's snapshot of every table (SchemaTracker::Open).
 #include <string>
 
 #include "canal/schema/ddl.h"
@@ -39,8 +39,7 @@ Status ColumnFromInformationSchema(const mysql::ResultRow& row, bool mariadb, sc
   return Status::OK();
 }
 
-Status ReadOnce(mysql::QueryConnection* query, const mysql::ServerInfo& info,
-                const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out) {
+Status ReadOnce(mysql::QueryConnection* query, const mysql::ServerInfo& info, schema::SchemaHistory* out) {
   static constexpr const char* kSystem =
       "('mysql','information_schema','performance_schema','sys')";
   mysql::ResultSet dbs;
@@ -51,18 +50,25 @@ Status ReadOnce(mysql::QueryConnection* query, const mysql::ServerInfo& info,
   for (const auto& row : dbs.rows) out->PutDatabase(Cell(row, 0), Cell(row, 1));
   mysql::ResultSet tables;
   CANAL_RETURN_IF_ERROR(query->Query(
-      std::string("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
-                  "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ") + kSystem,
+      std::string("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, TABLE_TYPE FROM information_schema.TABLES "
+                  "WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA NOT IN ") + kSystem,
       &tables));
-  std::map<std::pair<std::string, std::string>, schema::TableSchema> in_scope;
+  // Every table, not only those in scope: an online schema change renames a
+  // shadow table from outside the filter into it (docs/schema-history.md).
+  std::map<std::pair<std::string, std::string>, schema::TableSchema> all;
   for (const auto& row : tables.rows) {
-    if (scope && !scope(Cell(row, 0), Cell(row, 1))) continue;
+    if (Cell(row, 3) == "SYSTEM VERSIONED") {
+      // information_schema hides the row_start/row_end columns its rows carry.
+      out->MarkUnknown(Cell(row, 0), Cell(row, 1),
+                       "system-versioned: information_schema does not show its row_start/row_end columns");
+      continue;
+    }
     schema::TableSchema t;
     t.db = Cell(row, 0);
     t.name = Cell(row, 1);
     t.collation = Cell(row, 2);
     t.charset = schema::CharsetOfCollation(t.collation);
-    in_scope.emplace(std::make_pair(t.db, t.name), std::move(t));
+    all.emplace(std::make_pair(t.db, t.name), std::move(t));
   }
   mysql::ResultSet cols;
   CANAL_RETURN_IF_ERROR(query->Query(
@@ -71,17 +77,46 @@ Status ReadOnce(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                   "WHERE TABLE_SCHEMA NOT IN ") + kSystem + " ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION",
       &cols));
   for (const auto& row : cols.rows) {
-    auto it = in_scope.find(std::make_pair(Cell(row, 0), Cell(row, 1)));
-    if (it == in_scope.end()) continue;
+    auto it = all.find(std::make_pair(Cell(row, 0), Cell(row, 1)));
+    if (it == all.end()) continue;
     schema::Column c;
     CANAL_RETURN_IF_ERROR(ColumnFromInformationSchema(row, info.mariadb, &c));
     it->second.columns.push_back(std::move(c));
   }
-  for (auto& [key, t] : in_scope) out->PutTable(std::move(t));
+  for (auto& [key, t] : all) out->PutTable(std::move(t));
   return Status::OK();
 }
 
 }  // namespace
+
+Status ReadTableFromPrimary(mysql::QueryConnection* query, const mysql::ServerInfo& info, std::string_view db,
+                            std::string_view table, schema::TableSchema* out, bool* found) {
+  *found = false;
+  const std::string where = "TABLE_SCHEMA = " + query->QuoteString(db) + " AND TABLE_NAME = " + query->QuoteString(table);
+  mysql::ResultSet tables;
+  CANAL_RETURN_IF_ERROR(query->Query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, TABLE_TYPE FROM "
+                                     "information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND " + where,
+                                     &tables));
+  if (tables.rows.size() != 1) return Status::OK();
+  schema::TableSchema t;
+  t.db = Cell(tables.rows[0], 0);
+  t.name = Cell(tables.rows[0], 1);
+  t.collation = Cell(tables.rows[0], 2);
+  t.charset = schema::CharsetOfCollation(t.collation);
+  mysql::ResultSet cols;
+  CANAL_RETURN_IF_ERROR(query->Query(
+      "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_KEY, COLUMN_TYPE, DATA_TYPE, CHARACTER_SET_NAME, "
+      "COLLATION_NAME, IS_NULLABLE FROM information_schema.COLUMNS WHERE " + where + " ORDER BY ORDINAL_POSITION",
+      &cols));
+  for (const auto& row : cols.rows) {
+    schema::Column c;
+    CANAL_RETURN_IF_ERROR(ColumnFromInformationSchema(row, info.mariadb, &c));
+    t.columns.push_back(std::move(c));
+  }
+  *out = std::move(t);
+  *found = true;
+  return Status::OK();
+}
 
 Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                           const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,
@@ -90,7 +125,7 @@ Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo
     mysql::MasterStatus before, after;
     CANAL_RETURN_IF_ERROR(query->ShowMasterStatus(&before).WithContext("schema snapshot"));
     schema::SchemaHistory h(scope);
-    CANAL_RETURN_IF_ERROR(ReadOnce(query, info, scope, &h).WithContext("schema snapshot"));
+    CANAL_RETURN_IF_ERROR(ReadOnce(query, info, &h).WithContext("schema snapshot"));
     CANAL_RETURN_IF_ERROR(query->ShowMasterStatus(&after).WithContext("schema snapshot"));
     // Equal positions: no DDL (no write at all) fell between the two reads.
     if (before.file == after.file && before.position == after.position) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -47,7 +48,8 @@ class SchemaTracker {
   // `timestamp` is the event's (seconds).
   Status OnQuery(const binlog::QueryEvent& q, const schema::BinlogPoint& at, uint32_t timestamp);
   // A TABLE_MAP that carried its own column names (FULL metadata): the history
-  // must agree. A table in scope the history lacks is learned from it. With
+  // must agree for a table in scope; outside it the TABLE_MAP's names replace
+  // the history's. A table the history lacks is learned from it. With
   // `decoder` (the one that decoded `t`), a map that agreed is pinned and not
   // compared again while it is the one the decoder hands out (a repeated
   // TABLE_MAP keeps its decoded map) and no DDL has been seen since.
@@ -59,7 +61,16 @@ class SchemaTracker {
 
  private:
   Status Save();
-  Status LearnTable(const binlog::TableMap& t);
+  // From a FULL-metadata TABLE_MAP; `in_scope` logs it.
+  Status LearnTable(const binlog::TableMap& t, bool in_scope);
+  // A table in scope the history does not hold, asked for by a TABLE_MAP
+  // without names: taken from the primary's information_schema when that is
+  // exact, i.e. no DDL naming it lies in the binlog between the point since
+  // which it is unknown and the primary's position after the read.
+  Status LearnFromPrimary(std::string_view db, std::string_view table);
+  // The DDL in the binlog from `from` (exclusive) to `to` that may change db.table's columns.
+  Status CheckNoDdlBetween(const schema::BinlogPoint& from, const schema::BinlogPoint& to, std::string_view db,
+                           std::string_view table);
   // Folds old records into the snapshot when compaction is due.
   Status MaybeCompact(const schema::BinlogPoint& start);
   std::shared_ptr<schema::HistoryStore> store_;
@@ -73,9 +84,19 @@ class SchemaTracker {
   // The last map that agreed with the history; held, so that its address
   // names it (a new map cannot be made at the same address while it lives).
   std::shared_ptr<const binlog::TableMap> checked_;
+  // For LearnFromPrimary: the session's connection, and since when each
+  // unknown table is unknown (the start position for those already unknown then).
+  mysql::QueryConnection* query_ = nullptr;
+  mysql::ServerInfo info_;
+  schema::BinlogPoint start_;
+  std::map<std::pair<std::string, std::string>, schema::BinlogPoint> unknown_since_;
 };
 
-// Reads every base table in scope from information_schema between two equal
+// One base table as information_schema shows it now; *found = false when there is none.
+Status ReadTableFromPrimary(mysql::QueryConnection* query, const mysql::ServerInfo& info, std::string_view db,
+                            std::string_view table, schema::TableSchema* out, bool* found);
+
+// Reads every base table from information_schema between two equal
 // binlog positions (retried when a write moved the position in between).
 Status TakeSchemaSnapshot(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                           const schema::SchemaHistory::Scope& scope, schema::SchemaHistory* out,

@@ -28,20 +28,6 @@ uint64_t FileSequence(const std::string& file) {
   return n;
 }
 
-json ColumnJson(const Column& c) {
-  json j = {{"name", c.name}, {"type", c.type}};
-  if (c.is_unsigned) j["unsigned"] = true;
-  if (!c.nullable) j["nullable"] = false;
-  if (c.is_key) j["key"] = true;
-  if (!c.charset.empty()) j["charset"] = c.charset;
-  if (!c.collation.empty()) j["collation"] = c.collation;
-  if (!c.labels.empty()) j["labels"] = c.labels;
-  if (c.length >= 0) j["length"] = c.length;
-  if (c.precision >= 0) j["precision"] = c.precision;
-  if (c.scale >= 0) j["scale"] = c.scale;
-  return j;
-}
-
 Column ColumnFrom(const json& j) {
   Column c;
   c.name = j.at("name").get<std::string>();
@@ -111,23 +97,99 @@ Status HistoryLog::Compact(const BinlogPoint& at, uint32_t older_than, const Sch
   return Status::OK();
 }
 
-std::string HistoryLog::ToJson() const {
-  json tabs = json::array();
-  for (const TableSchema& t : tables) {
-    json cols = json::array();
-    for (const Column& c : t.columns) cols.push_back(ColumnJson(c));
-    tabs.push_back({{"db", t.db}, {"name", t.name}, {"charset", t.charset}, {"collation", t.collation},
-                    {"columns", std::move(cols)}});
+namespace {
+
+// JSON text of a string: plain ASCII as is, anything else through the JSON
+// library (escapes; invalid UTF-8 replaced).
+void AppendJsonString(std::string_view v, std::string* out) {
+  bool plain = true;
+  for (char ch : v) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u >= 0x7f || ch == '"' || ch == '\\') {
+      plain = false;
+      break;
+    }
   }
+  if (!plain) {
+    *out += json(std::string(v)).dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  *out += '"';
+  out->append(v);
+  *out += '"';
+}
+
+// The snapshot's tables written directly: with every table of the primary
+// tracked (thousands), building them as a JSON tree first was ~90% of
+// storing the history after each DDL.
+void AppendTablesJson(const std::vector<TableSchema>& tables, std::string* out) {
+  *out += '[';
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    const TableSchema& t = tables[ti];
+    if (ti > 0) *out += ',';
+    *out += "{\"db\":";
+    AppendJsonString(t.db, out);
+    *out += ",\"name\":";
+    AppendJsonString(t.name, out);
+    *out += ",\"charset\":";
+    AppendJsonString(t.charset, out);
+    *out += ",\"collation\":";
+    AppendJsonString(t.collation, out);
+    *out += ",\"columns\":[";
+    for (size_t ci = 0; ci < t.columns.size(); ++ci) {
+      const Column& c = t.columns[ci];
+      if (ci > 0) *out += ',';
+      *out += "{\"name\":";
+      AppendJsonString(c.name, out);
+      *out += ",\"type\":";
+      AppendJsonString(c.type, out);
+      if (c.is_unsigned) *out += ",\"unsigned\":true";
+      if (!c.nullable) *out += ",\"nullable\":false";
+      if (c.is_key) *out += ",\"key\":true";
+      if (!c.charset.empty()) {
+        *out += ",\"charset\":";
+        AppendJsonString(c.charset, out);
+      }
+      if (!c.collation.empty()) {
+        *out += ",\"collation\":";
+        AppendJsonString(c.collation, out);
+      }
+      if (!c.labels.empty()) {
+        *out += ",\"labels\":[";
+        for (size_t li = 0; li < c.labels.size(); ++li) {
+          if (li > 0) *out += ',';
+          AppendJsonString(c.labels[li], out);
+        }
+        *out += ']';
+      }
+      if (c.length >= 0) *out += ",\"length\":" + std::to_string(c.length);
+      if (c.precision >= 0) *out += ",\"precision\":" + std::to_string(c.precision);
+      if (c.scale >= 0) *out += ",\"scale\":" + std::to_string(c.scale);
+      *out += '}';
+    }
+    *out += "]}";
+  }
+  *out += ']';
+}
+
+}  // namespace
+
+std::string HistoryLog::ToJson() const {
   json recs = json::array();
   for (const HistoryRecord& r : records) {
     recs.push_back({{"at", PointJson(r.at)}, {"db", r.db}, {"sql", r.sql}, {"ts", r.ts}});
   }
   json doc = {{"format", kFormat},       {"snapshot_at", PointJson(snapshot_at)},
-              {"databases", databases},  {"tables", std::move(tabs)},
-              {"records", std::move(recs)}, {"compacted_at_ms", compacted_at_ms}};
-  // Invalid UTF-8 in a statement (a latin1 literal) is kept byte for byte.
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+              {"databases", databases},  {"records", std::move(recs)},
+              {"compacted_at_ms", compacted_at_ms}};
+  // Invalid UTF-8 in a statement (a latin1 literal) is replaced, not refused.
+  std::string text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+  text.pop_back();  // the closing brace: the tables go last
+  text.reserve(text.size() + 64 * tables.size());
+  text += ",\"tables\":";
+  AppendTablesJson(tables, &text);
+  text += '}';
+  return text;
 }
 
 Status HistoryLog::FromJson(std::string_view text, HistoryLog* out) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "canal/schema/statement.h"
 #include "column_def.h"
 
 namespace canal::schema {
@@ -28,6 +29,7 @@ void SetPrimaryKey(TableSchema* t, const std::vector<std::string>& names) {
 void SchemaHistory::PutTable(TableSchema table) {
   table.charset = NormalizeCharset(table.charset);
   Key key{table.db, table.name};
+  unknown_.erase(key);
   tables_[std::move(key)] = std::move(table);
 }
 
@@ -38,6 +40,24 @@ void SchemaHistory::PutDatabase(std::string_view db, std::string_view charset) {
 const TableSchema* SchemaHistory::Find(std::string_view db, std::string_view table) const {
   auto it = tables_.find(Key{std::string(db), std::string(table)});
   return it == tables_.end() ? nullptr : &it->second;
+}
+
+void SchemaHistory::MarkUnknown(std::string_view db, std::string_view table, std::string reason) {
+  Key key{std::string(db), std::string(table)};
+  tables_.erase(key);
+  notes_.push_back(UnknownNote{std::string(db), std::string(table), reason});
+  unknown_[std::move(key)] = std::move(reason);
+}
+
+std::string SchemaHistory::Unknown(std::string_view db, std::string_view table) const {
+  auto it = unknown_.find(Key{std::string(db), std::string(table)});
+  return it == unknown_.end() ? std::string() : it->second;
+}
+
+Status SchemaHistory::FailOn(std::string_view db, std::string_view table, Status s) {
+  if (InScope(db, table)) return s;
+  MarkUnknown(db, table, "a DDL contradicted its history: " + s.ToString());
+  return Status::OK();
 }
 
 std::string SchemaHistory::DatabaseCharset(std::string_view db) const {
@@ -57,14 +77,32 @@ void SchemaHistory::ResolveColumn(const TableSchema& table, Column* col) const {
   }
 }
 
-Status SchemaHistory::ApplySql(std::string_view sql, std::string_view default_db, const LexerOptions& options) {
-  DdlStatement ddl;
-  CANAL_RETURN_IF_ERROR(ParseDdl(sql, default_db, options, &ddl));
-  return Apply(ddl);
+Status SchemaHistory::ApplySql(std::string_view sql, std::string_view default_db, const LexerOptions& options,
+                               DdlStatement* parsed) {
+  DdlStatement local;
+  DdlStatement* ddl = parsed != nullptr ? parsed : &local;
+  *ddl = DdlStatement{};
+  Status s = ParseDdl(sql, default_db, options, ddl);
+  if (!s.ok()) {
+    // Not understood (CREATE ... SELECT in statement format, WITH SYSTEM
+    // VERSIONING's hidden columns, ...): the table it names is no longer
+    // known, which stops nothing until rows of it need names.
+    const StatementClass cls = ClassifyStatement(sql, options);
+    if (cls.table.empty()) return s;
+    MarkUnknown(cls.db.empty() ? default_db : std::string_view(cls.db), cls.table,
+                "a DDL on it was not understood (" + s.ToString() + ")");
+    return Status::OK();
+  }
+  return Apply(*ddl);
 }
 
 Status SchemaHistory::Apply(const DdlStatement& ddl) {
   using Kind = DdlStatement::Kind;
+  // Why a table the history lacks is unknown, for the one derived from it.
+  auto lacking = [this](const TableRef& r) {
+    const std::string why = Unknown(r.db, r.name);
+    return Name(r.db, r.name) + ", which the history does not hold" + (why.empty() ? "" : " (" + why + ")");
+  };
   switch (ddl.kind) {
     case Kind::kNotDdl:
     case Kind::kNoColumnChange:
@@ -80,10 +118,16 @@ Status SchemaHistory::Apply(const DdlStatement& ddl) {
       for (auto it = tables_.begin(); it != tables_.end();) {
         it = it->first.first == ddl.database ? tables_.erase(it) : std::next(it);
       }
+      for (auto it = unknown_.begin(); it != unknown_.end();) {
+        it = it->first.first == ddl.database ? unknown_.erase(it) : std::next(it);
+      }
       return Status::OK();
     case Kind::kCreateTable: {
-      if (!InScope(ddl.table.db, ddl.table.name)) return Status::OK();
-      if (ddl.if_not_exists && Find(ddl.table.db, ddl.table.name) != nullptr) return Status::OK();
+      // IF NOT EXISTS on a table that exists, known or not, changes nothing.
+      if (ddl.if_not_exists && (Find(ddl.table.db, ddl.table.name) != nullptr ||
+                                !Unknown(ddl.table.db, ddl.table.name).empty())) {
+        return Status::OK();
+      }
       TableSchema t;
       t.db = ddl.table.db;
       t.name = ddl.table.name;
@@ -96,12 +140,15 @@ Status SchemaHistory::Apply(const DdlStatement& ddl) {
       return Status::OK();
     }
     case Kind::kCreateTableLike: {
-      if (!InScope(ddl.table.db, ddl.table.name)) return Status::OK();
-      if (ddl.if_not_exists && Find(ddl.table.db, ddl.table.name) != nullptr) return Status::OK();
+      // IF NOT EXISTS on a table that exists, known or not, changes nothing.
+      if (ddl.if_not_exists && (Find(ddl.table.db, ddl.table.name) != nullptr ||
+                                !Unknown(ddl.table.db, ddl.table.name).empty())) {
+        return Status::OK();
+      }
       const TableSchema* src = Find(ddl.like.db, ddl.like.name);
       if (src == nullptr) {
-        return Status::NotFound("CREATE TABLE " + Name(ddl.table.db, ddl.table.name) + " LIKE " +
-                                Name(ddl.like.db, ddl.like.name) + ": the history does not hold the source table");
+        MarkUnknown(ddl.table.db, ddl.table.name, "created LIKE " + lacking(ddl.like));
+        return Status::OK();
       }
       TableSchema t = *src;
       t.db = ddl.table.db;
@@ -110,41 +157,57 @@ Status SchemaHistory::Apply(const DdlStatement& ddl) {
       return Status::OK();
     }
     case Kind::kDropTables:
-      for (const TableRef& r : ddl.tables) tables_.erase(Key{r.db, r.name});
+      for (const TableRef& r : ddl.tables) {
+        tables_.erase(Key{r.db, r.name});
+        unknown_.erase(Key{r.db, r.name});
+      }
       return Status::OK();
     case Kind::kRenameTables:
       // Pairs apply in order (RENAME a TO tmp, b TO a, tmp TO b swaps).
       for (const auto& [from, to] : ddl.renames) {
         auto it = tables_.find(Key{from.db, from.name});
         if (it == tables_.end()) {
-          if (InScope(to.db, to.name)) {
-            return Status::NotFound("RENAME TABLE " + Name(from.db, from.name) + " TO " + Name(to.db, to.name) +
-                                    ": the history does not hold the source table");
-          }
+          const std::string why = "renamed from " + lacking(from);
+          unknown_.erase(Key{from.db, from.name});
+          MarkUnknown(to.db, to.name, why);
           continue;
         }
         TableSchema t = std::move(it->second);
         tables_.erase(it);
         t.db = to.db;
         t.name = to.name;
-        if (InScope(to.db, to.name)) PutTable(std::move(t));
+        PutTable(std::move(t));
       }
       return Status::OK();
     case Kind::kAlterTable: {
+      const bool renames = !ddl.rename_to.name.empty();
       auto it = tables_.find(Key{ddl.table.db, ddl.table.name});
       if (it == tables_.end()) {
-        if (!InScope(ddl.table.db, ddl.table.name)) return Status::OK();
-        return Status::NotFound("ALTER TABLE " + Name(ddl.table.db, ddl.table.name) +
-                                ": the history does not hold the table");
+        if (renames) {
+          const std::string why = "renamed from " + lacking(ddl.table);
+          unknown_.erase(Key{ddl.table.db, ddl.table.name});
+          MarkUnknown(ddl.rename_to.db, ddl.rename_to.name, why);
+        } else if (Unknown(ddl.table.db, ddl.table.name).empty()) {
+          MarkUnknown(ddl.table.db, ddl.table.name, "altered while the history did not hold it");
+        }
+        return Status::OK();
       }
       TableSchema t = it->second;  // applied to a copy: a failing clause changes nothing
-      CANAL_RETURN_IF_ERROR(ApplyAlter(ddl, &t));
+      Status s = ApplyAlter(ddl, &t);
+      if (!s.ok()) {
+        CANAL_RETURN_IF_ERROR(FailOn(ddl.table.db, ddl.table.name, std::move(s)));
+        if (renames) {
+          unknown_.erase(Key{ddl.table.db, ddl.table.name});
+          MarkUnknown(ddl.rename_to.db, ddl.rename_to.name, "renamed from " + lacking(ddl.table));
+        }
+        return Status::OK();
+      }
       tables_.erase(it);
-      if (!ddl.rename_to.name.empty()) {
+      if (renames) {
         t.db = ddl.rename_to.db;
         t.name = ddl.rename_to.name;
       }
-      if (InScope(t.db, t.name)) PutTable(std::move(t));
+      PutTable(std::move(t));
       return Status::OK();
     }
   }
