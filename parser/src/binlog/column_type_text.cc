@@ -79,6 +79,30 @@ uint32_t DefaultDisplayWidth(ColumnType t, bool is_unsigned) {
 
 }  // namespace
 
+std::string WithDefaultDisplayWidth(std::string_view column_type) {
+  struct Width {
+    std::string_view name;
+    ColumnType type;
+  };
+  static constexpr Width kIntegers[] = {{"tinyint", ColumnType::kTiny},     {"smallint", ColumnType::kShort},
+                                        {"mediumint", ColumnType::kInt24},  {"int", ColumnType::kLong},
+                                        {"bigint", ColumnType::kLongLong},  {"year", ColumnType::kYear}};
+  for (const Width& w : kIntegers) {
+    if (!column_type.starts_with(w.name)) continue;
+    const std::string_view rest = column_type.substr(w.name.size());
+    if (!rest.empty() && rest.front() != ' ') return std::string(column_type);  // has a width, or another type
+    const bool is_unsigned = rest.find("unsigned") != std::string_view::npos;
+    const uint32_t width = w.type == ColumnType::kYear ? 4 : DefaultDisplayWidth(w.type, is_unsigned);
+    std::string out(w.name);
+    out += '(';
+    out += std::to_string(width);
+    out += ')';
+    out += rest;
+    return out;
+  }
+  return std::string(column_type);
+}
+
 std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths) {
   const bool widths = integer_display_widths;
   const ColumnType t = EffectiveType(column);

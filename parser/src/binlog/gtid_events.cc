@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "binlog/byte_reader.h"
+#include "canal/parser/binlog/gtid_set.h"
 
 namespace canal::binlog {
 namespace {
@@ -115,17 +116,6 @@ void AppendHex(std::string* s, uint8_t b) {
   static constexpr char kHex[] = "0123456789abcdef";
   s->push_back(kHex[b >> 4]);
   s->push_back(kHex[b & 0xF]);
-}
-
-void AppendIntervals(std::string* s, const std::vector<GtidInterval>& intervals) {
-  for (const GtidInterval& iv : intervals) {
-    *s += ':';
-    *s += std::to_string(iv.start);
-    if (iv.end - 1 != iv.start) {
-      *s += '-';
-      *s += std::to_string(iv.end - 1);
-    }
-  }
 }
 
 // ---- GTID_TAGGED_LOG_EVENT ----
@@ -251,25 +241,7 @@ std::string GtidEvent::ToString() const {
   return s;
 }
 
-std::string PreviousGtidsEvent::ToString() const {
-  // MySQL text form: entries of one uuid share the uuid prefix, the untagged
-  // intervals first and each tag as ":tag:intervals" after them.
-  std::string s;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const GtidSetEntry& e = entries[i];
-    const bool same_sid = i > 0 && entries[i - 1].sid == e.sid;
-    if (!same_sid) {
-      if (i > 0) s += ',';
-      s += FormatUuid(e.sid);
-    }
-    if (!e.tag.empty()) {
-      s += ':';
-      s += e.tag;
-    }
-    AppendIntervals(&s, e.intervals);
-  }
-  return s;
-}
+std::string PreviousGtidsEvent::ToString() const { return GtidSet::FromPreviousGtids(*this).ToString(); }
 
 std::string MariaGtidEvent::ToString() const {
   return std::to_string(domain_id) + '-' + std::to_string(server_id) + '-' + std::to_string(seq_no);

@@ -499,7 +499,7 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
     // information_schema) let text convert to UTF-8.
     if (c.charset == 0 && !cols[i].charset.empty()) c.charset = DefaultCollationOfCharset(cols[i].charset);
     if (c.enum_or_set_labels.empty()) c.enum_or_set_labels = cols[i].enum_or_set_labels;
-    c.column_type = cols[i].column_type;
+    c.column_type = t->integer_display_widths ? WithDefaultDisplayWidth(cols[i].column_type) : cols[i].column_type;
   }
   t->names_known = true;
   t->keys_known = true;

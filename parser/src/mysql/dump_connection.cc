@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "canal/parser/binlog/gtid_set.h"
 #include "canal/parser/mysql/auth_plugins.h"
 #include "mysql/packet_io.h"
 
@@ -636,121 +637,18 @@ void DumpConnection::set_before_block(std::function<void()> f) { impl_->channel.
 
 // ---- GTID sets -------------------------------------------------------------
 
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// "3E11FA47-71CA-11E1-9E33-C80AA9429562" (or the 32 digits alone) to 16 bytes.
-bool ParseUuid(std::string_view text, std::string* bytes) {
-  bool dashed = text.size() == 36;
-  if (!dashed && text.size() != 32) return false;
-  bytes->clear();
-  for (size_t i = 0; i < text.size();) {
-    if (dashed && (i == 8 || i == 13 || i == 18 || i == 23)) {
-      if (text[i] != '-') return false;
-      ++i;
-      continue;
-    }
-    int hi = HexValue(text[i]), lo = i + 1 < text.size() ? HexValue(text[i + 1]) : -1;
-    if (hi < 0 || lo < 0) return false;
-    bytes->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return bytes->size() == 16;
-}
-
-bool ParseGno(std::string_view text, uint64_t* v) {
-  if (text.empty() || text.size() > 19) return false;
-  uint64_t r = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    r = r * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *v = r;
-  return true;
-}
-
-}  // namespace
-
 Status EncodeMysqlGtidSet(std::string_view gtid_set, std::string* out) {
-  // MySQL's own limit: GNOs are positive and below 2^63 - 1.
-  constexpr uint64_t kMaxGno = (uint64_t{1} << 63) - 1;
-  struct Sid {
-    std::string uuid;
-    std::vector<std::pair<uint64_t, uint64_t>> intervals;  // [start, end)
-  };
-  std::vector<Sid> sids;
-  std::string_view rest = gtid_set;
-  while (!Trim(rest).empty()) {
-    size_t comma = rest.find(',');
-    std::string_view part = Trim(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    auto bad = [&](std::string_view why) {
-      return Status::InvalidArgument("bad GTID set element '" + std::string(part) + "': " + std::string(why));
-    };
-    if (part.empty()) return bad("empty element (stray comma)");
-    size_t colon = part.find(':');
-    if (colon == std::string_view::npos) return bad("expected uuid:interval[:interval...]");
-    std::string uuid;
-    if (!ParseUuid(Trim(part.substr(0, colon)), &uuid)) return bad("not a UUID");
-    auto it = std::find_if(sids.begin(), sids.end(), [&](const Sid& s) { return s.uuid == uuid; });
-    if (it == sids.end()) {
-      sids.push_back({uuid, {}});
-      it = sids.end() - 1;
-    }
-    std::string_view intervals = part.substr(colon + 1);
-    for (;;) {
-      size_t next = intervals.find(':');
-      std::string_view iv = Trim(intervals.substr(0, next));
-      size_t dash = iv.find('-');
-      uint64_t start = 0, end = 0;
-      if (!ParseGno(Trim(iv.substr(0, dash)), &start) ||
-          !ParseGno(dash == std::string_view::npos ? Trim(iv.substr(0, dash)) : Trim(iv.substr(dash + 1)), &end)) {
-        if (!iv.empty() && !std::isdigit(static_cast<unsigned char>(iv[0]))) {
-          return bad("interval '" + std::string(iv) + "' is not a number (tagged GTIDs are not supported)");
-        }
-        return bad("interval '" + std::string(iv) + "' is not N or N-M");
-      }
-      if (start == 0 || end < start || end >= kMaxGno) {
-        return bad("interval '" + std::string(iv) + "' must satisfy 1 <= N <= M < 2^63-1");
-      }
-      it->intervals.emplace_back(start, end + 1);
-      if (next == std::string_view::npos) break;
-      intervals = intervals.substr(next + 1);
-    }
+  binlog::GtidSet set;
+  CANAL_RETURN_IF_ERROR(binlog::GtidSet::Parse(gtid_set, &set));
+  if (set.flavor() == binlog::GtidSet::Flavor::kMariadb) {
+    return Status::InvalidArgument("bad GTID set element '" + std::string(gtid_set) +
+                                   "': a MariaDB GTID position, where a MySQL GTID set (uuid:interval) is needed");
   }
-  out->clear();
-  wire::PutInt(out, sids.size(), 8);
-  for (Sid& sid : sids) {
-    // Sorted and merged, the form the server itself produces.
-    std::sort(sid.intervals.begin(), sid.intervals.end());
-    std::vector<std::pair<uint64_t, uint64_t>> merged;
-    for (const auto& iv : sid.intervals) {
-      if (!merged.empty() && iv.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, iv.second);
-      } else {
-        merged.push_back(iv);
-      }
-    }
-    out->append(sid.uuid);
-    wire::PutInt(out, merged.size(), 8);
-    for (const auto& [start, end] : merged) {
-      wire::PutInt(out, start, 8);
-      wire::PutInt(out, end, 8);
-    }
+  Status s = set.EncodeForDump(out);
+  if (s.IsNotSupported()) {
+    return Status::InvalidArgument("bad GTID set element '" + std::string(gtid_set) + "': " + std::string(s.message()));
   }
-  return Status::OK();
+  return s;
 }
 
 }  // namespace canal::mysql

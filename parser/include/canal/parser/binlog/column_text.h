@@ -75,4 +75,10 @@ inline ColumnType EffectiveType(const ColumnInfo& column) {
 // type without a name.
 std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths);
 
+// `column_type` ("int unsigned", "year") with the display width a server that
+// prints them (MariaDB, MySQL before 8.0.19) shows for an integer or YEAR
+// declared without one ("int(10) unsigned", "year(4)"); other text unchanged.
+// A schema history parsed from DDL knows no width the DDL did not write.
+std::string WithDefaultDisplayWidth(std::string_view column_type);
+
 }  // namespace canal::binlog
