@@ -229,7 +229,13 @@ Status RowsReader::Next(RowChange* change, bool* done) {
   }
   if (!check_status_.ok()) [[unlikely]] return check_status_;
   if (next_held_ < held_) {
-    std::swap(*change, batch_[next_held_++]);
+    // Only the images' storage moves: a change is two vectors and flags.
+    RowChange& held = batch_[next_held_++];
+    change->kind = held.kind;
+    change->has_before = held.has_before;
+    change->has_after = held.has_after;
+    if (held.has_before) change->before.values.swap(held.before.values);
+    if (held.has_after) change->after.values.swap(held.after.values);
     ++returned_;
     return Status::OK();
   }
@@ -279,7 +285,6 @@ Status RowsReader::CheckEvent() {
 Status RowsReader::DecodeRow(RowChange* change, size_t slot, bool remember) {
   const size_t n = event_->column_count;
   built_base_ = slot * n;
-  if (built_.size() < built_base_ + n) built_.resize(built_base_ + n);
   const RowsEventInfo& info = event_->info;
   const uint8_t* row_start = p_;
   change->kind = info.kind;
@@ -615,6 +620,7 @@ Status RowsReader::ReadValue(const ColumnInfo& col, size_t ci, ColumnValue* v) {
         const bool is_diff = (static_cast<uint8_t>(partial_json_bits_[ord >> 3]) >> (ord & 7)) & 1;
         if (is_diff) {
           const ColumnValue& before = before_for_partial_->values[ci];
+          if (built_.size() < built_base_ + event_->column_count) built_.resize(built_base_ + event_->column_count);
           std::string& doc = built_[built_base_ + ci];
           doc.clear();
           if (before.kind == ColumnValue::Kind::kJson && !before.json_is_text) {
