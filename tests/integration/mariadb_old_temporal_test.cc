@@ -230,10 +230,10 @@ TEST_F(MariadbOldTemporal, EveryPrecisionArrivesAsTheServerSelectsItWithFullAndM
   }
   const auto updated_old = Select(*sandbox_, "ot.old");
   ASSERT_TRUE(Sql("INSERT INTO ot.done VALUES (1)"));
-  std::string types;
-  ASSERT_TRUE(sandbox_->Sql("SELECT TABLE_NAME, GROUP_CONCAT(COLUMN_TYPE ORDER BY ORDINAL_POSITION) FROM "
-                            "information_schema.COLUMNS WHERE TABLE_SCHEMA = 'ot' GROUP BY TABLE_NAME",
-                            &types));
+  // MariaDB itself says which columns have its own format.
+  EXPECT_EQ(sandbox_->SqlValue("SELECT COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'ot' AND "
+                               "TABLE_NAME = 'old' AND COLUMN_NAME = 'ts3'"),
+            "timestamp(3) /* mariadb-5.3 */");
 
   Received got;
   Receive(*c, "ot.done", &got);
@@ -278,8 +278,8 @@ TEST_F(MariadbOldTemporal, EveryPrecisionArrivesAsTheServerSelectsItWithFullAndM
   check("ot.old", "101", "before", inserted_old.at("101"), false);
   check("ot.old", "101", "after", updated_old.at("101"), false);
   std::printf("[ old temporal ] %zu values of TIMESTAMP/DATETIME/TIME(0..6) in both formats, FULL and MINIMAL, equal "
-              "MariaDB's SELECT; column types: %s\n",
-              compared, types.c_str());
+              "MariaDB's SELECT\n",
+              compared);
   EXPECT_GE(compared, 2u * 12 * names.size());
   EXPECT_EQ(ReadAll(install.instance_log("example")).find("Corruption"), std::string::npos)
       << ReadAll(install.instance_log("example"));
