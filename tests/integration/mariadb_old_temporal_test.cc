@@ -34,9 +34,10 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Sandbox 14861, canal-server 14862-14863.
+// Sandbox 14861, canal-server 14862-14863 and 14865.
 constexpr uint16_t kValuesPort = 14862;
 constexpr uint16_t kAfterPort = 14863;
+constexpr uint16_t kNoHistoryPort = 14865;
 
 class MariadbOldTemporal : public ServerSuite<14861> {
  protected:
@@ -51,9 +52,10 @@ class MariadbOldTemporal : public ServerSuite<14861> {
   // canal-server on `port` from the primary's end, its destination on `db`'s
   // tables, and a client subscribed to it in *c.
   static void StartServer(CanalInstall& install, uint16_t port, const std::string& db,
-                          std::unique_ptr<client::Connector>* c) {
+                          std::unique_ptr<client::Connector>* c, const std::string& instance_extra = "") {
     install.WriteServerProperties(CanalInstall::ServerProperties(port));
-    install.WriteInstance("example", StartHere() + "canal.instance.filter.regex = " + db + "\\\\..*\n");
+    install.WriteInstance("example",
+                          StartHere() + "canal.instance.filter.regex = " + db + "\\\\..*\n" + instance_extra);
     std::string out;
     ASSERT_EQ(install.Startup(&out), 0) << out;
     *c = std::make_unique<client::Connector>(ClientOptions(port));
@@ -310,12 +312,14 @@ TEST_F(MariadbOldTemporal, EveryPrecisionArrivesAsTheServerSelectsItWithFullAndM
 // as 4 bytes leaves 2, which begin a row that runs past the event's end).
 // Now they all do, in order.
 TEST_F(MariadbOldTemporal, RowsAfterAnOldFormatTableKeepArriving) {
-  CanalInstall install("mariadb-old-temporal-after", kSandboxPort);
-  std::unique_ptr<client::Connector> c;
-  ASSERT_NO_FATAL_FAILURE(StartServer(install, kAfterPort, "ot2", &c));
+  // Made before the destination starts: the schema history takes them from
+  // information_schema ("timestamp(3) /* mariadb-5.3 */"), not from the DDL.
   ASSERT_TRUE(Sql("DROP DATABASE IF EXISTS ot2; CREATE DATABASE ot2; CREATE TABLE ot2.other (id INT PRIMARY KEY, "
                   "v VARCHAR(10)); SET GLOBAL mysql56_temporal_format = OFF; CREATE TABLE ot2.old (id INT PRIMARY "
                   "KEY, ts TIMESTAMP(3) NULL); SET GLOBAL mysql56_temporal_format = ON"));
+  CanalInstall install("mariadb-old-temporal-after", kSandboxPort);
+  std::unique_ptr<client::Connector> c;
+  ASSERT_NO_FATAL_FAILURE(StartServer(install, kAfterPort, "ot2", &c));
   ASSERT_TRUE(Sql("INSERT INTO ot2.other VALUES (1, 'before')"));
   ASSERT_TRUE(Sql("SET time_zone = '+00:00'; INSERT INTO ot2.old VALUES (1, '2022-05-16 14:53:10.123')"));
   for (int i = 2; i <= 5; ++i) ASSERT_TRUE(Sql("INSERT INTO ot2.other VALUES (" + std::to_string(i) + ", 'after')"));
@@ -330,6 +334,25 @@ TEST_F(MariadbOldTemporal, RowsAfterAnOldFormatTableKeepArriving) {
   EXPECT_EQ(got[Key("ot2.old", "1", "insert")]["ts"].value, "2022-05-16 14:53:10.123");
   EXPECT_EQ(got.size(), 6u);  // and no other row
   for (int i = 1; i <= 5; ++i) EXPECT_TRUE(got.count(Key("ot2.other", std::to_string(i), "insert"))) << i;
+  install.Stop();
+}
+
+// With the schema history off, canal-server asks information_schema for N,
+// also under FULL metadata (which names the columns but not their precision).
+TEST_F(MariadbOldTemporal, WithoutASchemaHistoryInformationSchemaGivesThePrecision) {
+  ASSERT_TRUE(Sql("SET GLOBAL binlog_row_metadata = FULL; DROP DATABASE IF EXISTS ot3; CREATE DATABASE ot3; "
+                  "SET GLOBAL mysql56_temporal_format = OFF; CREATE TABLE ot3.old (id INT PRIMARY KEY, "
+                  "dt DATETIME(4), t TIME(5)); SET GLOBAL mysql56_temporal_format = ON"));
+  CanalInstall install("mariadb-old-temporal-no-history", kSandboxPort);
+  std::unique_ptr<client::Connector> c;
+  ASSERT_NO_FATAL_FAILURE(StartServer(install, kNoHistoryPort, "ot3", &c, "canal.instance.tsdb.enable = false\n"));
+  ASSERT_TRUE(Sql("INSERT INTO ot3.old VALUES (1, '2015-12-07 12:58:10.1234', '-838:59:58.99999')"));
+  Received got;
+  Receive(*c, "ot3.old", &got);
+  if (HasFatalFailure()) return;
+  auto& row = got[Key("ot3.old", "1", "insert")];
+  EXPECT_EQ(row["dt"], (Got{"2015-12-07 12:58:10.1234", false, 93, "datetime(4)"}));
+  EXPECT_EQ(row["t"], (Got{"-838:59:58.99999", false, 92, "time(5)"}));
   install.Stop();
 }
 
