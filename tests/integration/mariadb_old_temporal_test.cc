@@ -118,6 +118,11 @@ void Receive(client::Connector& c, const std::string& marker_table, Received* ou
   }
 }
 
+// `create`, run with MariaDB's pre-10.1 temporal format.
+std::string InOldFormat(const std::string& create) {
+  return "SET GLOBAL mysql56_temporal_format = OFF; " + create + "; SET GLOBAL mysql56_temporal_format = ON";
+}
+
 const char* const kTypes[] = {"TIMESTAMP", "DATETIME", "TIME"};
 const char* const kPrefixes[] = {"ts", "dt", "t"};
 
@@ -205,11 +210,9 @@ TEST_F(MariadbOldTemporal, EveryPrecisionArrivesAsTheServerSelectsItWithFullAndM
   ASSERT_NO_FATAL_FAILURE(StartServer(install, kValuesPort, "ot", &c));
 
   // ot.old with the pre-10.1 format, ot.new (TIMESTAMP2 etc.) with the default.
-  ASSERT_TRUE(Sql("SET GLOBAL binlog_row_metadata = FULL; DROP DATABASE IF EXISTS ot; CREATE DATABASE ot; "
-                  "SET GLOBAL mysql56_temporal_format = OFF; " + CreateTable("ot.old") +
-                  "; SET GLOBAL mysql56_temporal_format = ON; " + CreateTable("ot.new") +
+  ASSERT_TRUE(Sql("SET GLOBAL binlog_row_metadata = FULL; DROP DATABASE IF EXISTS ot; CREATE DATABASE ot; " +
+                  InOldFormat(CreateTable("ot.old")) + "; " + CreateTable("ot.new") +
                   "; CREATE TABLE ot.done (id INT PRIMARY KEY)"));
-  // The binlog's types say which format each table has.
   for (const char* table : {"ot.old", "ot.new"}) {
     ASSERT_TRUE(Sql(std::string("SET time_zone = '+00:00'; INSERT INTO ") + table + " VALUES " + Rows(0)));
   }
@@ -315,8 +318,7 @@ TEST_F(MariadbOldTemporal, RowsAfterAnOldFormatTableKeepArriving) {
   // Made before the destination starts: the schema history takes them from
   // information_schema ("timestamp(3) /* mariadb-5.3 */"), not from the DDL.
   ASSERT_TRUE(Sql("DROP DATABASE IF EXISTS ot2; CREATE DATABASE ot2; CREATE TABLE ot2.other (id INT PRIMARY KEY, "
-                  "v VARCHAR(10)); SET GLOBAL mysql56_temporal_format = OFF; CREATE TABLE ot2.old (id INT PRIMARY "
-                  "KEY, ts TIMESTAMP(3) NULL); SET GLOBAL mysql56_temporal_format = ON"));
+                  "v VARCHAR(10)); " + InOldFormat("CREATE TABLE ot2.old (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL)")));
   CanalInstall install("mariadb-old-temporal-after", kSandboxPort);
   std::unique_ptr<client::Connector> c;
   ASSERT_NO_FATAL_FAILURE(StartServer(install, kAfterPort, "ot2", &c));
@@ -340,9 +342,8 @@ TEST_F(MariadbOldTemporal, RowsAfterAnOldFormatTableKeepArriving) {
 // With the schema history off, canal-server asks information_schema for N,
 // also under FULL metadata (which names the columns but not their precision).
 TEST_F(MariadbOldTemporal, WithoutASchemaHistoryInformationSchemaGivesThePrecision) {
-  ASSERT_TRUE(Sql("SET GLOBAL binlog_row_metadata = FULL; DROP DATABASE IF EXISTS ot3; CREATE DATABASE ot3; "
-                  "SET GLOBAL mysql56_temporal_format = OFF; CREATE TABLE ot3.old (id INT PRIMARY KEY, "
-                  "dt DATETIME(4), t TIME(5)); SET GLOBAL mysql56_temporal_format = ON"));
+  ASSERT_TRUE(Sql("SET GLOBAL binlog_row_metadata = FULL; DROP DATABASE IF EXISTS ot3; CREATE DATABASE ot3; " +
+                  InOldFormat("CREATE TABLE ot3.old (id INT PRIMARY KEY, dt DATETIME(4), t TIME(5))")));
   CanalInstall install("mariadb-old-temporal-no-history", kSandboxPort);
   std::unique_ptr<client::Connector> c;
   ASSERT_NO_FATAL_FAILURE(StartServer(install, kNoHistoryPort, "ot3", &c, "canal.instance.tsdb.enable = false\n"));
