@@ -244,14 +244,16 @@ Status RowsReader::Next(RowChange* change, bool* done) {
     return Status::OK();
   }
   // Past the held changes: checked already, decoded again now.
-  CANAL_RETURN_IF_ERROR(DecodeRow(change, held_, true));
+  CANAL_RETURN_IF_ERROR(DecodeRow(change, held_));
   ++returned_;
   return Status::OK();
 }
 
 // Decodes the event's changes into batch_ (up to kHeldValues values), and
 // checks the rest, if any, by decoding them into scratch_; p_ is left at the
-// first change not held.
+// first change not held. An event with the JSON row cache is held whole:
+// decoding its rows changes the cache (a rebuilt document extends its row's
+// diff chain), so none of them may be decoded twice.
 Status RowsReader::CheckEvent() {
   if (event_ == nullptr || p_ >= end_) return Status::OK();
   if (event_->table == nullptr) {
@@ -268,22 +270,23 @@ Status RowsReader::CheckEvent() {
                  kNoColumn);
   }
   const size_t per_row = event_->column_count > 0 ? event_->column_count : 1;
-  while (p_ < end_ && (held_ == 0 || (held_ + 1) * per_row <= kHeldValues)) {
+  const bool hold_all = event_->json_rows != nullptr;
+  while (p_ < end_ && (held_ == 0 || hold_all || (held_ + 1) * per_row <= kHeldValues)) {
     if (held_ == batch_.size()) batch_.emplace_back();
-    CANAL_RETURN_IF_ERROR(DecodeRow(&batch_[held_], held_, true));
+    CANAL_RETURN_IF_ERROR(DecodeRow(&batch_[held_], held_));
     ++held_;
   }
   if (p_ >= end_) return Status::OK();
   resume_ = p_;
   resume_row_ = row_index_;
-  while (p_ < end_) CANAL_RETURN_IF_ERROR(DecodeRow(&scratch_, held_, false));
+  while (p_ < end_) CANAL_RETURN_IF_ERROR(DecodeRow(&scratch_, held_));
   p_ = resume_;
   row_index_ = resume_row_;
   return Status::OK();
 }
 
 // Inlined into its three callers: a call per row costs ~2.5 ns/row in rows_reader_bench.
-[[gnu::always_inline]] inline Status RowsReader::DecodeRow(RowChange* change, size_t slot, bool remember) {
+[[gnu::always_inline]] inline Status RowsReader::DecodeRow(RowChange* change, size_t slot) {
   const size_t n = event_->column_count;
   built_base_ = slot * n;
   const RowsEventInfo& info = event_->info;
@@ -317,7 +320,7 @@ Status RowsReader::CheckEvent() {
   }
   // A row that takes no bytes (no column present) would repeat forever.
   if (p_ == row_start) return Error("row image has no columns (empty column bitmap)", kNoColumn);
-  if (event_->json_rows != nullptr && remember) {
+  if (event_->json_rows != nullptr) {
     if (info.kind == RowsKind::kWrite) {
       event_->json_rows->Remember(*event_->table, change->after, nullptr, nullptr);
     } else if (info.kind == RowsKind::kUpdate) {

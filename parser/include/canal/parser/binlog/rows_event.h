@@ -72,7 +72,8 @@ class RowsReader {
 
   // Changes decoded ahead and held until the event is known to be good: rows
   // of an event past this many values (rows x columns) are checked, then
-  // decoded again when asked for, so that memory stays bounded.
+  // decoded again when asked for, so that memory stays bounded (except for
+  // events that use the JSON row cache, which are held whole: see CheckEvent).
   static constexpr size_t kHeldValues = 8192;
 
  private:
@@ -90,9 +91,7 @@ class RowsReader {
   void BuildPlan(const TableMap& table);
   Status CheckEvent();
   // Decodes the change at p_; `slot` numbers its storage for built values.
-  // `remember`: tell the JSON row cache (not on the checking pass over rows
-  // that will be decoded again).
-  Status DecodeRow(RowChange* change, size_t slot, bool remember);
+  Status DecodeRow(RowChange* change, size_t slot);
   Status ReadImage(std::string_view present_bitmap, size_t present_count, bool after, RowImage* image);
   Status ReadValue(const ColumnInfo& col, size_t col_index, ColumnValue* v);
   Status ReadMariaHiresTemporal(const ColumnInfo& col, size_t col_index, ColumnValue* v);
