@@ -1,8 +1,11 @@
-// The precision of MariaDB's old-code high-resolution temporal columns (see
-// ColumnInfo::meta): unknown in the binlog, taken from the schema.
+// MariaDB's old-code high-resolution temporal columns (see ColumnInfo::meta):
+// their precision, unknown in the binlog, taken from the schema; and their
+// values, which RowsReader's checked path hands here.
 #include <string>
 #include <string_view>
 
+#include "binlog/row_values.h"
+#include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/binlog/table_map_decoder.h"
 
 namespace canal::binlog {
@@ -69,6 +72,38 @@ Status ApplySchemaPrecision(TableSchemaProvider* provider, TableMap* t) {
   }
   ApplySchemaTemporalPrecision(cols, t);
   t->layout_id.Renew();
+  return Status::OK();
+}
+
+Status RowsReader::ReadMariaHiresTemporal(const ColumnInfo& col, size_t ci, ColumnValue* v) {
+  const char* type = col.type == ColumnType::kTimestamp ? "TIMESTAMP" : col.type == ColumnType::kDateTime ? "DATETIME" : "TIME";
+  if (col.meta == kUnknownTemporalPrecision) {
+    return Error(std::string(type) + " under the old type code (" + std::to_string(static_cast<int>(col.type)) +
+                     "), which MariaDB 5.3+ also writes for " + type +
+                     "(1..6) made without mysql56_temporal_format, each precision with its own length and no "
+                     "metadata saying which; refusing to guess: decode with a schema that knows the column "
+                     "(canal-binlog decode --schema FILE, or the server's schema history or information_schema)",
+                 ci);
+  }
+  if (col.meta > 6) return Error("fractional precision " + std::to_string(col.meta) + " (at most 6)", ci);
+  const auto fsp = static_cast<uint8_t>(col.meta);
+  const size_t n = col.type == ColumnType::kTimestamp ? rows::MariaTimestampBytes(fsp)
+                   : col.type == ColumnType::kDateTime ? rows::MariaDateTimeBytes(fsp)
+                                                       : rows::MariaTimeBytes(fsp);
+  const size_t avail = static_cast<size_t>(end_ - p_);
+  if (n > avail) {
+    return Error(std::string(type) + "(" + std::to_string(fsp) + ") value of " + std::to_string(n) +
+                     " byte(s) runs past the end of the event (" + std::to_string(avail) + " left)",
+                 ci);
+  }
+  const uint64_t be = rows::LoadBE(p_, n);
+  const rows::Fill fill = col.type == ColumnType::kTimestamp ? rows::FillMariaTimestamp(be, n - 4, fsp, v)
+                          : col.type == ColumnType::kDateTime ? rows::FillMariaDateTime(be, fsp, v)
+                                                              : rows::FillMariaTime(be, fsp, v);
+  if (fill != rows::Fill::kOk) {
+    return Error(std::string(type) + "(" + std::to_string(fsp) + ") value out of range", ci);
+  }
+  p_ += n;
   return Status::OK();
 }
 
