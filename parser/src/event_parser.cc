@@ -318,7 +318,9 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     s = tracker->Open(&query, info, schema::BinlogPoint{plan.point.file, plan.point.position});
     if (!s.ok()) return s.code() == Status::Code::kAborted ? retry(s) : fatal(s.WithContext(where));
     dopts.schema_provider = tracker->provider();
-  } else if (info.binlog_row_metadata != "FULL") {
+  } else {
+    // Not FULL: names, keys, charsets. FULL too: the decoder asks it only for
+    // what FULL lacks, MariaDB's old-code TIMESTAMP(N) etc. (N is in no binlog).
     schema.emplace(&query);
     dopts.schema_provider = &*schema;
   }

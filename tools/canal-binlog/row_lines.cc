@@ -110,19 +110,30 @@ Status FormatRows(const binlog::RowsEvent& event, const binlog::TableMap& table,
                   RowFormatter* f, LineBuffer* out, uint64_t* rows) {
   f->reader.Reset(event);
   binlog::RowChange& change = f->change;
+  // The reader yields no change of an event that does not decode; a value
+  // that fails to render takes the event's earlier lines back out too.
+  const size_t start = out->size();
+  const uint64_t start_rows = *rows;
+  auto undo = [&](Status s) {
+    out->Commit(out->view().data() + start);
+    *rows = start_rows;
+    return s;
+  };
   while (true) {
     bool done = false;
-    CANAL_RETURN_IF_ERROR(f->reader.Next(&change, &done));
+    if (Status s = f->reader.Next(&change, &done); !s.ok()) return undo(s);
     if (done) return Status::OK();
     ++*rows;
     out->Append(prefix);
     if (change.has_before) {
       out->Append(",\"before\":");
-      CANAL_RETURN_IF_ERROR(AppendImage(change.before, table, keys, fo, source, f, out));
+      Status s = AppendImage(change.before, table, keys, fo, source, f, out);
+      if (!s.ok()) return undo(s);
     }
     if (change.has_after) {
       out->Append(",\"after\":");
-      CANAL_RETURN_IF_ERROR(AppendImage(change.after, table, keys, fo, source, f, out));
+      Status s = AppendImage(change.after, table, keys, fo, source, f, out);
+      if (!s.ok()) return undo(s);
     }
     out->Append("}\n");
   }

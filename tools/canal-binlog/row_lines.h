@@ -57,7 +57,7 @@ struct RowFormatter {
 
 // Appends one line per row of `event` (whose table is `table`, with `keys`):
 // `prefix` (the line up to the images), then the images. Counts rows in *rows.
-// Lines of the rows before an error stay in *out.
+// An event that fails leaves no line of it in *out.
 Status FormatRows(const binlog::RowsEvent& event, const binlog::TableMap& table, const ColumnKeys& keys,
                   std::string_view prefix, LineSource source, const render::ValueFormatOptions& fo,
                   RowFormatter* f, LineBuffer* out, uint64_t* rows);

@@ -146,9 +146,13 @@ std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths
     case ColumnType::kYear: return widths ? "year(4)" : "year";
     case ColumnType::kDate:
     case ColumnType::kNewDate: return "date";
-    case ColumnType::kTime: return "time";
-    case ColumnType::kDateTime: return "datetime";
-    case ColumnType::kTimestamp: return "timestamp";
+    case ColumnType::kTime:
+    case ColumnType::kDateTime:
+    case ColumnType::kTimestamp:
+      s = t == ColumnType::kTime ? "time" : t == ColumnType::kDateTime ? "datetime" : "timestamp";
+      // MariaDB's TIMESTAMP(N) etc. under the old codes (N from the schema).
+      if (column.meta >= 1 && column.meta <= 6) AppendParenthesized(column.meta, &s);
+      return s;
     case ColumnType::kTime2:
     case ColumnType::kDateTime2:
     case ColumnType::kTimestamp2:

@@ -450,8 +450,11 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       if (!s.ok()) return wrap(s);
       tm->integer_display_widths = PrintsIntegerDisplayWidths(*fde_);
       bool provided = false;
-      if (options_.schema_provider != nullptr && !tm->names_known) {
-        Status ps = ApplySchemaProvider(options_.schema_provider, tm.get());
+      // MariaDB's old-code TIMESTAMP(N) etc.: only the schema knows N, even with FULL metadata.
+      const bool needs_precision = WritesMariaDbHiresTemporal(*fde_) && MarkTemporalPrecisionUnknown(tm.get());
+      if (options_.schema_provider != nullptr && (!tm->names_known || needs_precision)) {
+        Status ps = tm->names_known ? ApplySchemaPrecision(options_.schema_provider, tm.get())
+                                    : ApplySchemaProvider(options_.schema_provider, tm.get());
         if (!ps.ok()) return wrap(ps);
         provided = true;
       }

@@ -151,6 +151,10 @@ Status DecodeStartV3(const uint8_t* event, size_t size, FormatDescription* fde) 
   return Status::OK();
 }
 
+bool WritesMariaDbHiresTemporal(const FormatDescription& f) {
+  return f.flavor == ServerFlavor::kMariaDB && VersionAtLeast(f, 5, 3, 0);
+}
+
 bool PrintsIntegerDisplayWidths(const FormatDescription& f) {
   return f.flavor == ServerFlavor::kMariaDB || !VersionAtLeast(f, 8, 0, 19);
 }

@@ -58,7 +58,7 @@ inline uint32_t FracToMicros(uint64_t frac, uint8_t fsp) {
 }
 
 // What a fill found wrong with a value whose bytes were all there.
-enum class Fill : uint8_t { kOk, kNegative, kFraction };
+enum class Fill : uint8_t { kOk, kNegative, kFraction, kRange };
 
 // DATE: 3 bytes little-endian, day | month << 5 | year << 9.
 inline void FillDate(uint32_t d, ColumnValue* v) {
@@ -167,6 +167,78 @@ inline Fill FillTime2(uint64_t be, size_t fb, uint8_t fsp, ColumnValue* v) {
   v->temporal = t;
   v->fsp = fsp;
   return t.micros > 999999 ? Fill::kFraction : Fill::kOk;
+}
+
+// MariaDB's own high-resolution TIMESTAMP(N)/DATETIME(N)/TIME(N) (5.3 on;
+// since 10.1 only for columns made with mysql56_temporal_format=OFF), logged
+// under the old type codes 7/12/11 with no metadata: N comes from the schema.
+// Each is big-endian, the fraction counted in units of 10^-N seconds (not
+// rounded to TIMESTAMP2's even digits). Bytes per N = 1..6:
+inline size_t MariaTimestampBytes(uint8_t fsp) { return 4 + (fsp + 1) / 2; }  // 5 5 6 6 7 7
+inline size_t MariaDateTimeBytes(uint8_t fsp) {
+  static constexpr uint8_t kBytes[7] = {8, 6, 6, 7, 7, 7, 8};  // [0]: the plain 8-byte DATETIME
+  return kBytes[fsp];
+}
+inline size_t MariaTimeBytes(uint8_t fsp) {
+  static constexpr uint8_t kBytes[7] = {3, 4, 4, 5, 5, 5, 6};
+  return kBytes[fsp];
+}
+inline uint64_t Pow10(uint8_t n) {
+  static constexpr uint64_t kPow[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+  return kPow[n];
+}
+
+// TIMESTAMP(N): 4 bytes of seconds, then the fraction in the rest of `be`.
+inline Fill FillMariaTimestamp(uint64_t be, size_t frac_bytes, uint8_t fsp, ColumnValue* v) {
+  const uint64_t frac = be & ((uint64_t{1} << (8 * frac_bytes)) - 1);
+  v->kind = ColumnValue::Kind::kTimestamp;
+  v->u64 = be >> (8 * frac_bytes);
+  v->timestamp_micros = static_cast<uint32_t>(frac * Pow10(6 - fsp));
+  v->fsp = fsp;
+  return frac >= Pow10(fsp) ? Fill::kFraction : Fill::kOk;
+}
+
+// Splits MariaDB's packed time, ((((year*13+month)*32+day)*24+hour)*60+minute)*60+second
+// in micros, shifted down to N digits.
+inline TemporalValue UnpackMariaTime(uint64_t packed, uint8_t fsp) {
+  TemporalValue t{};
+  uint64_t x = packed * Pow10(6 - fsp);
+  t.micros = static_cast<uint32_t>(x % 1000000);
+  x /= 1000000;
+  t.second = static_cast<uint8_t>(x % 60);
+  x /= 60;
+  t.minute = static_cast<uint8_t>(x % 60);
+  x /= 60;
+  t.hour = static_cast<uint32_t>(x);  // DATETIME splits days off; TIME keeps up to 838 hours
+  return t;
+}
+
+inline Fill FillMariaDateTime(uint64_t packed, uint8_t fsp, ColumnValue* v) {
+  TemporalValue t = UnpackMariaTime(packed, fsp);
+  uint64_t x = t.hour;  // < 2^64 / 3600e6
+  t.hour = static_cast<uint32_t>(x % 24);
+  x /= 24;
+  t.day = static_cast<uint8_t>(x % 32);
+  x /= 32;
+  t.month = static_cast<uint8_t>(x % 13);
+  t.year = static_cast<uint16_t>(x / 13);
+  v->kind = ColumnValue::Kind::kDateTime;
+  v->temporal = t;
+  v->fsp = fsp;
+  return x / 13 > 9999 ? Fill::kRange : Fill::kOk;
+}
+
+// TIME(N): the packed time plus an offset (838:59:59 and one second, at N
+// digits) so that negative times sort below positive ones as unsigned bytes.
+inline Fill FillMariaTime(uint64_t be, uint8_t fsp, ColumnValue* v) {
+  const uint64_t zero = uint64_t{3020400} * Pow10(fsp);
+  const bool negative = be < zero;
+  TemporalValue t = UnpackMariaTime(negative ? zero - be : be - zero, fsp);
+  t.negative = negative;
+  v->kind = ColumnValue::Kind::kTime;
+  v->temporal = t;
+  v->fsp = fsp;
+  return Fill::kOk;
 }
 
 }  // namespace canal::binlog::rows

@@ -501,6 +501,7 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
     if (c.enum_or_set_labels.empty()) c.enum_or_set_labels = cols[i].enum_or_set_labels;
     c.column_type = t->integer_display_widths ? WithDefaultDisplayWidth(cols[i].column_type) : cols[i].column_type;
   }
+  ApplySchemaTemporalPrecision(cols, t);
   t->names_known = true;
   t->keys_known = true;
   t->layout_id.Renew();

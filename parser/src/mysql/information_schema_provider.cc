@@ -120,6 +120,10 @@ Status InformationSchemaProvider::GetColumns(std::string_view db, std::string_vi
     }
     c.is_unsigned = column_type.find("unsigned") != std::string::npos;
     c.column_type = column_type;
+    // MariaDB marks its own pre-10.1 temporal formats: "timestamp(3) /* mariadb-5.3 */".
+    if (const size_t comment = c.column_type.find(" /* mariadb-"); comment != std::string::npos) {
+      c.column_type.resize(comment);
+    }
     if (row[4]) {
       c.charset = *row[4];
     } else if (IsBinaryStringType(c.data_type)) {

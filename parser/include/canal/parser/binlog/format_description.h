@@ -23,6 +23,11 @@ Status DecodeStartV3(const uint8_t* event, size_t size, FormatDescription* fde);
 // (which dropped them, keeping only tinyint(1)).
 bool PrintsIntegerDisplayWidths(const FormatDescription& fde);
 
+// True when TIMESTAMP/DATETIME/TIME under the old type codes (7/12/11) may be
+// MariaDB's TIMESTAMP(N)/DATETIME(N)/TIME(N), N > 0, whose value length the
+// binlog does not say (MariaDB >= 5.3; see kUnknownTemporalPrecision).
+bool WritesMariaDbHiresTemporal(const FormatDescription& fde);
+
 // Maps a raw type code to its GA meaning (identity except for the pre-GA trees).
 uint8_t RemapEventType(const FormatDescription& fde, uint8_t raw);
 

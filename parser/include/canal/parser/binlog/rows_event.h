@@ -1,11 +1,13 @@
 // RowsEvent: a WRITE/UPDATE/DELETE rows event kept raw, and RowsReader, which
-// decodes its rows one change at a time into reusable images.
+// hands out its rows one change at a time, each only once the whole event is
+// known to decode: a bad event yields its error and no row.
 //
 // Decoding rows is the hot path: RowsReader allocates nothing per row once its
 // images have grown to the table's width; values are views into the event.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,14 +59,22 @@ class RowsReader {
   // Starts reading `event` (which must outlive the reader's use of it).
   void Reset(const RowsEvent& event);
 
-  // Decodes the next change into *change. Sets *done and returns OK at the end.
-  // An image that runs past the event, a length outside it, or a value that does
-  // not fit its column is an error naming the source, event offset, row number,
-  // column and byte offset.
+  // The next change into *change (swapped with the reader's storage: it may
+  // come back with other buffers). Sets *done and returns OK at the end.
+  // The first call decodes the whole event; an image that runs past the event,
+  // a length outside it, or a value that does not fit its column is an error
+  // naming the source, event offset, row number, column and byte offset, and
+  // every call for that event returns it: no row of a bad event leaves.
   Status Next(RowChange* change, bool* done);
 
   // Number of changes returned so far.
-  uint64_t row_index() const { return row_index_; }
+  uint64_t row_index() const { return returned_; }
+
+  // Changes decoded ahead and held until the event is known to be good: rows
+  // of an event past this many values (rows x columns) are checked, then
+  // decoded again when asked for, so that memory stays bounded (except for
+  // events that use the JSON row cache, which are held whole: see CheckEvent).
+  static constexpr size_t kHeldValues = 8192;
 
  private:
   // One column's decode step, precomputed from its TableMap column once per
@@ -79,14 +89,28 @@ class RowsReader {
   };
 
   void BuildPlan(const TableMap& table);
+  Status CheckEvent();
+  // Decodes the change at p_; `slot` numbers its storage for built values.
+  Status DecodeRow(RowChange* change, size_t slot);
   Status ReadImage(std::string_view present_bitmap, size_t present_count, bool after, RowImage* image);
   Status ReadValue(const ColumnInfo& col, size_t col_index, ColumnValue* v);
+  Status ReadMariaHiresTemporal(const ColumnInfo& col, size_t col_index, ColumnValue* v);
   Status Error(std::string_view what, size_t col_index) const;
 
   const RowsEvent* event_ = nullptr;
   const uint8_t* p_ = nullptr;
   const uint8_t* end_ = nullptr;
-  uint64_t row_index_ = 0;
+  uint64_t row_index_ = 0;  // of the change being decoded (for errors)
+  uint64_t returned_ = 0;
+  // Per event: the held changes (batch_[0, held_)), the next to hand out, and
+  // where the rows past them start (resume_ == end_ when every row is held).
+  std::vector<RowChange> batch_;
+  size_t held_ = 0, next_held_ = 0;
+  RowChange scratch_;  // the checking pass over the rows past the held ones
+  const uint8_t* resume_ = nullptr;
+  uint64_t resume_row_ = 0;
+  bool checked_ = false;
+  Status check_status_;
   // The plan of the table last read, kept while the table's layout id says it
   // is the same layout (see TableMap::layout_id).
   std::vector<Step> plan_;
@@ -96,9 +120,11 @@ class RowsReader {
   // between rows), and whether the bitmaps cover the event's columns.
   size_t present_before_ = 0, present_after_ = 0;
   bool bitmaps_fit_ = false;
-  // Owned storage for values that had to be built (partial JSON documents);
-  // one slot per column so views stay stable while a row is in use.
-  std::vector<std::string> built_;
+  // Owned storage for values that had to be built (partial JSON documents):
+  // one per column of each held change and of the one past them, so views stay
+  // stable while a change is in use (a deque: growing moves no string).
+  std::deque<std::string> built_;
+  size_t built_base_ = 0;  // the decoding change's first slot
   std::string_view partial_json_bits_;
   bool after_partial_ = false;
   RowImage* before_for_partial_ = nullptr;

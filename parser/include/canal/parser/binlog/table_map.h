@@ -20,6 +20,10 @@ struct ColumnInfo {
   ColumnType type = ColumnType::kNull;  // as written in TABLE_MAP
   ColumnType real_type = ColumnType::kNull;  // STRING meta unfolded: ENUM, SET or STRING
   uint16_t meta = 0;                    // type metadata, decoded per type
+  // For TIMESTAMP/DATETIME/TIME (old codes 7/12/11) meta is MariaDB's
+  // fractional precision N (0..6): MariaDB 5.3+ logs TIMESTAMP(N) etc. made
+  // without mysql56_temporal_format under these codes, with no metadata and a
+  // length that depends on N. kUnknownTemporalPrecision until a schema says N.
   bool nullable = true;
   // Optional metadata (or schema provider); *_known says whether it was there.
   bool is_unsigned = false;
@@ -40,6 +44,13 @@ struct ColumnInfo {
   uint32_t max_length = 0;
   uint8_t precision = 0, decimals = 0;  // NEWDECIMAL
 };
+
+inline constexpr uint16_t kUnknownTemporalPrecision = 0xFF;
+
+// Old-code TIMESTAMP, DATETIME or TIME (see ColumnInfo::meta).
+inline bool IsOldTemporalColumn(const ColumnInfo& c) {
+  return c.type == ColumnType::kTimestamp || c.type == ColumnType::kDateTime || c.type == ColumnType::kTime;
+}
 
 // Names a table map's column layout for RowsReader, which keeps the per-column
 // decode plan it built under (map address, id) instead of building it for every

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 #include "canal/parser/binlog/events.h"
@@ -27,5 +28,16 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* table);
 bool IsNumericColumn(const ColumnInfo& c, ServerFlavor flavor);
 bool IsCharacterColumn(const ColumnInfo& c, ServerFlavor flavor);
 bool IsEnumOrSetColumn(const ColumnInfo& c);
+
+// MariaDB >= 5.3 binlogs (WritesMariaDbHiresTemporal): marks every old-code
+// TIMESTAMP/DATETIME/TIME as of unknown precision; true when there was one.
+// ApplySchemaProvider then sets N from the schema's COLUMN_TYPE ("timestamp(3)");
+// RowsReader refuses a value of a column still unknown, naming the fix.
+bool MarkTemporalPrecisionUnknown(TableMap* table);
+bool HasUnknownTemporalPrecision(const TableMap& table);
+// The schema's precision for each such column whose precision is unknown.
+void ApplySchemaTemporalPrecision(const std::vector<SchemaColumn>& columns, TableMap* table);
+// Only that, from the provider, for a map whose metadata named the columns (FULL).
+Status ApplySchemaPrecision(TableSchemaProvider* provider, TableMap* table);
 
 }  // namespace canal::binlog
