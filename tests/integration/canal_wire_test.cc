@@ -392,8 +392,17 @@ TEST_F(CanalWire, Session1ReplayedGetsCanalsBytes) {
   canal_frame7 = Framed(canal_frame7.substr(6));
   EXPECT_EQ(Hex(CanalMessagesFrame(captured.batch_id(), captured_entries)), Hex(canal_frame7));
   // And each entry is the captured one, run-dependent fields aside.
+  // One deliberate change since the capture: a transaction boundary's header
+  // carries no eventType now, as Canal's LogEventConvert writes it
+  // (createHeader(..., null)); the capture's QUERY there is taken out.
   for (int i = 0; i < ours.messages_size(); ++i) {
-    EXPECT_EQ(Hex(RunIndependent(ours.messages(i))), Hex(RunIndependent(captured.messages(i)))) << "entry " << i;
+    entry::Entry then;
+    ASSERT_TRUE(then.ParseFromString(captured.messages(i)));
+    if (then.entrytype() == entry::TRANSACTIONBEGIN || then.entrytype() == entry::TRANSACTIONEND) {
+      EXPECT_EQ(then.header().eventtype(), entry::QUERY) << "entry " << i;
+      then.mutable_header()->clear_eventType_present();
+    }
+    EXPECT_EQ(Hex(RunIndependent(ours.messages(i))), Hex(RunIndependent(then.SerializeAsString()))) << "entry " << i;
   }
 
   // [8] ACK, [9] GET -> [10] empty MESSAGES (version 1, as Canal's), [11] ACK -1, [12] UNSUB -> [13] ACK.

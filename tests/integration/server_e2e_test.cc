@@ -612,7 +612,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
           case 5: {  // a whole one with the wrong password: the error, then a close
             protocol::Packet reply;
             std::string message;
-            if (sock.Send(frame) && sock.ReadPacket(&reply) && AckError(reply, &message) == 400 &&
+            if (sock.Send(frame) && sock.ReadPacket(&reply) && AckError(reply, &message) == 403 &&
                 message.find("auth failed for user:canal") != std::string::npos && sock.WaitClosed()) {
               ++random_auth_errors;
             } else {
@@ -637,7 +637,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
   // The SDK's refusals, with the server's text.
   Connector wrong(options("example", "not-canal"));
   Status s = wrong.Connect();
-  EXPECT_EQ(client::ServerErrorCode(s), 400) << s.ToString();
+  EXPECT_EQ(client::ServerErrorCode(s), 403) << s.ToString();
   EXPECT_NE(s.ToString().find("auth failed for user:canal"), std::string::npos) << s.ToString();
   const std::string wrong_password = s.ToString();
 
@@ -645,7 +645,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
   s = unknown.Connect();
   ASSERT_TRUE(s.ok()) << s.ToString();
   s = unknown.Subscribe();
-  EXPECT_EQ(client::ServerErrorCode(s), 400) << s.ToString();
+  EXPECT_EQ(client::ServerErrorCode(s), 404) << s.ToString();
   EXPECT_NE(s.ToString().find("destination nosuch does not exist"), std::string::npos) << s.ToString();
   const std::string unknown_destination = s.ToString();
 
@@ -653,7 +653,7 @@ TEST_F(ServerE2e, MisbehavingClientsGetErrorsWhileAGoodClientReceivesEveryRowOnc
   s = second.Connect();
   ASSERT_TRUE(s.ok()) << s.ToString();
   s = second.Subscribe();
-  EXPECT_EQ(client::ServerErrorCode(s), 400) << s.ToString();
+  EXPECT_EQ(client::ServerErrorCode(s), 423) << s.ToString();
   EXPECT_NE(s.ToString().find("destination example is already subscribed by client 1001 from 127.0.0.1:"),
             std::string::npos)
       << s.ToString();

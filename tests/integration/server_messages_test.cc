@@ -73,7 +73,7 @@ TEST_F(ServerMessages, ErrorsNameTheConnectedAddressAndARestartSaysSoAndWhy) {
   ASSERT_EQ(starts(), 2u) << ReadAll(install.server_log());
   s = c.GetWithoutAck(100, &m);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(client::ServerErrorCode(s), 400) << s.ToString();
+  EXPECT_EQ(client::ServerErrorCode(s), 503) << s.ToString();
   EXPECT_NE(std::string(s.message()).find("get: destination example was restarted on canal server " + here +
                                           " (instance.properties changed); subscribe again"),
             std::string::npos)

@@ -591,7 +591,7 @@ TEST_F(SessionGateTest, AGetAfterTheDestinationStoppedBeingActiveGetsAnErrorNeve
   reply = c->Get("one", "1001", 10);
   ASSERT_TRUE(reply.received);
   EXPECT_FALSE(reply.is_messages);
-  EXPECT_EQ(reply.ack.error_code(), 400);
+  EXPECT_EQ(reply.ack.error_code(), 503);
   EXPECT_NE(reply.ack.error_message().find("destination one is not active on canal server"), std::string::npos)
       << reply.ack.error_message();
   EXPECT_TRUE(c->WaitClosed(5s));
@@ -616,7 +616,7 @@ TEST_F(SessionGateTest, ASubscriptionWhileNotActiveIsRefused) {
   ASSERT_TRUE(c.Login("canal", ""));
   auto ack = c.Subscribe("one", "1001");
   ASSERT_TRUE(ack.has_value());
-  EXPECT_EQ(ack->error_code(), 400);
+  EXPECT_EQ(ack->error_code(), 404);
 }
 
 TEST_F(SessionGateTest, CloseDestinationClosesOnlyThatDestinationsSessions) {
