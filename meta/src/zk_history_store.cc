@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canal/coord/canal_layout.h"
 #include "canal/meta/zk_meta_manager.h"
 
 namespace canal::meta {
@@ -19,7 +20,7 @@ ZkHistoryStore::ZkHistoryStore(coord::ZkClient* zk, std::string destination,
     : zk_(zk), destination_(std::move(destination)), head_(HeadPath(destination_)), fence_(std::move(write_fence)) {}
 
 std::string ZkHistoryStore::HeadPath(const std::string& destination) {
-  return ZkMetaManager::DestinationPath(destination) + "/schema_history";
+  return coord::layout::SchemaHistoryPath(destination);
 }
 
 Status ZkHistoryStore::ReadHead(bool* exists, Head* head) {

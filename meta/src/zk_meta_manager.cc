@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "canal/coord/canal_layout.h"
 #include "canal/meta/meta_json.h"
 #include "meta_state.h"
 
@@ -12,7 +13,6 @@ namespace canal::meta {
 
 namespace {
 
-constexpr char kDestinationsRoot[] = "/otter/canal/destinations";
 
 // Client nodes are named by the decimal client id (a Java short in Canal);
 // siblings such as "cluster" and "running" are not clients.
@@ -35,13 +35,17 @@ ClientIdentity ClientOf(const std::string& destination, int16_t id) {
 }  // namespace
 
 std::string ZkMetaManager::DestinationPath(const std::string& destination) {
-  return std::string(kDestinationsRoot) + "/" + destination;
+  return coord::layout::DestinationPath(destination);
 }
 std::string ZkMetaManager::ClientPath(const ClientIdentity& client) {
-  return DestinationPath(client.destination) + "/" + std::to_string(client.client_id);
+  return coord::layout::ClientPath(client.destination, std::to_string(client.client_id));
 }
-std::string ZkMetaManager::FilterPath(const ClientIdentity& client) { return ClientPath(client) + "/filter"; }
-std::string ZkMetaManager::CursorPath(const ClientIdentity& client) { return ClientPath(client) + "/cursor"; }
+std::string ZkMetaManager::FilterPath(const ClientIdentity& client) {
+  return coord::layout::ClientFilterPath(client.destination, std::to_string(client.client_id));
+}
+std::string ZkMetaManager::CursorPath(const ClientIdentity& client) {
+  return coord::layout::ClientCursorPath(client.destination, std::to_string(client.client_id));
+}
 
 // One ZooKeeper change a flush makes.
 struct ZkMetaManager::Write {

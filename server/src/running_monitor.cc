@@ -5,7 +5,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,16 +16,18 @@
 #include <optional>
 #include <thread>
 
+#include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 
 namespace canal::server {
+
+namespace layout = coord::layout;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::string_view kRoot = "/otter/canal";
 // The watchdog looks at the lease this often at most; a fence is late by this at most.
 constexpr milliseconds kWatchdogTick{50};
 // A watchdog tick this late means the process itself was not running.
@@ -45,38 +46,6 @@ std::string SessionText(int64_t id) {
 int64_t Ms(Clock::duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
 
 }  // namespace
-
-std::string ZkServerClusterPath(std::string_view address) {
-  return std::string(kRoot) + "/cluster/" + std::string(address);
-}
-
-std::string ZkDestinationClusterPath(std::string_view destination, std::string_view address) {
-  return std::string(kRoot) + "/destinations/" + std::string(destination) + "/cluster/" + std::string(address);
-}
-
-std::string ZkRunningPath(std::string_view destination) {
-  return std::string(kRoot) + "/destinations/" + std::string(destination) + "/running";
-}
-
-std::string RunningNodeBody(std::string_view address) {
-  nlohmann::json body;
-  body["active"] = true;
-  body["address"] = std::string(address);
-  return body.dump();
-}
-
-Status ParseRunningNodeBody(std::string_view body, std::string* address) {
-  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
-    return Status::InvalidArgument("running node body is not a JSON object: " + std::string(body.substr(0, 200)));
-  }
-  auto it = json.find("address");
-  if (it == json.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return Status::InvalidArgument("running node body has no \"address\": " + std::string(body.substr(0, 200)));
-  }
-  *address = it->get<std::string>();
-  return Status::OK();
-}
 
 std::string ClusterAddress(const std::string& register_ip, const std::string& listen_ip, uint16_t port) {
   std::string ip = register_ip;
@@ -155,8 +124,8 @@ class RunningMonitor::Impl {
     }
     for (const std::string& name : names) Leave(name);
     if (zk_->state() == coord::ZkState::kConnected) {
-      Status s = zk_->Delete(ZkServerClusterPath(o_.address));
-      if (!s.ok()) log_->warn("HA: removing {} at stop: {}", ZkServerClusterPath(o_.address), s.ToString());
+      Status s = zk_->Delete(layout::ServerClusterPath(o_.address));
+      if (!s.ok()) log_->warn("HA: removing {} at stop: {}", layout::ServerClusterPath(o_.address), s.ToString());
     }
     log_->info("HA: server {} stopped contending", o_.address);
   }
@@ -193,8 +162,8 @@ class RunningMonitor::Impl {
     // and fencing other destinations must not wait for them.)
     if (zk_->state() != coord::ZkState::kConnected) return;
     if (held) ReleaseRunning(name);
-    if (Status s = zk_->Delete(ZkDestinationClusterPath(name, o_.address)); !s.ok()) {
-      log_->warn("HA: destination {}: removing {}: {}", name, ZkDestinationClusterPath(name, o_.address),
+    if (Status s = zk_->Delete(layout::DestinationClusterPath(name, o_.address)); !s.ok()) {
+      log_->warn("HA: destination {}: removing {}: {}", name, layout::DestinationClusterPath(name, o_.address),
                  s.ToString());
     }
   }
@@ -470,7 +439,7 @@ class RunningMonitor::Impl {
 
   // Renews the lease; re-registers the server node when it is missing.
   bool Heartbeat() {
-    const std::string path = ZkServerClusterPath(o_.address);
+    const std::string path = layout::ServerClusterPath(o_.address);
     bool ok = true;
     if (!server_registered_) {
       ok = Register(path);
@@ -493,7 +462,7 @@ class RunningMonitor::Impl {
   }
 
   bool RegisterDestination(const std::string& name, uint64_t id) {
-    const bool ok = Register(ZkDestinationClusterPath(name, o_.address));
+    const bool ok = Register(layout::DestinationClusterPath(name, o_.address));
     std::lock_guard<std::mutex> lock(mu_);
     auto it = dests_.find(name);
     if (it != dests_.end() && it->second.id == id && ok) it->second.registered = true;
@@ -512,10 +481,10 @@ class RunningMonitor::Impl {
 
   // Tries to become the active server of `name`.
   bool TryCreate(const std::string& name, uint64_t id) {
-    const std::string path = ZkRunningPath(name);
+    const std::string path = layout::ServerRunningPath(name);
     bool created = false;
     const Clock::time_point sent = Clock::now();
-    Status s = zk_->CreateNode(path, RunningNodeBody(o_.address), coord::ZkCreateMode::kEphemeral, true, &created);
+    Status s = zk_->CreateNode(path, layout::ServerRunningBody(o_.address), coord::ZkCreateMode::kEphemeral, true, &created);
     if (!s.ok()) {
       log_->warn("HA: destination {}: creating {} (retrying in {} ms): {}", name, path, backoff_.count(),
                  s.ToString());
@@ -536,7 +505,7 @@ class RunningMonitor::Impl {
 
   // Reads the running node, arms a watch on it, and acts on what it says.
   bool Inspect(const std::string& name, uint64_t id) {
-    const std::string path = ZkRunningPath(name);
+    const std::string path = layout::ServerRunningPath(name);
     bool exists = false;
     std::string body;
     const Clock::time_point sent = Clock::now();
@@ -551,7 +520,10 @@ class RunningMonitor::Impl {
     Renew(sent);
     std::string owner;
     if (exists) {
-      if (Status p = ParseRunningNodeBody(body, &owner); !p.ok()) {
+      layout::RunningNode node;
+      if (Status p = layout::ParseRunningNode(body, &node); p.ok()) {
+        owner = node.address;
+      } else {
         log_->warn("HA: destination {}: {}: {}", name, path, p.message());
         owner = "(unreadable)";
       }
@@ -669,11 +641,12 @@ class RunningMonitor::Impl {
 
   // Deletes the running node when it names this server (never another's).
   void ReleaseRunning(const std::string& name) {
-    const std::string path = ZkRunningPath(name);
+    const std::string path = layout::ServerRunningPath(name);
     std::string body, owner;
     Status s = zk_->Get(path, &body);
     if (s.IsNotFound()) return;
-    if (s.ok() && ParseRunningNodeBody(body, &owner).ok() && owner != o_.address) return;
+    layout::RunningNode node;
+    if (s.ok() && layout::ParseRunningNode(body, &node).ok() && node.address != o_.address) return;
     if (s.ok()) s = zk_->Delete(path);
     if (!s.ok()) {
       log_->warn("HA: destination {}: releasing {}: {} (it goes with the session anyway)", name, path, s.ToString());

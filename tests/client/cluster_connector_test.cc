@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 #include "client/client_test_util.h"
 #include "support/zk_sandbox.h"
@@ -409,7 +410,7 @@ class ClusterConnectorZkTest : public ::testing::Test {
   }
 
   void SetRunning(const std::string& destination, const std::string& address) {
-    ASSERT_TRUE(admin_->SetOrCreate(ServerRunningPath(destination),
+    ASSERT_TRUE(admin_->SetOrCreate(coord::layout::ServerRunningPath(destination),
                                     R"({"active":true,"address":")" + address + R"(","cid":1})")
                     .ok());
   }
@@ -419,7 +420,7 @@ class ClusterConnectorZkTest : public ::testing::Test {
   void HoldClientNodeAsAnotherClient() {
     bool created = false;
     ASSERT_TRUE(admin_
-                    ->CreateNode(ClientRunningPath("example", "1001"),
+                    ->CreateNode(coord::layout::ClientRunningPath("example", "1001"),
                                  R"({"active":true,"address":"x:1","clientId":1001})", coord::ZkCreateMode::kEphemeral,
                                  true, &created)
                     .ok());
@@ -506,14 +507,14 @@ TEST_F(ClusterConnectorZkTest, MissingOrMalformedRunningNodeGivesUpSayingWhatWas
   EXPECT_TRUE(Contains(s.message(), "2 attempt(s)")) << s.ToString();
 
   o.retry.max_attempts = 1;
-  ASSERT_TRUE(admin_->SetOrCreate(ServerRunningPath("example"), "{\"active\":true,\"address\":5").ok());
+  ASSERT_TRUE(admin_->SetOrCreate(coord::layout::ServerRunningPath("example"), "{\"active\":true,\"address\":5").ok());
   s = ClusterConnector(o).Connect();
   EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
   EXPECT_TRUE(Contains(s.message(), "not a JSON object")) << s.ToString();
-  ASSERT_TRUE(admin_->SetOrCreate(ServerRunningPath("example"), R"({"active":true,"address":7})").ok());
+  ASSERT_TRUE(admin_->SetOrCreate(coord::layout::ServerRunningPath("example"), R"({"active":true,"address":7})").ok());
   s = ClusterConnector(o).Connect();
   EXPECT_TRUE(Contains(s.message(), "no \"address\"")) << s.ToString();
-  ASSERT_TRUE(admin_->SetOrCreate(ServerRunningPath("example"), R"({"active":false,"address":"127.0.0.1:1"})").ok());
+  ASSERT_TRUE(admin_->SetOrCreate(coord::layout::ServerRunningPath("example"), R"({"active":false,"address":"127.0.0.1:1"})").ok());
   s = ClusterConnector(o).Connect();
   EXPECT_TRUE(Contains(s.message(), "active:false")) << s.ToString();
 }
@@ -560,7 +561,7 @@ TEST_F(ClusterConnectorZkTest, OnlyOneClientPerClientIdIsActiveAndTheOtherTakesO
   ASSERT_TRUE(first.Subscribe().ok());
   EXPECT_TRUE(first.is_active_client());
   std::string body;
-  ASSERT_TRUE(admin_->Get(ClientRunningPath("example", "1001"), &body).ok());
+  ASSERT_TRUE(admin_->Get(coord::layout::ClientRunningPath("example", "1001"), &body).ok());
   EXPECT_EQ(body, R"({"active":true,"address":"10.0.0.1:1","clientId":1001})");
 
   Status s = second.Connect();
@@ -586,7 +587,7 @@ TEST_F(ClusterConnectorZkTest, OnlyOneClientPerClientIdIsActiveAndTheOtherTakesO
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_LT(Clock::now() - closed, 2s) << "the watch, not the session timeout, hands over";
   EXPECT_TRUE(waiting.is_active_client());
-  ASSERT_TRUE(admin_->Get(ClientRunningPath("example", "1001"), &body).ok());
+  ASSERT_TRUE(admin_->Get(coord::layout::ClientRunningPath("example", "1001"), &body).ok());
   EXPECT_EQ(body, R"({"active":true,"address":"10.0.0.2:2","clientId":1001})");
   ASSERT_TRUE(waiting.Subscribe().ok());
   ASSERT_TRUE(waiting.GetWithoutAck(10, &m).ok());
@@ -621,7 +622,7 @@ TEST_F(ClusterConnectorZkTest, ClientRunningNodeHoldsHostnamePidByDefaultAndAStr
     ClusterConnector c(ZkOptions(true));
     ASSERT_TRUE(c.Connect().ok());
     std::string body;
-    ASSERT_TRUE(admin_->Get(ClientRunningPath("example", "1001"), &body).ok());
+    ASSERT_TRUE(admin_->Get(coord::layout::ClientRunningPath("example", "1001"), &body).ok());
     const auto json = nlohmann::json::parse(body, nullptr, false);
     ASSERT_TRUE(json.is_object()) << body;
     char host[256] = {};
@@ -634,7 +635,7 @@ TEST_F(ClusterConnectorZkTest, ClientRunningNodeHoldsHostnamePidByDefaultAndAStr
   ClusterConnector c(o);
   ASSERT_TRUE(c.Connect().ok());
   std::string body;
-  ASSERT_TRUE(admin_->Get(ClientRunningPath("example", "etl-7"), &body).ok());
+  ASSERT_TRUE(admin_->Get(coord::layout::ClientRunningPath("example", "etl-7"), &body).ok());
   EXPECT_EQ(body, R"({"active":true,"address":"host:42","clientId":"etl-7"})");
 }
 
@@ -653,7 +654,7 @@ TEST_F(ClusterConnectorZkTest, LosingTheClientNodeStopsConsumingUntilReElected) 
   Message m;
   ASSERT_TRUE(c.GetWithoutAck(10, &m).ok());
 
-  ASSERT_TRUE(admin_->Delete(ClientRunningPath("example", "1001")).ok());
+  ASSERT_TRUE(admin_->Delete(coord::layout::ClientRunningPath("example", "1001")).ok());
   Status s;
   for (int i = 0; i < 50 && s.ok(); ++i) {  // the watch arrives asynchronously
     std::this_thread::sleep_for(20ms);
@@ -733,7 +734,7 @@ TEST_F(CanalCliZkTest, WaitsAsStandbyWhileAnotherClientIsActive) {
   }
   EXPECT_TRUE(Contains(err, "standby")) << err;
   EXPECT_TRUE(Contains(err, "x:1")) << "names the active client: " << err;
-  ASSERT_TRUE(admin_->Delete(ClientRunningPath("example", "1001")).ok());
+  ASSERT_TRUE(admin_->Delete(coord::layout::ClientRunningPath("example", "1001")).ok());
   ASSERT_EQ(cli.Wait(), 0) << cli.err();
   EXPECT_TRUE(Contains(cli.out(), "eventType : INSERT")) << cli.out();
 }

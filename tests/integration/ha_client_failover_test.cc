@@ -3,6 +3,8 @@
 // cursor.
 #include "integration/ha_fixture.h"
 
+#include "canal/coord/canal_layout.h"
+
 namespace canal::testing::ha {
 namespace {
 
@@ -24,7 +26,7 @@ TEST_F(Ha, ASigkilledActiveClientIsReplacedByTheStandbyFromTheAckedCursor) {
   const std::vector<std::string> args = {cli.string(), "--zk", zk_sandbox_->servers(), "--destination", kDestination,
                                          "--client-id", "1001", "--json", "--batch", std::to_string(kBatch),
                                          "--timeout-ms", "200"};
-  const std::string client_running = client::ClientRunningPath(kDestination, "1001");
+  const std::string client_running = coord::layout::ClientRunningPath(kDestination, "1001");
 
   ChildProcess first, second;
   ASSERT_TRUE(first.Spawn(args, dir / "cli-a.out", dir / "cli-a.err"));

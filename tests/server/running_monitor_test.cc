@@ -31,6 +31,7 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 #include "canal/server/config.h"
 #include "canal/server/instance_registry.h"
@@ -241,32 +242,6 @@ class RunningMonitorTest : public ::testing::Test {
   static inline std::string setup_error_;
   std::unique_ptr<coord::ZkClient> observer_;
 };
-
-TEST(RunningNodeBodyTest, IsCanalsJsonAndParsesBack) {
-  EXPECT_EQ(RunningNodeBody("10.0.0.1:11111"), R"({"active":true,"address":"10.0.0.1:11111"})");
-  std::string address;
-  ASSERT_TRUE(ParseRunningNodeBody(R"({"active":true,"address":"10.0.0.1:11111","cid":1})", &address).ok());
-  EXPECT_EQ(address, "10.0.0.1:11111");
-}
-
-TEST(RunningNodeBodyTest, RefusesBodiesWithoutAnAddress) {
-  std::string address = "unchanged";
-  EXPECT_FALSE(ParseRunningNodeBody("", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody("not json", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody("[1,2]", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody(R"({"active":true})", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody(R"({"active":true,"address":7})", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody(R"({"active":true,"address":""})", &address).ok());
-  EXPECT_FALSE(ParseRunningNodeBody(std::string("{\"address\":\"a\0b", 14), &address).ok());
-  EXPECT_EQ(address, "unchanged");
-}
-
-TEST(RunningNodeBodyTest, PathsAreCanals) {
-  EXPECT_EQ(ZkServerClusterPath("1.2.3.4:11111"), "/otter/canal/cluster/1.2.3.4:11111");
-  EXPECT_EQ(ZkDestinationClusterPath("example", "1.2.3.4:11111"),
-            "/otter/canal/destinations/example/cluster/1.2.3.4:11111");
-  EXPECT_EQ(ZkRunningPath("example"), "/otter/canal/destinations/example/running");
-}
 
 TEST(ClusterAddressTest, PrefersRegisterIpThenListenIpThenAHostAddress) {
   EXPECT_EQ(ClusterAddress("10.1.1.1", "10.2.2.2", 11111), "10.1.1.1:11111");

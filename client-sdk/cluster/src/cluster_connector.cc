@@ -8,9 +8,8 @@
 #include <limits>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "canal/client/server_refusal.h"
+#include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 
 namespace canal::client {
@@ -34,9 +33,6 @@ int64_t MillisSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
-bool Contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
 
 // Failures that another connection (to this or another server) may not have.
 // An ack the server did not apply (409) ends that connection too: the batch
@@ -58,19 +54,8 @@ std::string DefaultClientAddress() {
   return std::string(host) + ":" + std::to_string(::getpid());
 }
 
-bool AllDigits(std::string_view s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
-}
 
 }  // namespace
-
-std::string ServerRunningPath(std::string_view destination) {
-  return "/otter/canal/destinations/" + std::string(destination) + "/running";
-}
-
-std::string ClientRunningPath(std::string_view destination, std::string_view client_id) {
-  return "/otter/canal/destinations/" + std::string(destination) + "/" + std::string(client_id) + "/running";
-}
 
 bool IsNotActiveClient(const Status& status) {
   return status.code() == Status::Code::kAborted && status.subcode() == kErrorNotActiveClient;
@@ -119,10 +104,10 @@ std::string ClusterConnector::Where() const {
   return "destination \"" + options_.destination + "\" (client id " + options_.client_id + ")";
 }
 
-std::string ClusterConnector::RunningPath() const { return ServerRunningPath(options_.destination); }
+std::string ClusterConnector::RunningPath() const { return coord::layout::ServerRunningPath(options_.destination); }
 
 std::string ClusterConnector::ClientRunningPath() const {
-  return client::ClientRunningPath(options_.destination, options_.client_id);
+  return coord::layout::ClientRunningPath(options_.destination, options_.client_id);
 }
 
 Clock::time_point ClusterConnector::CallDeadline() const { return After(options_.retry.give_up_after); }
@@ -272,15 +257,8 @@ Status ClusterConnector::ReadAndWatch(const std::string& path, Watch watch, Watc
 
 Status ClusterConnector::Elect() {
   const std::string path = ClientRunningPath();
-  nlohmann::ordered_json body;
-  body["active"] = true;
-  body["address"] = options_.client_address.empty() ? DefaultClientAddress() : options_.client_address;
-  if (AllDigits(options_.client_id)) {
-    body["clientId"] = std::stoi(options_.client_id);  // Canal writes a number
-  } else {
-    body["clientId"] = options_.client_id;
-  }
-  const std::string data = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string data = coord::layout::ClientRunningBody(
+      options_.client_address.empty() ? DefaultClientAddress() : options_.client_address, options_.client_id);
   const auto start = Clock::now();
   const auto give_up = After(options_.election_wait);
   std::string holder;
@@ -411,20 +389,14 @@ Status ClusterConnector::ReadRunningAddress(std::string* address) {
                             " does not exist in ZooKeeper " + options_.zk_servers +
                             " (is a canal server with canal.zkServers set to it serving the destination?)");
   }
-  const auto json = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
-  auto bad = [&](std::string_view what) {
-    return Status::Corruption(Where() + ": the running node " + path + " holds \"" + data.substr(0, 200) + "\": " +
-                              std::string(what) + " (expected {\"active\":true,\"address\":\"ip:port\"})");
-  };
-  if (json.is_discarded() || !json.is_object()) return bad("not a JSON object");
-  if (auto it = json.find("active"); it != json.end() && it->is_boolean() && !it->get<bool>()) {
+  coord::layout::RunningNode node;
+  if (Status p = coord::layout::ParseRunningNode(data, &node); !p.ok()) {
+    return Status::Corruption(Where() + ": the running node " + path + ": " + std::string(p.message()));
+  }
+  if (!node.active) {
     return Status::NotFound("the running node " + path + " of " + Where() + " says active:false (" + data + ")");
   }
-  const auto it = json.find("address");
-  if (it == json.end() || !it->is_string() || it->get<std::string>().rfind(':') == std::string::npos) {
-    return bad("no \"address\":\"host:port\"");
-  }
-  *address = it->get<std::string>();
+  *address = node.address;
   return Status::OK();
 }
 

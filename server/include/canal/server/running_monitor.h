@@ -53,14 +53,7 @@ class ZkClient;
 
 namespace canal::server {
 
-// Canal's paths.
-std::string ZkServerClusterPath(std::string_view address);
-std::string ZkDestinationClusterPath(std::string_view destination, std::string_view address);
-std::string ZkRunningPath(std::string_view destination);
-// The running node's body: {"active":true,"address":"ip:port"}.
-std::string RunningNodeBody(std::string_view address);
-// The address of a running node's body; InvalidArgument when it is not such JSON.
-Status ParseRunningNodeBody(std::string_view body, std::string* address);
+// Canal's paths and running-node bodies: canal/coord/canal_layout.h.
 
 // The "ip:port" this server announces: `register_ip` (canal.register.ip)
 // when set, else `listen_ip` (canal.ip) unless it is a wildcard, else the

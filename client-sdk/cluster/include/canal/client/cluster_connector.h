@@ -247,8 +247,6 @@ class ClusterConnector final : public CanalConnector {
 inline constexpr int32_t kErrorNotActiveClient = -1;
 bool IsNotActiveClient(const Status& status);
 
-// ZooKeeper paths of Canal's layout.
-std::string ServerRunningPath(std::string_view destination);
-std::string ClientRunningPath(std::string_view destination, std::string_view client_id);
+// ZooKeeper paths of Canal's layout: canal/coord/canal_layout.h.
 
 }  // namespace canal::client
