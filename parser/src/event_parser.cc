@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
@@ -450,13 +451,10 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   // A checksum that does not match: the bytes were damaged on their way
   // here, and reading them again from the resume point is the cure (a file
   // damaged on the primary's disk keeps failing, with backoff, and says so).
-  if (s.IsCorruption() && s.message().find("checksum mismatch") != std::string_view::npos) {
-    return retry(s.WithContext(where));
-  }
-  // A TABLE_MAP the history does not match: say how to fix it.
-  if (tracker.has_value() && s.message().find("TABLE_MAP") != std::string_view::npos &&
-      s.message().find("schema history") == std::string_view::npos) {
-    s = Status::Corruption(std::string(s.message()) + tracker->FixHint());
+  if (s.subcode() == binlog::kErrorChecksumMismatch) return retry(s.WithContext(where));
+  // A TABLE_MAP the history does not fit: say how to fix it.
+  if (tracker.has_value() && s.subcode() == binlog::kErrorSchemaMismatch) {
+    s = Status::Corruption(std::string(s.message()) + tracker->FixHint()).WithSubcode(s.subcode());
   }
   return fatal(s.WithContext(where));
 }

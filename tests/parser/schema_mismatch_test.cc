@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog/table_map_decoder.h"
 
 namespace canal::binlog {
@@ -87,6 +88,7 @@ TEST(SchemaMismatch, VarcharInTheSchemaButLongInTheBinlogIsRefusedNamingEverythi
   EXPECT_NE(m.find("column 2 `name` is varchar"), std::string::npos) << m;
   EXPECT_NE(m.find("TABLE_MAP has type LONG"), std::string::npos) << m;
   EXPECT_NE(m.find("refusing to label values with the wrong columns"), std::string::npos) << m;
+  EXPECT_EQ(s.subcode(), kErrorSchemaMismatch) << "the kind the parser adds the fix to";
 }
 
 TEST(SchemaMismatch, ARefusedSchemaLeavesThePositionalNamesAlone) {
@@ -188,6 +190,7 @@ TEST(SchemaMismatch, ColumnCountIsStillCheckedFirst) {
   ASSERT_TRUE(s.IsCorruption());
   EXPECT_NE(std::string(s.message()).find("has 1 columns but the binlog's TABLE_MAP has 2"), std::string::npos)
       << s.ToString();
+  EXPECT_EQ(s.subcode(), kErrorSchemaMismatch);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "binlog/byte_reader.h"
 #include "canal/parser/binlog/compression.h"
 #include "canal/parser/binlog/crc32.h"
+#include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog/format_description.h"
 #include "canal/parser/binlog/gtid_events.h"
 #include "binlog/json_row_cache.h"
@@ -135,7 +136,7 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
   // START_EVENT_V3 (v1 with 13-byte headers, or v3 with 19-byte headers).
   if (!have_fde_ && type_code == static_cast<uint8_t>(EventType::kStartV3)) {
     Status s = DecodeStartV3(data, size, fde_.get());
-    if (!s.ok()) return Fail(s.code(), offset, s.message());
+    if (!s.ok()) return Fail(s.code(), offset, s.message()).WithSubcode(s.subcode());
     have_fde_ = true;
   }
 
@@ -184,14 +185,16 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
         return Fail(Status::Code::kCorruption, offset,
                     "FORMAT_DESCRIPTION damaged (" + std::string(s.message()) + "; CRC32 does not match either)");
       }
-      return Fail(s.code(), offset, std::string("FORMAT_DESCRIPTION: ") + std::string(s.message()));
+      return Fail(s.code(), offset, std::string("FORMAT_DESCRIPTION: ") + std::string(s.message()))
+          .WithSubcode(s.subcode());
     }
     if (has_checksum && options_.verify_checksum) {
       uint32_t crc = 0, stored = 0;
       fde_crc(&crc, &stored);
       if (crc != stored) {
         return Fail(Status::Code::kCorruption, offset,
-                    "FORMAT_DESCRIPTION checksum mismatch: stored " + Hex(stored) + ", computed " + Hex(crc));
+                    "FORMAT_DESCRIPTION checksum mismatch: stored " + Hex(stored) + ", computed " + Hex(crc))
+            .WithSubcode(kErrorChecksumMismatch);
       }
       event->checksum_verified = true;
     }
@@ -213,7 +216,8 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
       if (crc != stored) {
         return Fail(Status::Code::kCorruption, offset,
                     EventTypeLabel(h.type_code) + " event checksum mismatch: stored " + Hex(stored) +
-                        ", computed " + Hex(crc));
+                        ", computed " + Hex(crc))
+            .WithSubcode(kErrorChecksumMismatch);
       }
       event->checksum_verified = true;
     }
@@ -291,7 +295,8 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
   // The label is built only on failure: most events' names would not fit
   // std::string's inline buffer, and this runs for every event.
   auto wrap = [&](const Status& s) {
-    return Fail(s.code(), offset, EventTypeLabel(h.type_code) + " event: " + std::string(s.message()));
+    return Fail(s.code(), offset, EventTypeLabel(h.type_code) + " event: " + std::string(s.message()))
+        .WithSubcode(s.subcode());
   };
 
   const RowsEventInfo rows_info = ClassifyRowsEvent(h.type());

@@ -6,6 +6,7 @@
 
 #include "binlog/byte_reader.h"
 #include "canal/parser/binlog/column_type.h"
+#include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog/column_text.h"
 
 namespace canal::binlog {
@@ -472,7 +473,8 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
   if (cols.size() != t->columns.size()) {
     return Status::Corruption("schema of `" + t->db + "`.`" + t->table + "` has " + std::to_string(cols.size()) +
                               " columns but the binlog's TABLE_MAP has " + std::to_string(t->columns.size()) +
-                              "; refusing to label values with the wrong columns");
+                              "; refusing to label values with the wrong columns")
+        .WithSubcode(kErrorSchemaMismatch);
   }
   // Every column is checked before any is labelled: a mismatch leaves the table
   // map as the binlog described it.
@@ -484,7 +486,8 @@ Status ApplySchemaProvider(TableSchemaProvider* provider, TableMap* t) {
                                 std::to_string(i + 1) + " `" + cols[i].name + "` is " + cols[i].data_type +
                                 " but the binlog's TABLE_MAP has type " + std::string(ColumnTypeName(bt)) +
                                 " there (the table changed since the event was written?); refusing to label "
-                                "values with the wrong columns");
+                                "values with the wrong columns")
+          .WithSubcode(kErrorSchemaMismatch);
     }
   }
   for (size_t i = 0; i < cols.size(); ++i) {
