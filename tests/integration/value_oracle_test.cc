@@ -114,13 +114,14 @@ bool NumbersMatch(const std::string& expected, const std::string& got, OracleCom
   return e == g || std::fabs(e - g) <= 1e-15 * std::fabs(e);
 }
 
-// "value", or a narrower class for a known cause: MariaDB's latin1 is
-// cp1252 (0x80 is U+20AC), read as ISO-8859-1 (0x80 is U+0080).
+// "value", or a narrower class for a known cause: latin1 text (MariaDB's
+// latin1 is cp1252: 0x80 is U+20AC) that arrived as binary does, each byte
+// as ISO-8859-1 (0x80 is U+0080).
 std::string ValueField(const OracleColumn& c, const std::string& expected, const std::string& got) {
   if (c.kind.find("latin1") == std::string::npos || expected.find("\u20ac") == std::string::npos) return "value";
   std::string iso = expected;
   for (size_t at; (at = iso.find("\u20ac")) != std::string::npos;) iso.replace(at, 3, "\xc2\x80");
-  return iso == got ? "value (latin1 0x80 as ISO-8859-1)" : "value";
+  return iso == got ? "value (latin1 read as binary: ISO-8859-1)" : "value";
 }
 
 // One canal-server (install, port) and a subscribed client; the rows of every
@@ -133,8 +134,9 @@ class OracleStream {
   ::testing::AssertionResult Start() {
     client_.reset();
     install_.reset();
-    if (next_port_ > kLastServerPort) return ::testing::AssertionFailure() << "out of server ports";
-    const uint16_t port = next_port_++;
+    // A fresh port per start (an old server's sockets may linger), round the suite's range.
+    const uint16_t port = next_port_;
+    next_port_ = next_port_ == kLastServerPort ? kFirstServerPort : static_cast<uint16_t>(next_port_ + 1);
     install_ = std::make_unique<CanalInstall>("value-oracle-" + tag_ + "-" + std::to_string(port), kSandboxPort);
     install_->WriteServerProperties(CanalInstall::ServerProperties(port));
     install_->WriteInstance("example", StartAtPrimaryEnd(sandbox_));

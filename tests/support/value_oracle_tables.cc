@@ -295,7 +295,9 @@ OracleColumn ValueOracleTables::MakeColumn(int kind, const std::string& name) {
       }
       const int digits = single ? 7 : 16, exponents = single ? 60 : 600;
       for (int i = 0; i < 3; ++i) {
-        randoms.push_back(std::string(chance(50) ? "-" : "") + Digits(r, 1 + static_cast<int>(r() % digits)) + "e" +
+        // d.ddd...e±n: in range for every exponent drawn.
+        randoms.push_back(std::string(chance(50) ? "-" : "") + std::to_string(1 + r() % 9) + "." +
+                          Digits(r, static_cast<int>(r() % digits)) + "e" +
                           std::to_string(static_cast<int>(r() % exponents) - exponents / 2));
       }
       break;
