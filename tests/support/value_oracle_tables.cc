@@ -330,9 +330,10 @@ OracleColumn ValueOracleTables::MakeColumn(int kind, const std::string& name) {
       const bool var = k.base == Base::kVarbinary;
       const int n = var ? pick({1, 16, 300}) : pick({1, 4, 16, 255});
       c.definition = std::string(var ? "VARBINARY(" : "BINARY(") + std::to_string(n) + ")";
-      // BINARY's row image holds the value without the 0x00 padding SELECT shows (MariaDB strips it,
-      // as MySQL does); Canal sends the row image's bytes (RowsLogBuffer.fetchValue, MYSQL_TYPE_STRING).
-      c.expected_sql = var ? "`" + name + "`" : "TRIM(TRAILING 0x00 FROM `" + name + "`)";
+      // The database's value: BINARY(n) padded to n bytes, as SELECT shows it. (The row image holds it
+      // without the trailing 0x00s, and Canal sends those bytes: RowsLogBuffer.fetchValue,
+      // MYSQL_TYPE_STRING; a text-form question, value_oracle_findings.md.)
+      c.expected_sql = "`" + name + "`";
       c.compare = OracleCompare::kLatin1Bytes;
       c.sql_type = kBlob;  // LogEventConvert: BINARY/VARBINARY values leave as BLOB
       c.null_sql_type = var ? kVarBinary : kBinary;
