@@ -93,6 +93,8 @@ class ValueOracleTables {
 int CanalSqlTypeOf(const OracleColumn& column, bool is_null, std::string_view value);
 
 // True when `bytes` is valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+// The oracle's own, on purpose: it judges what the server sends, so it does not borrow the
+// server's validator (canal/common/utf8.h on main), whose mistakes it would share.
 bool IsValidUtf8(std::string_view bytes);
 
 // The UTF-8 text of `bytes` read as ISO-8859-1 (one character per byte).
