@@ -58,6 +58,10 @@ const std::vector<KindSpec>& KindSpecs() {
       add(std::string("varchar ") + cs, Base::kVarchar, 0, false, cs);
       add(std::string("text ") + cs, Base::kText, 0, false, cs);
     }
+    // The UCS family: several bytes for every character, ASCII too.
+    add("varchar utf16", Base::kVarchar, 0, false, "utf16");
+    add("text ucs2", Base::kText, 0, false, "ucs2");
+    add("char utf32", Base::kChar, 0, false, "utf32");
     return s;
   }();
   return specs;
@@ -89,7 +93,7 @@ const std::vector<std::string>& Alphabet(const std::string& charset) {
   static const std::vector<std::string> gbk = {"a", "Z", "0", " ", "'", "\\", "中", "文", "汉", "字", "，"};
   if (charset == "latin1") return latin1;
   if (charset == "gbk") return gbk;
-  if (charset == "utf8mb3") return utf8mb3;
+  if (charset == "utf8mb3" || charset == "ucs2") return utf8mb3;  // the BMP only
   return utf8mb4;
 }
 
@@ -142,7 +146,7 @@ OracleColumn ValueOracleTables::MakeColumn(int kind, const std::string& name) {
     std::string longest;
     for (int i = 0; i < max_chars; ++i) longest += alphabet[alphabet.size() - 1 - static_cast<size_t>(i) % 4];
     c.values = {TextLiteral(""), TextLiteral(longest), "NULL"};
-    if (pad_ok) c.values.push_back(TextLiteral("a "));
+    if (pad_ok && max_chars >= 2) c.values.push_back(TextLiteral("a "));  // (utf16 does not trim it into VARCHAR(1))
     for (int i = 0; i < 4; ++i) randoms.push_back(TextLiteral(random_text(charset, max_chars)));
   };
   // BIT and SET values are bitmasks of `width` bits; ENUM's an index: numbers as MariaDB prints `c + 0`.
@@ -323,6 +327,13 @@ OracleColumn ValueOracleTables::MakeColumn(int kind, const std::string& name) {
       // RowsLogBuffer.mysqlToJavaType for a NULL: BLOB packlen 1 -> VARBINARY, else LONGVARBINARY.
       c.null_sql_type = variant == 0 ? kVarBinary : kLongVarBinary;
       text_values(k.charset, variant == 0 ? 60 : 400, true);
+      if (variant >= 2) {
+        // Past 64 KiB: the sink renders such values straight into the entry.
+        const auto& alphabet = Alphabet(k.charset);
+        std::string big;
+        for (size_t i = 0; i < 70000; ++i) big += alphabet[i % alphabet.size()];
+        c.values.push_back(TextLiteral(big));
+      }
       break;
     }
     case Base::kBinary:
@@ -346,13 +357,19 @@ OracleColumn ValueOracleTables::MakeColumn(int kind, const std::string& name) {
     case Base::kBlob: {
       const bool tiny = k.base == Base::kTinyBlob;
       static const char* names[] = {"BLOB", "MEDIUMBLOB", "LONGBLOB"};
-      c.definition = tiny ? "TINYBLOB" : names[r() % 3];
+      const int variant = static_cast<int>(r() % 3);
+      c.definition = tiny ? "TINYBLOB" : names[variant];
       c.expected_sql = "`" + name + "`";
       c.compare = OracleCompare::kLatin1Bytes;
       c.sql_type = kBlob;
       c.null_sql_type = tiny ? kVarBinary : kLongVarBinary;
       c.values = {BytesLiteral(""), BytesLiteral(std::string("\x89PNG\r\n\x1a\n\0\xff", 10)), "NULL"};
       for (int i = 0; i < 3; ++i) randoms.push_back(BytesLiteral(random_bytes(tiny ? 255 : 600)));
+      if (!tiny && variant > 0) {  // past 64 KiB, and twice that as ISO-8859-1 text
+        std::string big(70000, '\0');
+        for (char& ch : big) ch = static_cast<char>(r() & 0xFF);
+        c.values.push_back(BytesLiteral(big));
+      }
       break;
     }
     case Base::kJson:

@@ -1,10 +1,10 @@
 // Tables for the value oracle (tests/integration/value_oracle_test.cc): random
 // MariaDB tables in which every column kind (integer widths signed and
 // unsigned, BIT(1..64), YEAR, ENUM/SET, DATE, TIME/DATETIME/TIMESTAMP of each
-// precision 0..6, DECIMAL, FLOAT/DOUBLE, text in several charsets, binary
-// strings, BLOB, JSON, GEOMETRY/POINT) follows every kind, with rows of edge
-// values (min/max, zero dates, negative TIME, NULL, empty strings, multibyte
-// text).
+// precision 0..6, DECIMAL, FLOAT/DOUBLE, text in utf8mb4, utf8mb3, latin1,
+// gbk, utf16, ucs2 and utf32, binary strings, BLOB, JSON, GEOMETRY/POINT)
+// follows every kind, with rows of edge values (min/max, zero dates, negative
+// TIME, NULL, empty strings, multibyte text, values past 64 KiB).
 //
 // The database is the oracle: each column carries the SQL expression whose
 // text is Canal's value of it (HEX()'d by the reader, so no client escaping is
