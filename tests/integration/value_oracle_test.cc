@@ -12,7 +12,9 @@
 // server at the primary's end, so one bad table does not hide the rest.
 //
 // Seeds are fixed here; scripts/value-oracle-soak.sh runs long ones
-// (CANAL_VALUE_ORACLE_SEED, CANAL_VALUE_ORACLE_TABLES: tables per mode).
+// (CANAL_VALUE_ORACLE_SEED, CANAL_VALUE_ORACLE_TABLES: tables per mode), and
+// CANAL_VALUE_ORACLE_MINIMIZE=n shrinks the first n difference classes to
+// their smallest table (one row, every column it can do without dropped).
 // Ports: MariaDB 15110, canal-server 15111-15149 (a fresh one per start).
 #include <algorithm>
 #include <cmath>
@@ -307,7 +309,8 @@ void ValueOracle::CheckTable(OracleStream& stream, const OracleTable& t, int row
     return;
   }
   std::string error;
-  if (!stream.WaitForRows(t.name, static_cast<size_t>(rows), 8s, &error)) {
+  // A stop shows in the server's log at once; the timeout only catches a stream that hangs.
+  if (!stream.WaitForRows(t.name, static_cast<size_t>(rows), 30s, &error)) {
     Difference d;
     d.field = "stopped";
     d.kind = "(table)";
