@@ -262,17 +262,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   mysql::ServerInfo info;
   s = query.ReadServerInfo(&info);
   if (!s.ok()) return is_config_error(query.last_server_error().code) ? fatal(s) : retry(s);
-  std::vector<std::string> warnings;
+  std::vector<mysql::ReplicationWarning> warnings;
   s = mysql::CheckReplicationSettings(info, &warnings);
   if (!s.ok()) return fatal(s.WithContext(where));
   if (!start_resolved_) {
     for (const auto& w : warnings) {
       // With a schema history the names come from it, not from information_schema.
-      if (!options_.schema_history_file.empty() && w.find("column names come from information_schema") !=
-                                                         std::string::npos) {
-        continue;
-      }
-      log_->warn("[{}] {}", options_.destination, w);
+      if (!options_.schema_history_file.empty() && w.kind == mysql::ReplicationWarning::Kind::kRowMetadata) continue;
+      log_->warn("[{}] {}", options_.destination, w.text);
     }
     log_->info("[{}] primary {} is {} {}, server_id {}, binlog_format {}, row image {}, row metadata {}, checksum {}",
                options_.destination, options_.master.Address(), info.mariadb ? "MariaDB" : "MySQL", info.version,

@@ -89,7 +89,7 @@ TEST_F(QueryConnectionLive, ReadServerInfoReportsMariadbWithRowFullAndCrc32) {
   EXPECT_EQ(info.gtid_current_pos, sandbox_->SqlValue("SELECT @@gtid_current_pos"));
   EXPECT_TRUE(Contains(info.gtid_current_pos, "0-1-")) << info.gtid_current_pos;
 
-  std::vector<std::string> warnings;
+  std::vector<mysql::ReplicationWarning> warnings;
   s = mysql::CheckReplicationSettings(info, &warnings);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(warnings.empty());
@@ -375,10 +375,11 @@ TEST(QueryConnectionLiveSettings, MinimalRowMetadataIsNamedFromInformationSchema
   ServerInfo info;
   ASSERT_TRUE(conn.ReadServerInfo(&info).ok());
   EXPECT_EQ(info.binlog_row_metadata, "MINIMAL");
-  std::vector<std::string> warnings;
+  std::vector<mysql::ReplicationWarning> warnings;
   ASSERT_TRUE(mysql::CheckReplicationSettings(info, &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warnings[0], "binlog_row_metadata is MINIMAL")) << warnings[0];
+  EXPECT_EQ(warnings[0].kind, mysql::ReplicationWarning::Kind::kRowMetadata);
+  EXPECT_TRUE(Contains(warnings[0].text, "binlog_row_metadata is MINIMAL")) << warnings[0].text;
 
   auto current_file = [&] {
     mysql::MasterStatus st;

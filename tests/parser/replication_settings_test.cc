@@ -45,14 +45,14 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 }
 
 TEST(ReplicationSettings, AWellConfiguredMariadbPassesWithoutWarnings) {
-  std::vector<std::string> warnings{"stale"};
+  std::vector<ReplicationWarning> warnings{{ReplicationWarning::Kind::kGtidMode, "stale"}};
   Status s = CheckReplicationSettings(GoodMariadb(), &warnings);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_TRUE(warnings.empty()) << warnings[0].text;
 }
 
 TEST(ReplicationSettings, AWellConfiguredMysqlWithGtidsPassesWithoutWarnings) {
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   Status s = CheckReplicationSettings(GoodMysql(), &warnings);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(warnings.empty());
@@ -61,7 +61,7 @@ TEST(ReplicationSettings, AWellConfiguredMysqlWithGtidsPassesWithoutWarnings) {
 TEST(ReplicationSettings, LogBinOffIsRefusedWithHowToEnableIt) {
   ServerInfo i = GoodMariadb();
   i.log_bin = false;
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   Status s = CheckReplicationSettings(i, &warnings);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "log_bin is OFF; start the server with --log-bin (and server_id != 0)");
@@ -115,7 +115,7 @@ TEST(ReplicationSettings, LowerCaseRowIsAccepted) {
   i.binlog_format = "row";
   i.binlog_row_image = "full";
   i.binlog_row_metadata = "full";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   EXPECT_TRUE(warnings.empty());
 }
@@ -124,12 +124,12 @@ TEST(ReplicationSettings, MinimalRowImageIsAcceptedWithAWarning) {
   for (const char* image : {"MINIMAL", "NOBLOB"}) {
     ServerInfo i = GoodMariadb();
     i.binlog_row_image = image;
-    std::vector<std::string> warnings;
+    std::vector<ReplicationWarning> warnings;
     Status s = CheckReplicationSettings(i, &warnings);
     EXPECT_TRUE(s.ok()) << s.ToString();
     ASSERT_EQ(warnings.size(), 1u) << image;
-    EXPECT_TRUE(Contains(warnings[0], std::string("binlog_row_image is ") + image)) << warnings[0];
-    EXPECT_TRUE(Contains(warnings[0], "FULL for whole before/after images")) << warnings[0];
+    EXPECT_TRUE(Contains(warnings[0].text, std::string("binlog_row_image is ") + image)) << warnings[0].text;
+    EXPECT_TRUE(Contains(warnings[0].text, "FULL for whole before/after images")) << warnings[0].text;
   }
 }
 
@@ -139,7 +139,7 @@ TEST(ReplicationSettings, AServerWithoutRowImageLogsFullRowsAndGetsNoWarning) {
   i.minor = 5;
   i.binlog_row_image = "";
   i.binlog_row_metadata = "FULL";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   EXPECT_TRUE(warnings.empty());
 }
@@ -147,12 +147,13 @@ TEST(ReplicationSettings, AServerWithoutRowImageLogsFullRowsAndGetsNoWarning) {
 TEST(ReplicationSettings, MinimalRowMetadataIsAcceptedWithAWarningAboutInformationSchema) {
   ServerInfo i = GoodMariadb();
   i.binlog_row_metadata = "MINIMAL";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warnings[0], "binlog_row_metadata is MINIMAL")) << warnings[0];
-  EXPECT_TRUE(Contains(warnings[0], "information_schema, which reflects the current schema")) << warnings[0];
-  EXPECT_TRUE(Contains(warnings[0], "set binlog_row_metadata=FULL")) << warnings[0];
+  EXPECT_EQ(warnings[0].kind, ReplicationWarning::Kind::kRowMetadata);
+  EXPECT_TRUE(Contains(warnings[0].text, "binlog_row_metadata is MINIMAL")) << warnings[0].text;
+  EXPECT_TRUE(Contains(warnings[0].text, "information_schema, which reflects the current schema")) << warnings[0].text;
+  EXPECT_TRUE(Contains(warnings[0].text, "set binlog_row_metadata=FULL")) << warnings[0].text;
 }
 
 TEST(ReplicationSettings, AServerWithoutRowMetadataGetsAWarningWithoutAnImpossibleFix) {
@@ -160,26 +161,26 @@ TEST(ReplicationSettings, AServerWithoutRowMetadataGetsAWarningWithoutAnImpossib
   i.major = 5;
   i.minor = 7;
   i.binlog_row_metadata = "";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warnings[0], "has no binlog_row_metadata")) << warnings[0];
-  EXPECT_FALSE(Contains(warnings[0], "SET GLOBAL")) << warnings[0];
+  EXPECT_TRUE(Contains(warnings[0].text, "has no binlog_row_metadata")) << warnings[0].text;
+  EXPECT_FALSE(Contains(warnings[0].text, "SET GLOBAL")) << warnings[0].text;
 }
 
 TEST(ReplicationSettings, MysqlGtidModeOffIsOnlyInformational) {
   ServerInfo i = GoodMysql();
   i.gtid_mode = "OFF";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warnings[0], "gtid_mode is OFF (informational)")) << warnings[0];
+  EXPECT_TRUE(Contains(warnings[0].text, "gtid_mode is OFF (informational)")) << warnings[0].text;
 }
 
 TEST(ReplicationSettings, MariadbHasNoGtidModeToReport) {
   ServerInfo i = GoodMariadb();
   i.gtid_mode = "";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   EXPECT_TRUE(warnings.empty());
 }
@@ -189,7 +190,7 @@ TEST(ReplicationSettings, EveryWarningIsReportedTogether) {
   i.binlog_row_image = "MINIMAL";
   i.binlog_row_metadata = "MINIMAL";
   i.gtid_mode = "OFF_PERMISSIVE";
-  std::vector<std::string> warnings;
+  std::vector<ReplicationWarning> warnings;
   EXPECT_TRUE(CheckReplicationSettings(i, &warnings).ok());
   EXPECT_EQ(warnings.size(), 3u);
 }

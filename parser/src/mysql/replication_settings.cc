@@ -25,7 +25,7 @@ std::string Shown(const std::string& value) { return value.empty() ? "unknown (n
 
 }  // namespace
 
-Status CheckReplicationSettings(const ServerInfo& info, std::vector<std::string>* warnings) {
+Status CheckReplicationSettings(const ServerInfo& info, std::vector<ReplicationWarning>* warnings) {
   if (warnings != nullptr) warnings->clear();
   if (!info.log_bin) {
     return Status::InvalidArgument("log_bin is OFF; start the server with --log-bin (and server_id != 0)");
@@ -44,29 +44,30 @@ Status CheckReplicationSettings(const ServerInfo& info, std::vector<std::string>
 
   // Servers before MySQL 5.6 have no binlog_row_image and always log full rows.
   if (!info.binlog_row_image.empty() && !EqualsIgnoreCase(info.binlog_row_image, "FULL")) {
-    warnings->push_back("binlog_row_image is " + info.binlog_row_image +
+    warnings->push_back({ReplicationWarning::Kind::kRowImage, "binlog_row_image is " + info.binlog_row_image +
                         "; Canal needs FULL for whole before/after images (updates and deletes will carry only "
                         "the columns the server logged); set binlog_row_image=FULL (SET GLOBAL "
-                        "binlog_row_image=FULL, and in my.cnf)");
+                        "binlog_row_image=FULL, and in my.cnf)"});
   }
   if (!EqualsIgnoreCase(info.binlog_row_metadata, "FULL")) {
     const std::string what = info.binlog_row_metadata.empty()
                                  ? std::string("the server has no binlog_row_metadata (before MySQL 8.0.1 / "
                                                "MariaDB 10.5)")
                                  : "binlog_row_metadata is " + info.binlog_row_metadata;
-    warnings->push_back(what +
+    warnings->push_back({ReplicationWarning::Kind::kRowMetadata, what +
                         "; column names come from information_schema, which reflects the current schema, not "
                         "the one the rows were written with (a binlog read after DDL is refused rather than "
                         "mislabelled)" +
                         (info.binlog_row_metadata.empty()
                              ? std::string()
                              : "; set binlog_row_metadata=FULL (SET GLOBAL binlog_row_metadata=FULL, and in "
-                               "my.cnf)"));
+                               "my.cnf)")});
   }
   // MySQL without GTIDs still replicates by file and position; say so only.
   if (!info.mariadb && !info.gtid_mode.empty() && !EqualsIgnoreCase(info.gtid_mode, "ON")) {
-    warnings->push_back("gtid_mode is " + info.gtid_mode +
-                        " (informational): positions are tracked by binlog file and offset only");
+    warnings->push_back({ReplicationWarning::Kind::kGtidMode,
+                         "gtid_mode is " + info.gtid_mode +
+                             " (informational): positions are tracked by binlog file and offset only"});
   }
   return Status::OK();
 }

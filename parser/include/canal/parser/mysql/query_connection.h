@@ -80,7 +80,16 @@ class QueryConnection {
 // message naming the variable and the fix ("binlog_format is MIXED; set
 // binlog_format=ROW"). binlog_row_image other than FULL and binlog_row_metadata
 // other than FULL are accepted (the schema provider fills in names) and reported
-// through *warnings.
-Status CheckReplicationSettings(const ServerInfo& info, std::vector<std::string>* warnings);
+// through *warnings, each with its kind (for callers that act on one) and its text.
+struct ReplicationWarning {
+  enum class Kind : uint8_t {
+    kRowImage,     // binlog_row_image is not FULL
+    kRowMetadata,  // binlog_row_metadata is not FULL (or absent): names come from a schema
+    kGtidMode,     // MySQL without GTIDs (informational)
+  };
+  Kind kind;
+  std::string text;
+};
+Status CheckReplicationSettings(const ServerInfo& info, std::vector<ReplicationWarning>* warnings);
 
 }  // namespace canal::mysql
