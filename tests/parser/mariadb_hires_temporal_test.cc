@@ -53,7 +53,8 @@ Status DecodeOne(const ColumnInfo& col, const std::string& value, ColumnValue* o
   e.info.kind = RowsKind::kWrite;
   e.info.version = 2;
   e.column_count = 1;
-  e.columns_before = std::string("\x01", 1);
+  static const std::string kPresent("\x01", 1);  // the event keeps a view of it
+  e.columns_before = kPresent;
   e.rows = row;
   e.table = &t;
   e.source = "mariadb-bin.000002";
