@@ -36,6 +36,7 @@
 #include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/message.h"
+#include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
@@ -354,10 +355,9 @@ class Ha : public ServerSuite<kSandboxPort> {
   // The address in the running node, "" when there is none (or ZooKeeper does not answer).
   std::string RunningAddress() const {
     std::string body;
-    if (!zk_->Get(kRunningPath, &body).ok()) return "";
-    const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("address") || !j["address"].is_string()) return "";
-    return j["address"].get<std::string>();
+    coord::layout::RunningNode node;
+    if (!zk_->Get(kRunningPath, &body).ok() || !coord::layout::ParseRunningNode(body, &node).ok()) return "";
+    return node.address;
   }
   std::vector<std::string> Children(const std::string& path) const {
     std::vector<std::string> names;

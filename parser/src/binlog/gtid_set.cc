@@ -105,16 +105,28 @@ bool CoversIntervals(const std::vector<GtidInterval>& a, const std::vector<GtidI
   return SubtractIntervals(b, a).empty();
 }
 
+Status BadElement(std::string_view part, std::string_view why) {
+  return Status::InvalidArgument("bad GTID set element '" + std::string(part) + "': " + std::string(why));
+}
+
+// Calls parse(element) for each comma-separated element of `text`, trimmed;
+// an empty one (a stray comma) is an error naming it.
+template <typename Parse>
+Status ForEachElement(std::string_view text, Parse parse) {
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string_view part = Trim(text.substr(0, comma));
+    if (part.empty()) return BadElement(part, "empty element (stray comma)");
+    CANAL_RETURN_IF_ERROR(parse(part));
+    if (comma == std::string_view::npos) return Status::OK();
+    text = text.substr(comma + 1);
+  }
+}
+
 Status ParseMysql(std::string_view text, GtidSet* out) {
   GtidSet set;
-  std::string_view rest = text;
-  while (true) {
-    const size_t comma = rest.find(',');
-    const std::string_view part = Trim(rest.substr(0, comma));
-    auto bad = [&](std::string_view why) {
-      return Status::InvalidArgument("bad GTID set element '" + std::string(part) + "': " + std::string(why));
-    };
-    if (part.empty()) return bad("empty element (stray comma)");
+  CANAL_RETURN_IF_ERROR(ForEachElement(text, [&](std::string_view part) {
+    auto bad = [&](std::string_view why) { return BadElement(part, why); };
     const size_t colon = part.find(':');
     if (colon == std::string_view::npos) return bad("expected uuid:interval[:interval...]");
     std::array<uint8_t, 16> sid{};
@@ -143,28 +155,17 @@ Status ParseMysql(std::string_view text, GtidSet* out) {
       if (next == std::string_view::npos) break;
       fields = fields.substr(next + 1);
     }
-    if (!any_interval) return bad("a tag without intervals");
-    if (comma == std::string_view::npos) break;
-    rest = rest.substr(comma + 1);
-    if (Trim(rest).empty()) {
-      return Status::InvalidArgument("bad GTID set element '': empty element (stray comma)");
-    }
-  }
+    return any_interval ? Status::OK() : bad("a tag without intervals");
+  }));
   *out = std::move(set);
   return Status::OK();
 }
 
 Status ParseMariadb(std::string_view text, GtidSet* out) {
   GtidSet set;
-  std::string_view rest = text;
   std::vector<uint32_t> seen;
-  while (true) {
-    const size_t comma = rest.find(',');
-    const std::string_view part = Trim(rest.substr(0, comma));
-    auto bad = [&](std::string_view why) {
-      return Status::InvalidArgument("bad GTID set element '" + std::string(part) + "': " + std::string(why));
-    };
-    if (part.empty()) return bad("empty element (stray comma)");
+  CANAL_RETURN_IF_ERROR(ForEachElement(text, [&](std::string_view part) {
+    auto bad = [&](std::string_view why) { return BadElement(part, why); };
     const size_t d1 = part.find('-');
     const size_t d2 = d1 == std::string_view::npos ? d1 : part.find('-', d1 + 1);
     uint64_t domain = 0, server = 0, seq = 0;
@@ -177,10 +178,8 @@ Status ParseMariadb(std::string_view text, GtidSet* out) {
       return bad("a second GTID of domain " + std::to_string(domain) + " (a position holds one per domain)");
     }
     seen.push_back(static_cast<uint32_t>(domain));
-    CANAL_RETURN_IF_ERROR(set.AddMariadb(static_cast<uint32_t>(domain), static_cast<uint32_t>(server), seq));
-    if (comma == std::string_view::npos) break;
-    rest = rest.substr(comma + 1);
-  }
+    return set.AddMariadb(static_cast<uint32_t>(domain), static_cast<uint32_t>(server), seq);
+  }));
   *out = std::move(set);
   return Status::OK();
 }
