@@ -34,14 +34,6 @@ set -euo pipefail
 readonly START_TIMEOUT_S=30
 readonly STOP_TIMEOUT_S=60
 
-# usage [STATUS]: the header comment as help; 2 (bad usage) unless told.
-usage() {
-  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
-  exit "${1:-2}"
-}
-
-log() { echo "mariadb-sandbox: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 
@@ -55,35 +47,20 @@ find_tool() {
   return 1
 }
 
-cmd=${1:-}
-[ -n "$cmd" ] || usage
-shift
-port=13306
-dir=""
-wipe=0
 binlog_format=ROW
 row_metadata=FULL
 extra_options=()
-while [ $# -gt 0 ]; do
+parse_extra_arg() {
   case "$1" in
-    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
-    --port=*) port=${1#--port=}; shift ;;
-    --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
-    --dir=*) dir=${1#--dir=}; shift ;;
-    --wipe) wipe=1; shift ;;
-    --binlog-format) [ $# -ge 2 ] || usage; binlog_format=$2; shift 2 ;;
-    --binlog-format=*) binlog_format=${1#--binlog-format=}; shift ;;
-    --row-metadata) [ $# -ge 2 ] || usage; row_metadata=$2; shift 2 ;;
-    --row-metadata=*) row_metadata=${1#--row-metadata=}; shift ;;
-    --option) [ $# -ge 2 ] || usage; extra_options+=("$2"); shift 2 ;;
-    --option=*) extra_options+=("${1#--option=}"); shift ;;
-    -h|--help) usage 0 ;;
-    *) log "unknown argument: $1"; usage ;;
+    --binlog-format) [ $# -ge 2 ] || usage; binlog_format=$2; taken=2 ;;
+    --binlog-format=*) binlog_format=${1#--binlog-format=}; taken=1 ;;
+    --row-metadata) [ $# -ge 2 ] || usage; row_metadata=$2; taken=2 ;;
+    --row-metadata=*) row_metadata=${1#--row-metadata=}; taken=1 ;;
+    --option) [ $# -ge 2 ] || usage; extra_options+=("$2"); taken=2 ;;
+    --option=*) extra_options+=("${1#--option=}"); taken=1 ;;
   esac
-done
-if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-  die "bad --port: $port"
-fi
+}
+parse_sandbox_args 13306 65535 /tmp/canal-mariadb "$@"
 binlog_format=${binlog_format^^}
 row_metadata=${row_metadata^^}
 case "$binlog_format" in ROW|MIXED|STATEMENT) ;; *) die "bad --binlog-format: $binlog_format (ROW, MIXED or STATEMENT)" ;; esac
@@ -95,8 +72,6 @@ for opt in ${extra_options[@]+"${extra_options[@]}"}; do
     ''|=*|'['*) die "bad --option: '$opt' (want 'name=value' or 'name')" ;;
   esac
 done
-[ -n "$dir" ] || dir="/tmp/canal-mariadb-$port"
-case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 
 readonly cnf="$dir/my.cnf"
 readonly sock="$dir/mariadbd.sock"
@@ -259,19 +234,7 @@ do_stop() {
   wipe_if_asked
 }
 
-do_status() {
-  local pid
-  if pid=$(running_pid); then
-    echo "running"
-    echo "pid: $pid"
-    echo "port: $port"
-    echo "socket: $sock"
-    echo "binlog dir: $binlog_dir"
-    return 0
-  fi
-  echo "stopped (port $port, dir $dir)"
-  return 3
-}
+do_status() { sandbox_status "socket: $sock" "binlog dir: $binlog_dir"; }
 
 case "$cmd" in
   start) mkdir -p "$dir"; lock_dir 120; do_start ;;

@@ -27,38 +27,10 @@ set -euo pipefail
 readonly START_TIMEOUT_S=90
 readonly STOP_TIMEOUT_S=30
 
-usage() {
-  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
-  exit "${1:-2}"
-}
-
-log() { echo "rabbitmq-sandbox: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 
-cmd=${1:-}
-[ -n "$cmd" ] || usage
-shift
-port=14220
-dir=""
-wipe=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
-    --port=*) port=${1#--port=}; shift ;;
-    --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
-    --dir=*) dir=${1#--dir=}; shift ;;
-    --wipe) wipe=1; shift ;;
-    -h|--help) usage 0 ;;
-    *) log "unknown argument: $1"; usage ;;
-  esac
-done
-if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65526 ]; then
-  die "bad --port: $port (N to N+9 must be free ports)"
-fi
-[ -n "$dir" ] || dir="/tmp/canal-rabbitmq-$port"
-case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+parse_sandbox_args 14220 65526 /tmp/canal-rabbitmq "$@"
 
 readonly pidfile="$dir/rabbitmq.pid"
 readonly logfile="$dir/rabbitmq-sandbox.log"
@@ -227,18 +199,7 @@ do_crash() {
   log "killed"
 }
 
-do_status() {
-  local pid
-  if pid=$(running_pid); then
-    echo "running"
-    echo "pid: $pid"
-    echo "port: $port"
-    echo "dir: $dir"
-    return 0
-  fi
-  echo "stopped (port $port, dir $dir)"
-  return 3
-}
+do_status() { sandbox_status "dir: $dir"; }
 
 case "$cmd" in
   start) mkdir -p "$dir"; lock_dir 120; do_start ;;

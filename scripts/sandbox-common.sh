@@ -1,8 +1,58 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # dir, wipe, marker, ... belong to the sourcing script
-# Shared by scripts/mariadb-sandbox.sh and scripts/zk-sandbox.sh (sourced, not
-# run). The caller defines log, die, running_pid and the variables dir, marker,
-# wipe, port, pidfile and STOP_TIMEOUT_S.
+# Shared by the sandbox scripts in scripts/ (sourced, not run). The caller
+# defines running_pid and the variables dir, marker, wipe, port,
+# pidfile and STOP_TIMEOUT_S.
+
+# Messages go to stderr under the script's name ("zk-sandbox: ..."), so that
+# stdout carries only what a caller reads (a port, a binlog dir).
+log() { echo "$(basename "$0" .sh): $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# usage [STATUS]: the script's header comment as help; 2 (bad usage) unless told.
+usage() {
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
+  exit "${1:-2}"
+}
+
+# parse_sandbox_args DEFAULT_PORT LAST_PORT DIR_PREFIX COMMAND [ARGS...]: the
+# arguments every sandbox takes (--port N, --dir D, --wipe, -h), and the script's
+# own through parse_extra_arg when it defines one; sets cmd, port, dir (absolute;
+# default DIR_PREFIX-PORT) and wipe. LAST_PORT is the highest
+# --port the sandbox can use (one that opens ports above N asks for less).
+parse_sandbox_args() {
+  local last_port=$2 dir_prefix=$3
+  port=$1
+  shift 3
+  cmd=${1:-}
+  [ -n "$cmd" ] || usage
+  shift
+  dir=""
+  wipe=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
+      --port=*) port=${1#--port=}; shift ;;
+      --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+      --dir=*) dir=${1#--dir=}; shift ;;
+      --wipe) wipe=1; shift ;;
+      -h|--help) usage 0 ;;
+      *)
+        # A script's own options: parse_extra_arg sets `taken` to how many
+        # arguments it used (0: not one of its options).
+        taken=0
+        if declare -F parse_extra_arg >/dev/null; then parse_extra_arg "$@"; fi
+        [ "$taken" -gt 0 ] || { log "unknown argument: $1"; usage; }
+        shift "$taken"
+        ;;
+    esac
+  done
+  if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt "$last_port" ]; then
+    die "bad --port: $port (1 to $last_port)"
+  fi
+  [ -n "$dir" ] || dir="$dir_prefix-$port"
+  case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+}
 
 # wait_gone PID SECONDS: true once PID has exited, false when it outlives SECONDS.
 wait_gone() {
@@ -47,4 +97,19 @@ lock_dir() {
   command -v flock >/dev/null 2>&1 || return 0
   exec 9>> "$dir/.lock"
   flock -w "$1" 9 || die "timed out waiting for another command on $dir"
+}
+
+# sandbox_status [LINE...]: "running", its pid and port and each LINE ("dir: D"),
+# exit 0; or "stopped (port N, dir D)", exit 3.
+sandbox_status() {
+  local pid line
+  if pid=$(running_pid); then
+    echo "running"
+    echo "pid: $pid"
+    echo "port: $port"
+    for line in "$@"; do echo "$line"; done
+    return 0
+  fi
+  echo "stopped (port $port, dir $dir)"
+  return 3
 }

@@ -25,39 +25,10 @@ set -euo pipefail
 readonly START_TIMEOUT_S=30
 readonly STOP_TIMEOUT_S=20
 
-# usage [STATUS]: the header comment as help; 2 (bad usage) unless told.
-usage() {
-  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
-  exit "${1:-2}"
-}
-
-log() { echo "zk-sandbox: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 
-cmd=${1:-}
-[ -n "$cmd" ] || usage
-shift
-port=12181
-dir=""
-wipe=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
-    --port=*) port=${1#--port=}; shift ;;
-    --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
-    --dir=*) dir=${1#--dir=}; shift ;;
-    --wipe) wipe=1; shift ;;
-    -h|--help) usage 0 ;;
-    *) log "unknown argument: $1"; usage ;;
-  esac
-done
-if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-  die "bad --port: $port"
-fi
-[ -n "$dir" ] || dir="/tmp/canal-zk-$port"
-case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+parse_sandbox_args 12181 65535 /tmp/canal-zk "$@"
 
 readonly cfg="$dir/zoo.cfg"
 readonly pidfile="$dir/zookeeper.pid"
@@ -194,18 +165,7 @@ do_stop() {
   wipe_if_asked
 }
 
-do_status() {
-  local pid
-  if pid=$(running_pid); then
-    echo "running"
-    echo "pid: $pid"
-    echo "port: $port"
-    echo "dir: $dir"
-    return 0
-  fi
-  echo "stopped (port $port, dir $dir)"
-  return 3
-}
+do_status() { sandbox_status "dir: $dir"; }
 
 # shellcheck disable=SC2119  # do_kill takes optional leftovers, none here
 case "$cmd" in

@@ -38,6 +38,7 @@
 #include "support/server_suite.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -376,16 +377,7 @@ class OnlineSchemaChangeSuite {
 // A parser of the sandbox's binlog from its current end, its history in `history_file`.
 EventParserOptions ParserOptions(MariadbSandbox* sandbox, const std::string& history_file,
                                  std::function<bool(std::string_view, std::string_view)> scope) {
-  EventParserOptions o;
-  o.destination = "osc";
-  o.master.host = "127.0.0.1";
-  o.master.port = kDbPort;
-  o.master.user = MariadbSandbox::kUser;
-  o.master.password = MariadbSandbox::kPassword;
-  o.master.connect_timeout_ms = 2000;
-  o.heartbeat_period_ms = 1000;
-  o.reconnect_initial_ms = 50;
-  o.reconnect_max_ms = 1000;
+  EventParserOptions o = SandboxParserOptions("osc", kDbPort);
   o.schema_history_file = history_file;
   o.schema_scope = std::move(scope);
   std::string file;

@@ -23,6 +23,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/wait.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -133,16 +134,7 @@ class OptionalMetadataLive : public ::testing::TestWithParam<std::string> {
   // Streams from the primary's end as it is now until `done`.
   template <typename Write, typename Done>
   void Stream(CapturedRows* rec, Write write, Done done) {
-    EventParserOptions o;
-    o.destination = "test";
-    o.master.host = "127.0.0.1";
-    o.master.port = GetParam() == "FULL" ? kFullPort : kMinimalPort;
-    o.master.user = MariadbSandbox::kUser;
-    o.master.password = MariadbSandbox::kPassword;
-    o.master.connect_timeout_ms = 2000;
-    o.heartbeat_period_ms = 1000;
-    o.reconnect_initial_ms = 50;
-    o.reconnect_max_ms = 1000;
+    EventParserOptions o = SandboxParserOptions("test", GetParam() == "FULL" ? kFullPort : kMinimalPort);
     o.schema_history_file = dir_ + "/schema_history.json";
     ASSERT_TRUE(PrimaryEnd(*sandbox_, &o.start.journal_name, &o.start.position)) << sandbox_->error();
     EventParser p(o, rec);

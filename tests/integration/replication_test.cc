@@ -22,6 +22,7 @@
 #include "support/mariadb_sandbox.h"
 #include "support/wait.h"
 #include "support/row_render.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -100,16 +101,7 @@ class Replication : public ::testing::Test {
   void SetUp() override { CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_); }
 
   static EventParserOptions Options() {
-    EventParserOptions o;
-    o.destination = "test";
-    o.master.host = "127.0.0.1";
-    o.master.port = kPort;
-    o.master.user = MariadbSandbox::kUser;
-    o.master.password = MariadbSandbox::kPassword;
-    o.master.connect_timeout_ms = 2000;
-    o.heartbeat_period_ms = 1000;
-    o.reconnect_initial_ms = 50;
-    o.reconnect_max_ms = 1000;
+    EventParserOptions o = SandboxParserOptions("test", kPort);
     return o;
   }
   // Options starting at the primary's end as it is now.

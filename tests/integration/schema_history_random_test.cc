@@ -34,6 +34,7 @@
 #include "support/load_table.h"
 #include "support/row_lines.h"
 #include "support/wait.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -163,14 +164,7 @@ TEST_F(SchemaHistoryRandom, HistoryEqualsInformationSchemaAfterEveryDdl) {
 
 // One parser per sandbox, each with its own history.
 parser::EventParserOptions ParserOptions(uint16_t port, const std::string& dir) {
-  parser::EventParserOptions o;
-  o.destination = "random";
-  o.master.host = "127.0.0.1";
-  o.master.port = port;
-  o.master.user = MariadbSandbox::kUser;
-  o.master.password = MariadbSandbox::kPassword;
-  o.heartbeat_period_ms = 1000;
-  o.reconnect_max_ms = 1000;
+  parser::EventParserOptions o = SandboxParserOptions("random", port);
   o.schema_history_file = dir + "/schema_history.json";
   o.schema_scope = [](std::string_view db, std::string_view) { return db == "rdb"; };
   return o;

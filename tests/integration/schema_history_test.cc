@@ -20,6 +20,7 @@
 #include "support/load_table.h"
 #include "support/row_lines.h"
 #include "support/wait.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -52,16 +53,7 @@ class SchemaHistoryLive : public ::testing::Test {
   }
 
   EventParserOptions Options() {
-    EventParserOptions o;
-    o.destination = "test";
-    o.master.host = "127.0.0.1";
-    o.master.port = kPort;
-    o.master.user = MariadbSandbox::kUser;
-    o.master.password = MariadbSandbox::kPassword;
-    o.master.connect_timeout_ms = 2000;
-    o.heartbeat_period_ms = 1000;
-    o.reconnect_initial_ms = 50;
-    o.reconnect_max_ms = 1000;
+    EventParserOptions o = SandboxParserOptions("test", kPort);
     o.schema_history_file = dir_ + "/schema_history.json";
     const std::string db = db_;
     // canal.instance.filter.regex = <db>\.t

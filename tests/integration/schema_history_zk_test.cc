@@ -23,6 +23,7 @@
 #include "support/row_lines.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
+#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -128,14 +129,7 @@ TEST_F(SchemaHistoryZk, AStandbyBehindADdlDecodesWithTheActivesHistory) {
   const std::string base = std::string(CANAL_BINARY_DIR) + "/test-sandboxes/schema-history-zk";
   std::filesystem::remove_all(base);
   auto options = [&](const std::string& server) {
-    parser::EventParserOptions o;
-    o.destination = "fo";
-    o.master.host = "127.0.0.1";
-    o.master.port = kDbPort;
-    o.master.user = MariadbSandbox::kUser;
-    o.master.password = MariadbSandbox::kPassword;
-    o.heartbeat_period_ms = 1000;
-    o.reconnect_max_ms = 1000;
+    parser::EventParserOptions o = SandboxParserOptions("fo", kDbPort);
     o.schema_history_file = base + "/" + server + "/schema_history.json";  // never written: ZooKeeper is
     o.schema_history_store = std::make_shared<meta::ZkHistoryStore>(zk_.get(), "fo");
     o.schema_scope = [](std::string_view db, std::string_view) { return db == "fo"; };
