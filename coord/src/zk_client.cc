@@ -386,7 +386,8 @@ class ZkClientImpl final : public ZkClient {
     return Error(rc, "children (with watch)", path);
   }
 
-  Status ExpireSessionForTesting() override {
+  // canal/coord/testing/expire_session.h
+  Status ExpireSession() {
     // Our client may win its connection back before the second handle's
     // close goes out (then the close is not sent): check and try again.
     for (int attempt = 0; attempt < 5; ++attempt) {
@@ -794,4 +795,13 @@ Status ZkClient::Create(ZkOptions options, std::unique_ptr<ZkClient>* out) {
   return Status::OK();
 }
 
+namespace testing {
+
+Status ExpireSession(ZkClient& client) {
+  auto* impl = dynamic_cast<ZkClientImpl*>(&client);
+  if (impl == nullptr) return Status::NotSupported("ZooKeeper expire session: not a client ZkClient::Create made");
+  return impl->ExpireSession();
+}
+
+}  // namespace testing
 }  // namespace canal::coord

@@ -79,12 +79,14 @@ void AppendValue(double value, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-Status TextWriter::Family(std::string_view name, std::string_view help, MetricType type) {
+bool TextWriter::Family(std::string_view name, std::string_view help, MetricType type) {
+  // Until a family is accepted, samples have none to go to (never the last one).
+  open_ = false;
   if (!ValidMetricName(name)) {
-    return Status::InvalidArgument("metric name \"" + std::string(name) + "\" is not [a-zA-Z_:][a-zA-Z0-9_:]*");
+    return Refuse(Status::InvalidArgument("metric name \"" + std::string(name) + "\" is not [a-zA-Z_:][a-zA-Z0-9_:]*"));
   }
   if (seen_.contains(name)) {
-    return Status::InvalidArgument("metric family " + std::string(name) + " written twice");
+    return Refuse(Status::InvalidArgument("metric family " + std::string(name) + " written twice"));
   }
   seen_.emplace(name);
   family_.assign(name);
@@ -99,11 +101,11 @@ Status TextWriter::Family(std::string_view name, std::string_view help, MetricTy
   out_ += ' ';
   out_ += TypeName(type);
   out_ += '\n';
-  return Status::OK();
+  return true;
 }
 
 Status TextWriter::CheckLabels(const Labels& labels, bool histogram) const {
-  if (!open_) return Status::InvalidArgument("a sample before any metric family");
+  if (!open_) return Status::InvalidArgument("a sample with no metric family open (none yet, or the last was refused)");
   for (size_t i = 0; i < labels.size(); ++i) {
     const std::string_view name = labels[i].first;
     if (!ValidLabelName(name)) {
@@ -145,22 +147,27 @@ void TextWriter::AppendSeries(std::string_view suffix, const Labels& labels, con
   out_ += '\n';
 }
 
-Status TextWriter::Sample(const Labels& labels, double value) {
-  CANAL_RETURN_IF_ERROR(CheckLabels(labels, false));
-  if (type_ == MetricType::kHistogram) {
-    return Status::InvalidArgument("a plain sample in histogram " + family_ + " (use HistogramSample)");
-  }
-  AppendSeries("", labels, nullptr, value);
-  return Status::OK();
+bool TextWriter::Refuse(Status violation) {
+  if (refused_++ == 0) first_error_ = std::move(violation);
+  return false;
 }
 
-Status TextWriter::HistogramSample(const Labels& labels, const HistogramSnapshot& h) {
-  CANAL_RETURN_IF_ERROR(CheckLabels(labels, true));
+bool TextWriter::Sample(const Labels& labels, double value) {
+  if (Status s = CheckLabels(labels, false); !s.ok()) return Refuse(std::move(s));
+  if (type_ == MetricType::kHistogram) {
+    return Refuse(Status::InvalidArgument("a plain sample in histogram " + family_ + " (use HistogramSample)"));
+  }
+  AppendSeries("", labels, nullptr, value);
+  return true;
+}
+
+bool TextWriter::HistogramSample(const Labels& labels, const HistogramSnapshot& h) {
+  if (Status s = CheckLabels(labels, true); !s.ok()) return Refuse(std::move(s));
   if (type_ != MetricType::kHistogram) {
-    return Status::InvalidArgument("a histogram sample in " + std::string(TypeName(type_)) + " " + family_);
+    return Refuse(Status::InvalidArgument("a histogram sample in " + std::string(TypeName(type_)) + " " + family_));
   }
   if (h.cumulative.size() != h.bounds.size()) {
-    return Status::InvalidArgument("histogram " + family_ + ": bucket counts and bounds differ in number");
+    return Refuse(Status::InvalidArgument("histogram " + family_ + ": bucket counts and bounds differ in number"));
   }
   std::string bound;
   for (size_t i = 0; i < h.bounds.size(); ++i) {
@@ -173,7 +180,7 @@ Status TextWriter::HistogramSample(const Labels& labels, const HistogramSnapshot
   AppendSeries("_bucket", labels, &inf, static_cast<double>(h.count));
   AppendSeries("_sum", labels, nullptr, h.sum);
   AppendSeries("_count", labels, nullptr, static_cast<double>(h.count));
-  return Status::OK();
+  return true;
 }
 
 }  // namespace canal::metrics

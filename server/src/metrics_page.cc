@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "canal/metrics/exposition.h"
 #include "canal/server/status_report.h"
 
@@ -35,10 +37,17 @@ class Page {
  public:
   template <typename Fn>
   void Family(const char* name, const char* help, MetricType type, Fn&& samples) {
-    if (!w_.Family(name, help, type).ok()) return;
+    if (!w_.Family(name, help, type)) return;
     samples(w_);
   }
-  std::string Take() { return w_.Take(); }
+  // A refused call is a bug in this file (every name here is a constant):
+  // said once a page, and the rest of the page still served.
+  std::string Take() {
+    if (!w_.status().ok()) {
+      spdlog::warn("metrics page: {} series refused, the first: {}", w_.refused(), w_.status().ToString());
+    }
+    return w_.Take();
+  }
 
  private:
   TextWriter w_;
@@ -50,21 +59,21 @@ double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 template <typename Fn>
 void PerInstance(TextWriter& w, const ServerReport& r, Fn&& value) {
   for (const DestinationReport& d : r.destinations) {
-    if (d.has_status) w.Sample({{"destination", d.name}}, value(d)).PermitUncheckedError();
+    if (d.has_status) w.Sample({{"destination", d.name}}, value(d));
   }
 }
 
 template <typename Fn>
 void PerClient(TextWriter& w, const ServerReport& r, Fn&& value) {
   for (const DestinationReport& d : r.destinations) {
-    if (d.has_status && d.client) w.Sample({{"destination", d.name}}, value(*d.client)).PermitUncheckedError();
+    if (d.has_status && d.client) w.Sample({{"destination", d.name}}, value(*d.client));
   }
 }
 
 void CanalSeries(Page& p, const ServerReport& r) {
   p.Family("canal_instance", "Canal instance", MetricType::kGauge, [&](TextWriter& w) {
     for (const DestinationReport& d : r.destinations) {
-      if (d.has_status) w.Sample({{"destination", d.name}, {"mode", "spring"}}, 1).PermitUncheckedError();
+      if (d.has_status) w.Sample({{"destination", d.name}, {"mode", "spring"}}, 1);
     }
   });
   p.Family("canal_instance_subscriptions", "Canal instance subscriptions", MetricType::kGauge,
@@ -79,7 +88,7 @@ void CanalSeries(Page& p, const ServerReport& r) {
   p.Family("canal_instance_parser_mode", "Parser mode(parallel/serial) of instance", MetricType::kGauge,
            [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
-               if (d.has_status) w.Sample({{"destination", d.name}, {"parallel", "false"}}, 1).PermitUncheckedError();
+               if (d.has_status) w.Sample({{"destination", d.name}, {"parallel", "false"}}, 1);
              }
            });
   // One thread decodes and puts, so the dump thread is blocked publishing
@@ -105,7 +114,7 @@ void CanalSeries(Page& p, const ServerReport& r) {
       if (!d.has_status) continue;
       const std::string size = std::to_string(d.status.store_capacity);
       const char* mode = d.status.store_byte_bound != 0 ? "MEMSIZE" : "ITEMSIZE";
-      w.Sample({{"destination", d.name}, {"batchMode", mode}, {"size", size}}, 1).PermitUncheckedError();
+      w.Sample({{"destination", d.name}, {"batchMode", mode}, {"size", size}}, 1);
     }
   });
   p.Family(
@@ -135,8 +144,7 @@ void CanalSeries(Page& p, const ServerReport& r) {
         const bool usual =
             std::find(kClientRequestTypes.begin(), kClientRequestTypes.end(), type) != kClientRequestTypes.end();
         if (n == 0 && !usual) continue;
-        w.Sample({{"destination", d.name}, {"packetType", kPacketNames[type]}}, static_cast<double>(n))
-            .PermitUncheckedError();
+        w.Sample({{"destination", d.name}, {"packetType", kPacketNames[type]}}, static_cast<double>(n));
       }
     }
   });
@@ -150,12 +158,10 @@ void CanalSeries(Page& p, const ServerReport& r) {
                if (!d.has_status || !d.client) continue;
                for (size_t i = 0; i < ClientStats::kErrorCodes.size(); ++i) {
                  const std::string code = std::to_string(ClientStats::kErrorCodes[i]);
-                 w.Sample({{"destination", d.name}, {"errorCode", code}}, static_cast<double>(d.client->errors(i)))
-                     .PermitUncheckedError();
+                 w.Sample({{"destination", d.name}, {"errorCode", code}}, static_cast<double>(d.client->errors(i)));
                }
                if (const uint64_t other = d.client->other_errors(); other != 0) {
-                 w.Sample({{"destination", d.name}, {"errorCode", "other"}}, static_cast<double>(other))
-                     .PermitUncheckedError();
+                 w.Sample({{"destination", d.name}, {"errorCode", "other"}}, static_cast<double>(other));
                }
              }
            });
@@ -163,7 +169,7 @@ void CanalSeries(Page& p, const ServerReport& r) {
            [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                if (d.has_status && d.client) {
-                 w.HistogramSample({{"destination", d.name}}, d.client->latency()).PermitUncheckedError();
+                 w.HistogramSample({{"destination", d.name}}, d.client->latency());
                }
              }
            });
@@ -175,7 +181,7 @@ void OwnSeries(Page& p, const ServerReport& r) {
              for (const DestinationReport& d : r.destinations) {
                if (!d.has_status) continue;
                for (const char* state : kParserStates) {
-                 w.Sample({{"destination", d.name}, {"state", state}}, d.state == state ? 1 : 0).PermitUncheckedError();
+                 w.Sample({{"destination", d.name}, {"state", state}}, d.state == state ? 1 : 0);
                }
              }
            });
@@ -188,7 +194,7 @@ void OwnSeries(Page& p, const ServerReport& r) {
              for (const DestinationReport& d : r.destinations) {
                if (!d.has_status) continue;
                for (const auto& [kind, n] : d.status.parser.errors) {
-                 w.Sample({{"destination", d.name}, {"kind", kind}}, static_cast<double>(n)).PermitUncheckedError();
+                 w.Sample({{"destination", d.name}, {"kind", kind}}, static_cast<double>(n));
                }
              }
            });
@@ -209,7 +215,7 @@ void OwnSeries(Page& p, const ServerReport& r) {
            MetricType::kGauge, [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                if (d.has_status && d.acked) {
-                 w.Sample({{"destination", d.name}}, BinlogFileIndex(d.acked->journal_name)).PermitUncheckedError();
+                 w.Sample({{"destination", d.name}}, BinlogFileIndex(d.acked->journal_name));
                }
              }
            });
@@ -217,7 +223,7 @@ void OwnSeries(Page& p, const ServerReport& r) {
            [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                if (d.has_status && d.acked) {
-                 w.Sample({{"destination", d.name}}, static_cast<double>(d.acked->position)).PermitUncheckedError();
+                 w.Sample({{"destination", d.name}}, static_cast<double>(d.acked->position));
                }
              }
            });
@@ -252,21 +258,21 @@ void OwnSeries(Page& p, const ServerReport& r) {
            MetricType::kGauge, [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                for (const char* role : kRoles) {
-                 w.Sample({{"destination", d.name}, {"role", role}}, d.role == role ? 1 : 0).PermitUncheckedError();
+                 w.Sample({{"destination", d.name}, {"role", role}}, d.role == role ? 1 : 0);
                }
              }
            });
   p.Family("canal_instance_ha_fencing_events", "Times this server stopped serving the destination on losing its lease",
            MetricType::kCounter, [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
-               w.Sample({{"destination", d.name}}, static_cast<double>(d.ha.fencing_events)).PermitUncheckedError();
+               w.Sample({{"destination", d.name}}, static_cast<double>(d.ha.fencing_events));
              }
            });
   p.Family("canal_instance_cursor_flush_latency", "Time to make a client's acks durable, in milliseconds",
            MetricType::kHistogram, [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
                if (d.has_status && d.client) {
-                 w.HistogramSample({{"destination", d.name}}, d.client->flush_latency()).PermitUncheckedError();
+                 w.HistogramSample({{"destination", d.name}}, d.client->flush_latency());
                }
              }
            });
@@ -276,7 +282,7 @@ void ProcessSeries(Page& p, const ServerReport& r) {
   if (!r.has_process) return;
   const metrics::ProcessStats& s = r.process;
   const auto one = [&](const char* name, const char* help, MetricType type, double v) {
-    p.Family(name, help, type, [&](TextWriter& w) { w.Sample({}, v).PermitUncheckedError(); });
+    p.Family(name, help, type, [&](TextWriter& w) { w.Sample({}, v); });
   };
   one("canal_process_cpu_seconds", "User and system CPU time of the server, in seconds", MetricType::kCounter,
       s.cpu_seconds);

@@ -755,12 +755,13 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   // Low latency: the wait ends at a full batch or as soon as the producer has
   // caught up with entries waiting (Canal's rule waits for a full batch).
   const bool low_latency = get.low_latency() || context_->options.low_latency_get;
-  if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get);
-      timeout && !(low_latency ? store->LowLatencyReady(fetch) : store->BatchReady(fetch))) {
+  const store::RingStore::WaitRule rule =
+      low_latency ? store::RingStore::WaitRule::kLowLatency : store::RingStore::WaitRule::kBatch;
+  if (const std::optional<std::chrono::nanoseconds> timeout = GetTimeout(get); timeout && !store->Ready(rule, fetch)) {
     const Clock::time_point deadline =
         timeout->count() == 0 ? Clock::time_point::max()
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
-    co_await WaitForBatch(store.get(), fetch, low_latency, deadline);
+    co_await WaitForBatch(store.get(), fetch, rule, deadline);
     if (closing_ || input_closed_) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
@@ -825,7 +826,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
   reply_ = true;
 }
 
-awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, bool low_latency,
+awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, store::RingStore::WaitRule rule,
                                       Clock::time_point deadline) {
   const uint64_t generation = ++wait_generation_;
   std::weak_ptr<Session> weak = weak_from_this();
@@ -835,8 +836,7 @@ awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size
       if (auto self = weak.lock()) self->OnBatchReady(generation);
     });
   };
-  const bool armed = low_latency ? store->NotifyWhenLowLatencyReady(batch_size, std::move(on_ready))
-                                 : store->NotifyWhenReady(batch_size, std::move(on_ready));
+  const bool armed = store->NotifyWhen(rule, batch_size, std::move(on_ready));
   if (!armed) co_return;  // ready already, or the store stopped: TryGet tells
   waiting_ = true;
   wake_.expires_at(deadline);

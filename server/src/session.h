@@ -10,7 +10,7 @@
 //     one that writes to the socket or touches the ring and meta manager;
 //   - the idle watch closes the session when the client has sent nothing
 //     for its idle timeout.
-// A GET that must wait arms the ring's NotifyWhenReady and a timer; the
+// A GET that must wait arms the ring's NotifyWhen and a timer; the
 // ring's callback posts to the strand through a gate that the session closes
 // when it ends, so no callback reaches a session (or io_context) that is gone.
 #pragma once
@@ -150,7 +150,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool ServedHere() const;
   // Waits for a full batch of `batch_size` (0: any entry) until `deadline`,
   // a disconnect or Close.
-  boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, bool low_latency,
+  boost::asio::awaitable<void> WaitForBatch(store::RingStore* store, size_t batch_size, store::RingStore::WaitRule rule,
                                             Clock::time_point deadline);
   void OnBatchReady(uint64_t generation);
   // Acks the oldest outstanding batch, which must be `batch_id`; the error

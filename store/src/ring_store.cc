@@ -352,12 +352,20 @@ uint64_t RingStore::NotifyTarget(size_t batch_size) const {
                    : SaturatingAdd(get_.load(kRelaxed), batch_size);
 }
 
-bool RingStore::NotifyWhenReady(size_t batch_size, DataCallback callback) {
-  if (batch_size == 0) return false;
-  return Arm(batch_size, WaitRule::kBatch, std::move(callback));
+bool RingStore::NotifyWhen(WaitRule rule, size_t batch_size, DataCallback callback) {
+  switch (rule) {
+    case WaitRule::kBatch:
+      if (batch_size == 0) return false;
+      return Arm(batch_size, WaitRule::kBatch, std::move(callback));
+    case WaitRule::kAny: return Arm(0, WaitRule::kAny, std::move(callback));
+    case WaitRule::kLowLatency: break;
+  }
+  if (batch_size == 0) return Arm(0, WaitRule::kAny, std::move(callback));
+  // Untracked, every put ends the wait (as kAny); tracked, a full batch
+  // does, or ProducerCaughtUp with entries waiting.
+  const bool tracked = tracks_catch_up_.load(kRelaxed);
+  return Arm(tracked ? batch_size : 0, WaitRule::kLowLatency, std::move(callback));
 }
-
-bool RingStore::NotifyWhenAny(DataCallback callback) { return Arm(0, WaitRule::kAny, std::move(callback)); }
 
 bool RingStore::LowLatencyReady(size_t batch_size) const {
   if (BatchReady(batch_size)) return true;
@@ -369,14 +377,6 @@ bool RingStore::LowLatencyReady(size_t batch_size) const {
 bool RingStore::HalfRingWaiting() const {
   if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(capacity_ / 2, 1)) return true;
   return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= options_.ByteBound() / 2;
-}
-
-bool RingStore::NotifyWhenLowLatencyReady(size_t batch_size, DataCallback callback) {
-  if (batch_size == 0) return NotifyWhenAny(std::move(callback));
-  // Untracked, every put ends the wait (as NotifyWhenAny); tracked, a full
-  // batch does, or ProducerCaughtUp with entries waiting.
-  const bool tracked = tracks_catch_up_.load(kRelaxed);
-  return Arm(tracked ? batch_size : 0, WaitRule::kLowLatency, std::move(callback));
 }
 
 void RingStore::ProducerCaughtUp() {
@@ -397,7 +397,7 @@ void RingStore::ProducerCaughtUp() {
   callback();
 }
 
-bool RingStore::Ready(size_t batch_size, WaitRule rule) const {
+bool RingStore::Ready(WaitRule rule, size_t batch_size) const {
   switch (rule) {
     case WaitRule::kAny: return AnyReady();
     case WaitRule::kLowLatency: return batch_size == 0 ? AnyReady() : LowLatencyReady(batch_size);
@@ -427,7 +427,7 @@ bool RingStore::Arm(size_t batch_size, WaitRule rule, DataCallback callback) {
   // Armed first, checked second: a put (or ProducerCaughtUp) that we do not
   // see here sees the target and fires.
   HeavyFence();
-  if (!Ready(batch_size, rule)) return true;
+  if (!Ready(rule, batch_size)) return true;
   return !CancelNotify();
 }
 
@@ -494,7 +494,7 @@ Status RingStore::Get(size_t batch_size, std::chrono::nanoseconds timeout, Batch
       waiter.fired = true;
       waiter.cv.notify_one();  // under the lock: the waiter cannot vanish before it
     };
-    if (NotifyWhenReady(batch_size, wake)) {
+    if (NotifyWhen(WaitRule::kBatch, batch_size, wake)) {
       std::unique_lock<std::mutex> lock(waiter.mu);
       if (timeout == std::chrono::nanoseconds::zero()) {
         waiter.cv.wait(lock, [&] { return waiter.fired; });
@@ -603,7 +603,7 @@ void RingStore::Rollback() {
     notify_target_.store(target, kSeqCst);
   }
   HeavyFence();
-  if (batch_size == 0 ? AnyReady() : Ready(batch_size, rule)) FireNotify(/*force=*/true, 0, false);
+  if (batch_size == 0 ? AnyReady() : Ready(rule, batch_size)) FireNotify(/*force=*/true, 0, false);
 }
 
 // ---- any thread -------------------------------------------------------------

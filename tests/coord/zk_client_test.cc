@@ -2,6 +2,8 @@
 // port 12181). Skips when java or the zookeeper package is missing.
 #include "canal/coord/zk_client.h"
 
+#include "canal/coord/testing/expire_session.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -383,7 +385,7 @@ TEST_F(ZkClientTest, SessionExpiryIsReportedAndReopenGivesANewSession) {
   ASSERT_TRUE(c->GetAndWatch(root_ + "/watched", [&] { watch_fired.Bump(); }, &exists, nullptr).ok());
   const int64_t old_session = c->session_id();
 
-  ASSERT_TRUE(c->ExpireSessionForTesting().ok());
+  ASSERT_TRUE(coord::testing::ExpireSession(*c).ok());
   ASSERT_TRUE(log.WaitFor(ZkState::kExpired));
   EXPECT_EQ(c->state(), ZkState::kExpired);
   EXPECT_EQ(c->session_id(), 0);

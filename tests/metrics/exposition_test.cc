@@ -16,11 +16,11 @@ namespace {
 TEST(Exposition, CounterAndGaugeFamilies) {
   TextWriter w;
   ASSERT_TRUE(
-      w.Family("canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter).ok());
-  ASSERT_TRUE(w.Sample({{"destination", "example"}}, 42).ok());
-  ASSERT_TRUE(w.Sample({{"destination", "other"}}, 0).ok());
-  ASSERT_TRUE(w.Family("canal_instance_traffic_delay", "Traffic delay in milliseconds", MetricType::kGauge).ok());
-  ASSERT_TRUE(w.Sample({{"destination", "example"}}, 1500.5).ok());
+      w.Family("canal_instance_transactions", "Transactions counter of canal instance", MetricType::kCounter));
+  ASSERT_TRUE(w.Sample({{"destination", "example"}}, 42));
+  ASSERT_TRUE(w.Sample({{"destination", "other"}}, 0));
+  ASSERT_TRUE(w.Family("canal_instance_traffic_delay", "Traffic delay in milliseconds", MetricType::kGauge));
+  ASSERT_TRUE(w.Sample({{"destination", "example"}}, 1500.5));
   EXPECT_EQ(w.text(),
             "# HELP canal_instance_transactions Transactions counter of canal instance\n"
             "# TYPE canal_instance_transactions counter\n"
@@ -33,9 +33,9 @@ TEST(Exposition, CounterAndGaugeFamilies) {
 
 TEST(Exposition, SeriesWithoutLabelsAndEmptyFamily) {
   TextWriter w;
-  ASSERT_TRUE(w.Family("process_open_fds", "Open fds", MetricType::kGauge).ok());
-  ASSERT_TRUE(w.Sample({}, 12).ok());
-  ASSERT_TRUE(w.Family("canal_instance_subscriptions", "Subscriptions", MetricType::kGauge).ok());
+  ASSERT_TRUE(w.Family("process_open_fds", "Open fds", MetricType::kGauge));
+  ASSERT_TRUE(w.Sample({}, 12));
+  ASSERT_TRUE(w.Family("canal_instance_subscriptions", "Subscriptions", MetricType::kGauge));
   EXPECT_EQ(w.text(),
             "# HELP process_open_fds Open fds\n# TYPE process_open_fds gauge\nprocess_open_fds 12\n"
             "# HELP canal_instance_subscriptions Subscriptions\n# TYPE canal_instance_subscriptions gauge\n");
@@ -43,8 +43,8 @@ TEST(Exposition, SeriesWithoutLabelsAndEmptyFamily) {
 
 TEST(Exposition, EscapesLabelValuesAndHelp) {
   TextWriter w;
-  ASSERT_TRUE(w.Family("canal_x", "help with \\ and\nnewline and \"quotes\"", MetricType::kGauge).ok());
-  ASSERT_TRUE(w.Sample({{"destination", "a\"b\\c\nd"}, {"kind", "é{}=,"}}, 1).ok());
+  ASSERT_TRUE(w.Family("canal_x", "help with \\ and\nnewline and \"quotes\"", MetricType::kGauge));
+  ASSERT_TRUE(w.Sample({{"destination", "a\"b\\c\nd"}, {"kind", "é{}=,"}}, 1));
   EXPECT_EQ(w.text(),
             "# HELP canal_x help with \\\\ and\\nnewline and \"quotes\"\n"
             "# TYPE canal_x gauge\n"
@@ -75,8 +75,8 @@ TEST(Exposition, HistogramBucketsSumCount) {
   h.Observe(1000);
   TextWriter w;
   ASSERT_TRUE(
-      w.Family("canal_instance_client_request_latency", "Client request latency.", MetricType::kHistogram).ok());
-  ASSERT_TRUE(w.HistogramSample({{"destination", "example"}}, h.Snapshot()).ok());
+      w.Family("canal_instance_client_request_latency", "Client request latency.", MetricType::kHistogram));
+  ASSERT_TRUE(w.HistogramSample({{"destination", "example"}}, h.Snapshot()));
   EXPECT_EQ(w.text(),
             "# HELP canal_instance_client_request_latency Client request latency.\n"
             "# TYPE canal_instance_client_request_latency histogram\n"
@@ -99,37 +99,53 @@ TEST(Exposition, HistogramBoundsAreSortedAndMerged) {
 
 TEST(Exposition, RefusesBadNames) {
   TextWriter w;
-  EXPECT_FALSE(w.Family("", "h", MetricType::kGauge).ok());
-  EXPECT_FALSE(w.Family("9lives", "h", MetricType::kGauge).ok());
-  EXPECT_FALSE(w.Family("canal-instance", "h", MetricType::kGauge).ok());
-  EXPECT_FALSE(w.Family("canal instance", "h", MetricType::kGauge).ok());
+  EXPECT_FALSE(w.Family("", "h", MetricType::kGauge));
+  EXPECT_FALSE(w.Family("9lives", "h", MetricType::kGauge));
+  EXPECT_FALSE(w.Family("canal-instance", "h", MetricType::kGauge));
+  EXPECT_FALSE(w.Family("canal instance", "h", MetricType::kGauge));
   EXPECT_EQ(w.text(), "");
   // A sample before any family.
-  EXPECT_FALSE(w.Sample({}, 1).ok());
-  ASSERT_TRUE(w.Family("ns:canal_ok", "h", MetricType::kGauge).ok());
+  EXPECT_FALSE(w.Sample({}, 1));
+  ASSERT_TRUE(w.Family("ns:canal_ok", "h", MetricType::kGauge));
   const std::string before = w.text();
-  EXPECT_FALSE(w.Sample({{"__reserved", "x"}}, 1).ok());
-  EXPECT_FALSE(w.Sample({{"packet-type", "x"}}, 1).ok());
-  EXPECT_FALSE(w.Sample({{"a:b", "x"}}, 1).ok());
-  EXPECT_FALSE(w.Sample({{"", "x"}}, 1).ok());
-  EXPECT_FALSE(w.Sample({{"destination", "x"}, {"destination", "y"}}, 1).ok());
+  EXPECT_FALSE(w.Sample({{"__reserved", "x"}}, 1));
+  EXPECT_FALSE(w.Sample({{"packet-type", "x"}}, 1));
+  EXPECT_FALSE(w.Sample({{"a:b", "x"}}, 1));
+  EXPECT_FALSE(w.Sample({{"", "x"}}, 1));
+  EXPECT_FALSE(w.Sample({{"destination", "x"}, {"destination", "y"}}, 1));
   EXPECT_EQ(w.text(), before) << "a refused sample writes nothing";
   // The same family twice would make Prometheus reject the page.
-  EXPECT_FALSE(w.Family("ns:canal_ok", "h", MetricType::kGauge).ok());
+  EXPECT_FALSE(w.Family("ns:canal_ok", "h", MetricType::kGauge));
+  // ...and its samples must not land in the family before it.
+  const std::string after_refusal = w.text();
+  EXPECT_FALSE(w.Sample({{"destination", "x"}}, 1));
+  EXPECT_EQ(w.text(), after_refusal);
+  // The first violation is kept, with a count of all of them.
+  EXPECT_EQ(w.refused(), 12u);
+  EXPECT_EQ(w.status().code(), Status::Code::kInvalidArgument) << w.status().ToString();
+  EXPECT_NE(w.status().ToString().find("metric name \"\""), std::string::npos) << w.status().ToString();
+}
+
+TEST(Exposition, AWriterWithNoViolationReportsOk) {
+  TextWriter w;
+  ASSERT_TRUE(w.Family("canal_ok", "h", MetricType::kGauge));
+  ASSERT_TRUE(w.Sample({{"destination", "x"}}, 1));
+  EXPECT_TRUE(w.status().ok());
+  EXPECT_EQ(w.refused(), 0u);
 }
 
 TEST(Exposition, HistogramRules) {
   TextWriter w;
   Histogram h({1});
-  ASSERT_TRUE(w.Family("canal_g", "h", MetricType::kGauge).ok());
-  EXPECT_FALSE(w.HistogramSample({}, h.Snapshot()).ok()) << "histogram series in a gauge family";
-  ASSERT_TRUE(w.Family("canal_h", "h", MetricType::kHistogram).ok());
-  EXPECT_FALSE(w.Sample({}, 1).ok()) << "plain sample in a histogram family";
-  EXPECT_FALSE(w.HistogramSample({{"le", "1"}}, h.Snapshot()).ok()) << "le is the buckets' label";
+  ASSERT_TRUE(w.Family("canal_g", "h", MetricType::kGauge));
+  EXPECT_FALSE(w.HistogramSample({}, h.Snapshot())) << "histogram series in a gauge family";
+  ASSERT_TRUE(w.Family("canal_h", "h", MetricType::kHistogram));
+  EXPECT_FALSE(w.Sample({}, 1)) << "plain sample in a histogram family";
+  EXPECT_FALSE(w.HistogramSample({{"le", "1"}}, h.Snapshot())) << "le is the buckets' label";
   HistogramSnapshot broken = h.Snapshot();
   broken.cumulative.clear();
-  EXPECT_FALSE(w.HistogramSample({}, broken).ok());
-  EXPECT_TRUE(w.HistogramSample({}, h.Snapshot()).ok());
+  EXPECT_FALSE(w.HistogramSample({}, broken));
+  EXPECT_TRUE(w.HistogramSample({}, h.Snapshot()));
   EXPECT_NE(w.text().find("canal_h_bucket{le=\"+Inf\"} 0\n"), std::string::npos) << w.text();
 }
 

@@ -32,6 +32,7 @@
 #include <gtest/gtest.h>
 
 #include "canal/coord/canal_layout.h"
+#include "canal/coord/testing/expire_session.h"
 #include "canal/coord/zk_client.h"
 #include "canal/server/config.h"
 #include "canal/server/instance_registry.h"
@@ -112,7 +113,7 @@ class CrashableZk final : public coord::ZkClient {
     return inner_->ChildrenAndWatch(path, std::move(watch), names);
   }
   const coord::ZkOptions& options() const override { return inner_->options(); }
-  Status ExpireSessionForTesting() override { return inner_->ExpireSessionForTesting(); }
+  coord::ZkClient& inner() { return *inner_; }
 
  private:
   std::unique_ptr<coord::ZkClient> inner_;
@@ -348,7 +349,7 @@ TEST_F(RunningMonitorTest, AnExpiredSessionIsFencedAtOnceAndItsNewSessionContend
   std::this_thread::sleep_for(200ms);
   const int64_t old_session = a->zk().session_id();
 
-  ASSERT_TRUE(a->zk().ExpireSessionForTesting().ok());
+  ASSERT_TRUE(coord::testing::ExpireSession(a->zk().inner()).ok());
   // (Expiring takes the test's second handle a moment, during which a may
   // already have fenced on its lease: either reason will do.)
   // The bound is generous for a loaded machine: what matters is that the fence

@@ -15,6 +15,7 @@ namespace canal::store {
 namespace {
 
 using testing::MakeStore;
+using Rule = RingStore::WaitRule;
 using testing::MetaAt;
 
 void Put(RingStore* store, uint64_t offset) {
@@ -23,22 +24,22 @@ void Put(RingStore* store, uint64_t offset) {
 
 TEST(RingStoreCatchUp, UntrackedProducerEndsTheWaitAtAnyEntry) {
   auto store = MakeStore(64, BatchMode::kItemSize);
-  EXPECT_FALSE(store->LowLatencyReady(10));
+  EXPECT_FALSE(store->Ready(Rule::kLowLatency, 10));
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 10, [&] { ++calls; }));
   Put(store.get(), 1);
-  EXPECT_EQ(calls, 1) << "as NotifyWhenAny: no producer reports catching up";
-  EXPECT_TRUE(store->LowLatencyReady(10));
+  EXPECT_EQ(calls, 1) << "as kAny: no producer reports catching up";
+  EXPECT_TRUE(store->Ready(Rule::kLowLatency, 10));
 }
 
 TEST(RingStoreCatchUp, ABacklogBeingPutWaitsForAFullBatch) {
   auto store = MakeStore(64, BatchMode::kItemSize);
   store->TrackCatchUp();
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 10, [&] { ++calls; }));
   for (uint64_t i = 1; i <= 9; ++i) Put(store.get(), i);
   EXPECT_EQ(calls, 0) << "the producer is still putting: the batch may yet fill";
-  EXPECT_FALSE(store->LowLatencyReady(10));
+  EXPECT_FALSE(store->Ready(Rule::kLowLatency, 10));
   Put(store.get(), 10);
   EXPECT_EQ(calls, 1) << "a full batch ends the wait";
 }
@@ -47,15 +48,15 @@ TEST(RingStoreCatchUp, CatchingUpWithEntriesWaitingEndsTheWait) {
   auto store = MakeStore(64, BatchMode::kMemSize, /*memunit=*/1024);
   store->TrackCatchUp();
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(1000, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 1000, [&] { ++calls; }));
   Put(store.get(), 1);
   Put(store.get(), 2);
   EXPECT_EQ(calls, 0);
   store->ProducerCaughtUp();
   EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(store->LowLatencyReady(1000));
+  EXPECT_TRUE(store->Ready(Rule::kLowLatency, 1000));
   // Arming now declines: ready already.
-  EXPECT_FALSE(store->NotifyWhenLowLatencyReady(1000, [&] { ++calls; }));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kLowLatency, 1000, [&] { ++calls; }));
   EXPECT_EQ(calls, 1);
 }
 
@@ -67,7 +68,7 @@ TEST(RingStoreCatchUp, CatchingUpWithNothingWaitingKeepsWaitingForTheNextEntryAn
   ASSERT_TRUE(store->TryGet(10, &b).ok());
   ASSERT_EQ(b.entries.size(), 1u);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 10, [&] { ++calls; }));
   store->ProducerCaughtUp();
   EXPECT_EQ(calls, 0) << "nothing after the get: nothing to hand out";
   Put(store.get(), 2);
@@ -82,9 +83,9 @@ TEST(RingStoreCatchUp, AnIdleProducerMakesAnyNewEntryReadyAtOnce) {
   store->TrackCatchUp();
   store->ProducerCaughtUp();
   Put(store.get(), 1);
-  EXPECT_FALSE(store->LowLatencyReady(1000)) << "the put marks the producer busy until it says otherwise";
+  EXPECT_FALSE(store->Ready(Rule::kLowLatency, 1000)) << "the put marks the producer busy until it says otherwise";
   store->ProducerCaughtUp();
-  EXPECT_TRUE(store->LowLatencyReady(1000));
+  EXPECT_TRUE(store->Ready(Rule::kLowLatency, 1000));
 }
 
 TEST(RingStoreCatchUp, AFullRingEndsTheWaitOfABlockedProducer) {
@@ -94,7 +95,7 @@ TEST(RingStoreCatchUp, AFullRingEndsTheWaitOfABlockedProducer) {
   Batch b;
   ASSERT_TRUE(store->TryGet(3, &b).ok());  // handed out, not acked: the ring stays full
   std::atomic<int> calls{0};
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(100, [&] { ++calls; })) << "busy, and 1 waits: under half a ring";
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 100, [&] { ++calls; })) << "busy, and 1 waits: under half a ring";
   std::thread producer([&] { (void)store->Put("e5", MetaAt(5)); });  // blocks: the ring is full
   for (int i = 0; i < 5000 && calls.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(calls.load(), 1) << "neither side could move: the full ring is the batch";
@@ -106,13 +107,13 @@ TEST(RingStoreCatchUp, HalfARingOfEntriesEndsTheWaitSoProducerAndClientOverlap) 
   auto store = MakeStore(8, BatchMode::kItemSize);
   store->TrackCatchUp();
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(100, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 100, [&] { ++calls; }));
   for (uint64_t i = 1; i <= 3; ++i) Put(store.get(), i);
   EXPECT_EQ(calls, 0);
-  EXPECT_FALSE(store->LowLatencyReady(100));
+  EXPECT_FALSE(store->Ready(Rule::kLowLatency, 100));
   Put(store.get(), 4);
   EXPECT_EQ(calls, 1) << "4 of 8 slots: a batch of the whole ring would stall the producer";
-  EXPECT_TRUE(store->LowLatencyReady(100));
+  EXPECT_TRUE(store->Ready(Rule::kLowLatency, 100));
   Batch b;
   ASSERT_TRUE(store->TryGet(100, &b).ok());
   EXPECT_EQ(b.entries.size(), 4u);
@@ -123,7 +124,7 @@ TEST(RingStoreCatchUp, HalfARingOfBytesEndsTheWaitInMemSize) {
   auto store = MakeStore(64, BatchMode::kMemSize, /*memunit=*/1024);
   store->TrackCatchUp();
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(1000, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 1000, [&] { ++calls; }));
   const std::string ten_kib(10 * 1024, 'x');
   for (uint64_t i = 1; i <= 3; ++i) ASSERT_TRUE(store->Put(ten_kib, MetaAt(i)).ok());
   EXPECT_EQ(calls, 0) << "30 KiB of 64";
@@ -139,7 +140,7 @@ TEST(RingStoreCatchUp, RollbackReArmsWithTheLowLatencyRule) {
   Batch b;
   ASSERT_TRUE(store->TryGet(10, &b).ok());
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 10, [&] { ++calls; }));
   store->Rollback();  // the entry is there again and the producer is caught up
   EXPECT_EQ(calls, 1);
 }
@@ -148,7 +149,7 @@ TEST(RingStoreCatchUp, StopEndsTheWait) {
   auto store = MakeStore(64, BatchMode::kItemSize);
   store->TrackCatchUp();
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenLowLatencyReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 10, [&] { ++calls; }));
   store->Stop();
   EXPECT_EQ(calls, 1);
 }

@@ -27,6 +27,7 @@ EntryMeta Meta(uint64_t offset, EntryKind kind = EntryKind::kOther, bool safe = 
 }
 
 using testing::MakeStore;
+using Rule = RingStore::WaitRule;
 
 // Puts entries "e<offset>" at offsets first, first+1, ...
 void PutN(RingStore* store, uint64_t first, int n, EntryKind kind = EntryKind::kOther) {
@@ -580,9 +581,9 @@ TEST(RingStoreTest, WithoutDdlIsolationDdlSharesBatches) {
 TEST(RingStoreTest, WaitingDdlMakesABatchReadyUnderIsolation) {
   auto store = MakeStore(16, BatchMode::kItemSize, 1024, /*ddl_isolation=*/true);
   PutN(store.get(), 1, 1);
-  EXPECT_FALSE(store->BatchReady(10));
+  EXPECT_FALSE(store->Ready(Rule::kBatch, 10));
   PutN(store.get(), 2, 1, EntryKind::kDdl);
-  EXPECT_TRUE(store->BatchReady(10));
+  EXPECT_TRUE(store->Ready(Rule::kBatch, 10));
   Batch b;
   ASSERT_TRUE(store->Get(10, 0ns, &b).ok());  // does not wait for 10
   EXPECT_EQ(Offsets(b), (std::vector<uint64_t>{1}));
@@ -601,11 +602,11 @@ TEST(RingStoreTest, DdlArrivingWakesAZeroTimeoutGetUnderIsolation) {
 
 // ---- asynchronous notification ------------------------------------------------------
 
-TEST(RingStoreTest, NotifyWhenReadyDeclinesWhenABatchIsAlreadyReady) {
+TEST(RingStoreTest, NotifyWhenBatchDeclinesWhenABatchIsAlreadyReady) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   PutN(store.get(), 0, 3);
   int calls = 0;
-  EXPECT_FALSE(store->NotifyWhenReady(3, [&] { ++calls; }));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kBatch, 3, [&] { ++calls; }));
   EXPECT_FALSE(store->CancelNotify());
   EXPECT_EQ(calls, 0);
 }
@@ -613,7 +614,7 @@ TEST(RingStoreTest, NotifyWhenReadyDeclinesWhenABatchIsAlreadyReady) {
 TEST(RingStoreTest, NotifyFiresOnceWhenThePutCompletesABatch) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(3, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 3, [&] { ++calls; }));
   PutN(store.get(), 0, 2);
   EXPECT_EQ(calls, 0);
   PutN(store.get(), 2, 1);
@@ -629,7 +630,7 @@ TEST(RingStoreTest, NotifyCountsFromTheCurrentGet) {
   Batch b;
   ASSERT_TRUE(store->TryGet(2, &b).ok());
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(2, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 2, [&] { ++calls; }));
   PutN(store.get(), 2, 1);
   EXPECT_EQ(calls, 0);
   PutN(store.get(), 3, 1);
@@ -639,7 +640,7 @@ TEST(RingStoreTest, NotifyCountsFromTheCurrentGet) {
 TEST(RingStoreTest, NotifyInMemSizeCountsBytes) {
   auto store = MakeStore(16, BatchMode::kMemSize, /*memunit=*/10);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(1, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 1, [&] { ++calls; }));
   ASSERT_TRUE(store->Put(std::string(6, 'x'), Meta(1)).ok());
   EXPECT_EQ(calls, 0);
   ASSERT_TRUE(store->Put(std::string(6, 'x'), Meta(2)).ok());
@@ -649,7 +650,7 @@ TEST(RingStoreTest, NotifyInMemSizeCountsBytes) {
 TEST(RingStoreTest, CancelledNotifyNeverFires) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(1, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 1, [&] { ++calls; }));
   EXPECT_TRUE(store->CancelNotify());
   EXPECT_FALSE(store->CancelNotify());
   PutN(store.get(), 0, 3);
@@ -659,8 +660,8 @@ TEST(RingStoreTest, CancelledNotifyNeverFires) {
 TEST(RingStoreTest, ArmingAgainReplacesTheEarlierCallback) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   int first = 0, second = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(1, [&] { ++first; }));
-  ASSERT_TRUE(store->NotifyWhenReady(2, [&] { ++second; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 1, [&] { ++first; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 2, [&] { ++second; }));
   PutN(store.get(), 0, 1);
   EXPECT_EQ(first + second, 0);
   PutN(store.get(), 1, 1);
@@ -671,7 +672,7 @@ TEST(RingStoreTest, ArmingAgainReplacesTheEarlierCallback) {
 TEST(RingStoreTest, NotifyFiresWhenTheRingFillsBeforeTheBatch) {
   auto store = MakeStore(4, BatchMode::kItemSize);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(10, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 10, [&] { ++calls; }));
   PutN(store.get(), 0, 4);
   EXPECT_EQ(calls, 0);
   EXPECT_FALSE(store->TryPut("x", Meta(4)));  // the producer finds it full
@@ -683,7 +684,7 @@ TEST(RingStoreTest, NotifyFiresWhenABlockedPutWaits) {
   PutN(store.get(), 0, 4);
   std::atomic<int> calls{0};
   // Nothing is blocked yet, and 4 < 10: armed.
-  ASSERT_TRUE(store->NotifyWhenReady(10, [&] { calls.fetch_add(1); }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 10, [&] { calls.fetch_add(1); }));
   Background producer([&] { EXPECT_TRUE(store->Put("e4", Meta(4)).ok()); });
   while (calls.load() == 0) std::this_thread::sleep_for(1ms);
   Batch b;
@@ -700,46 +701,46 @@ TEST(RingStoreTest, RollbackFiresANotifyThatTheRewoundEntriesSatisfy) {
   Batch b;
   ASSERT_TRUE(store->TryGet(3, &b).ok());
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(3, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 3, [&] { ++calls; }));
   store->Rollback();
   EXPECT_EQ(calls, 1);
 }
 
 TEST(RingStoreTest, NotifyWithBatchSizeZeroOrNoCallbackIsDeclined) {
   auto store = MakeStore(16, BatchMode::kItemSize);
-  EXPECT_FALSE(store->NotifyWhenReady(0, [] {}));
-  EXPECT_FALSE(store->NotifyWhenReady(1, nullptr));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kBatch, 0, [] {}));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kBatch, 1, nullptr));
 }
 
 // ---- low latency: any entry ------------------------------------------------------
 
-TEST(RingStoreTest, NotifyWhenAnyFiresOnTheFirstEntryEvenInMemSize) {
+TEST(RingStoreTest, NotifyWhenAnyEntryFiresOnTheFirstEntryEvenInMemSize) {
   // A MEMSIZE batch of 1000 units would need ~1 MB; one small entry must do.
   auto store = MakeStore(16, BatchMode::kMemSize, /*memunit=*/1024);
-  EXPECT_FALSE(store->AnyReady());
-  EXPECT_FALSE(store->BatchReady(1000));
+  EXPECT_FALSE(store->Ready(Rule::kAny, 0));
+  EXPECT_FALSE(store->Ready(Rule::kBatch, 1000));
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));
   ASSERT_TRUE(store->Put("x", Meta(1)).ok());
   EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(store->AnyReady());
-  EXPECT_FALSE(store->BatchReady(1000));
+  EXPECT_TRUE(store->Ready(Rule::kAny, 0));
+  EXPECT_FALSE(store->Ready(Rule::kBatch, 1000));
   ASSERT_TRUE(store->Put("y", Meta(2)).ok());
   EXPECT_EQ(calls, 1);  // once
 }
 
-TEST(RingStoreTest, NotifyWhenAnyCountsFromTheCurrentGetAndDeclinesWhenSomethingWaits) {
+TEST(RingStoreTest, NotifyWhenAnyEntryCountsFromTheCurrentGetAndDeclinesWhenSomethingWaits) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   PutN(store.get(), 0, 2);
   int calls = 0;
-  EXPECT_FALSE(store->NotifyWhenAny([&] { ++calls; }));  // two wait already: get now
+  EXPECT_FALSE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));  // two wait already: get now
   Batch b;
   ASSERT_TRUE(store->TryGet(2, &b).ok());
-  EXPECT_FALSE(store->AnyReady());
-  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  EXPECT_FALSE(store->Ready(Rule::kAny, 0));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));
   PutN(store.get(), 2, 1);
   EXPECT_EQ(calls, 1);
-  EXPECT_FALSE(store->NotifyWhenAny(nullptr));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kAny, 0, nullptr));
 }
 
 TEST(RingStoreTest, RollbackFiresAnAnyNotifyAndStopEndsIt) {
@@ -748,15 +749,15 @@ TEST(RingStoreTest, RollbackFiresAnAnyNotifyAndStopEndsIt) {
   Batch b;
   ASSERT_TRUE(store->TryGet(1000, &b).ok());
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));
   store->Rollback();  // the rewound entry is there again
   EXPECT_EQ(calls, 1);
   ASSERT_TRUE(store->TryGet(1000, &b).ok());
-  ASSERT_TRUE(store->NotifyWhenAny([&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));
   store->Stop();
   EXPECT_EQ(calls, 2);
-  EXPECT_TRUE(store->AnyReady());
-  EXPECT_FALSE(store->NotifyWhenAny([&] { ++calls; }));
+  EXPECT_TRUE(store->Ready(Rule::kAny, 0));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kAny, 0, [&] { ++calls; }));
 }
 
 // ---- stop ------------------------------------------------------------------------
@@ -808,13 +809,13 @@ TEST(RingStoreTest, AfterStopPutAndGetFailAndStopIsIdempotent) {
   Batch b;
   EXPECT_EQ(store->TryGet(5, &b).code(), Status::Code::kAborted);
   EXPECT_EQ(store->Get(5, 10ms, &b).code(), Status::Code::kAborted);
-  EXPECT_FALSE(store->NotifyWhenReady(1, [] {}));
+  EXPECT_FALSE(store->NotifyWhen(Rule::kBatch, 1, [] {}));
 }
 
 TEST(RingStoreTest, StopFiresAnArmedNotify) {
   auto store = MakeStore(16, BatchMode::kItemSize);
   int calls = 0;
-  ASSERT_TRUE(store->NotifyWhenReady(1, [&] { ++calls; }));
+  ASSERT_TRUE(store->NotifyWhen(Rule::kBatch, 1, [&] { ++calls; }));
   store->Stop();
   EXPECT_EQ(calls, 1);
 }
@@ -832,7 +833,7 @@ TEST(RingStoreTest, StatsCountBytesAndBlockedTime) {
   // The ring is full: a third Put waits until the consumer acks.
   std::thread producer([&] { PutN(store.get(), 3, 1); });
   // A full ring with a blocked producer is a full batch of any size.
-  while (!store->BatchReady(100)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!store->Ready(Rule::kBatch, 100)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   Batch b;
   ASSERT_TRUE(store->TryGet(2, &b).ok());

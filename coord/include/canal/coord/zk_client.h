@@ -97,11 +97,6 @@ class ZkClient {
 
   // The options given to Create() (servers for messages, timeouts).
   virtual const ZkOptions& options() const = 0;
-
-  // Tests only: makes ZooKeeper expire this client's session now, the way a
-  // long network partition would (a second handle joins the session with its
-  // id and password and closes it). The client then reports kExpired.
-  virtual Status ExpireSessionForTesting() { return Status::NotSupported("ExpireSessionForTesting"); }
 };
 
 }  // namespace canal::coord

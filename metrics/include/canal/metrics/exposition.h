@@ -14,8 +14,10 @@
 // Names are checked, not trusted: a metric name must match
 // [a-zA-Z_:][a-zA-Z0-9_:]*, a label name [a-zA-Z_][a-zA-Z0-9_]* and not start
 // with "__"; "le" is reserved in histograms; a family may appear once. A
-// violation is an InvalidArgument naming it, and nothing is written for that
-// call, so one bad series never corrupts the rest of the page.
+// violation writes nothing for that call (so one bad series never corrupts
+// the rest of the page) and is kept: the call returns false and status()
+// holds the first violation (an InvalidArgument naming it). A page built from
+// constant names checks status() once, at the end, instead of every call.
 #pragma once
 
 #include <set>
@@ -43,17 +45,23 @@ void AppendValue(double value, std::string* out);
 
 class TextWriter {
  public:
-  Status Family(std::string_view name, std::string_view help, MetricType type);
+  // Each returns false, writing nothing, for a violation (see status()).
+  bool Family(std::string_view name, std::string_view help, MetricType type);
   // A counter, gauge or untyped sample of the current family.
-  Status Sample(const Labels& labels, double value);
+  bool Sample(const Labels& labels, double value);
   // A histogram series of the current (histogram) family.
-  Status HistogramSample(const Labels& labels, const HistogramSnapshot& histogram);
+  bool HistogramSample(const Labels& labels, const HistogramSnapshot& histogram);
+
+  // The first violation so far, and how many calls were refused in all.
+  const Status& status() const { return first_error_; }
+  size_t refused() const { return refused_; }
 
   const std::string& text() const { return out_; }
   std::string Take() { return std::move(out_); }
 
  private:
   Status CheckLabels(const Labels& labels, bool histogram) const;
+  bool Refuse(Status violation);
   void AppendSeries(std::string_view suffix, const Labels& labels, const Label* extra, double value);
 
   std::string out_;
@@ -61,6 +69,8 @@ class TextWriter {
   MetricType type_ = MetricType::kUntyped;
   bool open_ = false;
   std::set<std::string, std::less<>> seen_;
+  Status first_error_;
+  size_t refused_ = 0;
 };
 
 }  // namespace canal::metrics

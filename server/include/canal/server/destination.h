@@ -5,7 +5,7 @@
 // Instance implements Destination; the session server only ever sees this
 // interface, so it can be tested with an in-memory ring and meta manager.
 // Threads: any method may be called from any session thread; the store's
-// consumer calls (Get/Ack/Rollback/NotifyWhenReady) must still be sequenced
+// consumer calls (Get/Ack/Rollback/NotifyWhen) must still be sequenced
 // by the one session that owns the subscription.
 #pragma once
 

@@ -5,7 +5,7 @@
 // docs/protocol.md).
 //
 // A waiting GET never blocks an I/O thread: it waits on the ring's
-// NotifyWhenReady and a timer. An ack moves the client's cursor in the meta
+// NotifyWhen and a timer. An ack moves the client's cursor in the meta
 // manager and is made durable (MetaManager::Flush) before the server answers
 // that client's next request; the flush runs on a small blocking pool, awaited,
 // so a slow disk or ZooKeeper never holds an I/O thread. One subscriber per destination at a time (the

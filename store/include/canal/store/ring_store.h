@@ -25,16 +25,16 @@
 // idle buffers, not buffer_size of them.
 //
 // Threads: exactly one producer calls Put/TryPut; exactly one consumer calls
-// Get/TryGet/BatchReady/NotifyWhenReady/CancelNotify/Ack/Rollback. The
+// Get/TryGet/Ready/NotifyWhen/CancelNotify/Ack/Rollback. The
 // consumer's calls need not come from one OS thread (an Asio strand is fine)
 // but must be sequenced, never concurrent. Stop, stopped and stats are safe
 // from any thread. Producer and consumer share only atomics; the hot paths
 // take no mutex.
 //
 // Waiting for data from an asynchronous server: the consumer arms a one-shot
-// callback with NotifyWhenReady(batch_size, cb). It runs once, on the
-// producer's thread (or the thread calling Stop or Rollback), as soon as a
-// full batch is ready (see BatchReady) or the store stops. It must be quick
+// callback with NotifyWhen(rule, batch_size, cb). It runs once, on the
+// producer's thread (or the thread calling Stop or Rollback), as soon as
+// Ready(rule, batch_size) holds or the store stops. It must be quick
 // and must not call the RingStore: post to the session's executor and call
 // TryGet there. A timed wait arms a timer beside it; when the timer wins,
 // CancelNotify() says whether the callback was withdrawn (false: it has run
@@ -183,42 +183,40 @@ class RingStore {
   Status Get(size_t batch_size, std::chrono::nanoseconds timeout, Batch* out);
   Status TryGet(size_t batch_size, Batch* out) { return Get(batch_size, kNoWait, out); }
 
-  // Whether a Get(batch_size) would be a full batch now: a batch's worth of
-  // entries or bytes is waiting, or (ddl_isolation) a DDL is waiting, or the
-  // producer is blocked because the ring is full (more cannot arrive until
-  // the consumer acks), or the store is stopped.
-  bool BatchReady(size_t batch_size) const;
+  // What a waiting consumer waits for; Ready says whether it holds now, and
+  // NotifyWhen arms a one-shot callback for when it comes to hold.
+  //  kBatch: a Get(batch_size) would be a full batch: a batch's worth of
+  //    entries or bytes is waiting, or (ddl_isolation) a DDL is waiting, or
+  //    the producer is blocked because the ring is full (more cannot arrive
+  //    until the consumer acks), or the store is stopped. Always true for
+  //    batch_size 0.
+  //  kAny: any entry is waiting after get, or the store is stopped
+  //    (batch_size is not used).
+  //  kLowLatency: catch-up aware low latency. A producer that reads a stream
+  //    (the parser) calls TrackCatchUp() once, then ProducerCaughtUp() each
+  //    time it is about to wait for more input: it has put everything it
+  //    had. The wait then ends when kBatch holds or, with entries waiting,
+  //    when the producer has caught up; while a backlog is still being put it
+  //    waits for the full batch, instead of taking every entry singly (and an
+  //    ack and a cursor write each). Without TrackCatchUp() the producer
+  //    counts as caught up whenever it is not putting, so this is kAny. Half a
+  //    ring (of entries, or of MEMSIZE bytes) also ends it: a batch as big as
+  //    the ring would leave the producer nothing to do while the client reads
+  //    it; half lets the two overlap. batch_size 0 means kAny.
+  enum class WaitRule : uint8_t { kBatch, kAny, kLowLatency };
+  bool Ready(WaitRule rule, size_t batch_size) const;
 
-  // Arms `callback` to run once when BatchReady(batch_size) becomes true
-  // (see the file comment). Returns true when armed; false when a full
-  // batch is ready already or the store is stopped, in which case the
-  // callback is dropped without running and the caller should TryGet now.
-  // Arming again replaces an earlier callback that has not run.
-  bool NotifyWhenReady(size_t batch_size, DataCallback callback);
+  // Arms `callback` to run once when Ready(rule, batch_size) becomes true
+  // (see the file comment). Returns true when armed; false when it holds
+  // already, the store is stopped, the callback is empty or (kBatch)
+  // batch_size is 0, in which case the callback is dropped without running
+  // and the caller should TryGet now. Arming again replaces an earlier
+  // callback that has not run.
+  bool NotifyWhen(WaitRule rule, size_t batch_size, DataCallback callback);
 
-  // The low-latency forms: whether any entry is waiting after `get` (or the
-  // store is stopped), and a callback armed, as NotifyWhenReady's, to run
-  // once when one is.
-  bool AnyReady() const;
-  bool NotifyWhenAny(DataCallback callback);
-
-  // Catch-up aware low latency. A producer that reads a stream (the parser)
-  // calls TrackCatchUp() once, then ProducerCaughtUp() each time it is about
-  // to wait for more input: it has put everything it had. A low-latency get
-  // then ends when a full batch is ready or, with entries waiting, when the
-  // producer has caught up; while a backlog is still being put it waits for
-  // the full batch, instead of taking every entry singly (and an ack and a
-  // cursor write each). Without TrackCatchUp() the producer counts as caught
-  // up whenever it is not putting: LowLatencyReady is AnyReady. Half a ring
-  // (of entries, or of MEMSIZE bytes) also ends it: a batch as big as the ring
-  // would leave the producer nothing to do while the client reads it; half
-  // lets the two overlap.
+  // For kLowLatency (see there).
   void TrackCatchUp() { tracks_catch_up_.store(true, std::memory_order_relaxed); }
   void ProducerCaughtUp();
-  bool LowLatencyReady(size_t batch_size) const;
-  // Arms `callback` as NotifyWhenReady does, to run once LowLatencyReady
-  // becomes true; same return values.
-  bool NotifyWhenLowLatencyReady(size_t batch_size, DataCallback callback);
 
   // Withdraws the armed callback. True when withdrawn before running; false
   // when none was armed or it has run or is about to run.
@@ -267,9 +265,10 @@ class RingStore {
   // The put (MEMSIZE: put_bytes) an armed callback waits for: a full batch
   // of `batch_size`, or any entry when it is 0.
   uint64_t NotifyTarget(size_t batch_size) const;
-  enum class WaitRule { kBatch, kAny, kLowLatency };
+  bool BatchReady(size_t batch_size) const;
+  bool AnyReady() const;
+  bool LowLatencyReady(size_t batch_size) const;
   bool Arm(size_t batch_size, WaitRule rule, DataCallback callback);
-  bool Ready(size_t batch_size, WaitRule rule) const;
   bool HalfRingWaiting() const;
   // For a tracked low-latency waiter (else kNotArmed): the put_ at which half
   // a ring waits; lowers a MEMSIZE *target to half the ring's bytes.
@@ -349,7 +348,7 @@ class RingStore {
   std::atomic<uint32_t> fence_word_{0};  // the handshake's fence when membarrier is not used
   std::mutex notify_mu_;
   DataCallback notify_callback_;  // guarded by notify_mu_
-  size_t notify_batch_size_ = 0;  // guarded by notify_mu_; 0: any entry (NotifyWhenAny)
+  size_t notify_batch_size_ = 0;  // guarded by notify_mu_; 0: any entry (kAny)
   WaitRule notify_rule_ = WaitRule::kBatch;  // guarded by notify_mu_
   // With a tracked low-latency waiter: the put_ (entries) that makes half a
   // ring waiting, which fires it too; kNotArmed otherwise.

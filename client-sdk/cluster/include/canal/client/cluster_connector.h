@@ -206,7 +206,6 @@ class ClusterConnector final : public CanalConnector {
   // the retry policy) when it fails in a way another connection may not.
   Status WithFailover(std::string_view doing, std::chrono::steady_clock::time_point deadline,
                       const std::function<Status()>& op);
-  Status SubscribeLocked(std::string filter);
   Status Fetch(int32_t batch_size, const Wait* wait, bool ack, Message* out) override;
   Status GetLocked(int32_t batch_size, const Wait* wait, Message* out);
   Status AckLocked(int64_t batch_id);
