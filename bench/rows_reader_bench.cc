@@ -27,12 +27,15 @@
 #include "canal/parser/binlog/column_text.h"
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"
-#include "canal/parser/binlog/java_float_text.h"
 #include "canal/parser/binlog/rows_event.h"
+#include "canal/render/java_float_text.h"
 
 namespace {
 
 using namespace canal::binlog;
+using canal::render::kJavaFloatTextMax;
+using canal::render::WriteJavaDoubleText;
+using canal::render::WriteJavaFloatText;
 
 struct Corpus {
   std::deque<std::string> bytes;                      // each event's row images, owned

@@ -31,7 +31,7 @@ PACKAGES=(
   zstd xxd procps
   # bench/compare_cursor_writes.sh counts the server's fsync/fdatasync calls
   strace
-  # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/parser/java_float_text_test.cc)
+  # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/render/java_float_text_test.cc)
   default-jdk-headless
 )
 

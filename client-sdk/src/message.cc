@@ -1,7 +1,7 @@
 #include "canal/client/message.h"
 
+#include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
-#include "in_order_fields.h"
 
 namespace canal::client {
 
@@ -35,7 +35,7 @@ Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size,
   const std::string_view bytes(base + offset, size);
   int64_t batch_id = -1;
   // The fast path (in_order_fields.h): the id, then the entries one after another.
-  internal::InOrderFields in(bytes);
+  proto::InOrderFields in(bytes);
   uint64_t id;
   std::string_view entry;
   if (in.Varint(wire::Tag(1, wire::kVarint), &id)) batch_id = static_cast<int64_t>(id);

@@ -1,7 +1,7 @@
 #include "canal/client/packet_frame.h"
 
+#include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
-#include "in_order_fields.h"
 
 namespace canal::client {
 
@@ -19,7 +19,7 @@ Status PacketFrame::Parse(std::string_view bytes, PacketFrame* out) {
   uint64_t v;
   // Servers write the type and the body (Canal's Java server also the
   // version and compression) in field order: take them straight away.
-  internal::InOrderFields in(bytes);
+  proto::InOrderFields in(bytes);
   in.Varint(wire::Tag(1, wire::kVarint), &v);  // magic number: not checked, as Canal's clients do not
   if (in.Varint(wire::Tag(2, wire::kVarint), &v)) out->version = AsInt32(v), out->has_version = true;
   if (in.Varint(wire::Tag(3, wire::kVarint), &v)) out->type = AsInt32(v);

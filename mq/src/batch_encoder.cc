@@ -1,6 +1,6 @@
 #include "canal/mq/batch_encoder.h"
 
-#include "canal/client/entry_view.h"
+#include "canal/proto/entry_view.h"
 #include "text.h"
 #include "wire.h"
 
@@ -8,7 +8,7 @@ namespace canal::mq {
 
 namespace {
 
-namespace cv = canal::client;
+namespace cv = canal::proto;
 
 constexpr uint32_t kEntryStoreValue = 3;
 constexpr uint32_t kRowChangeRowDatas = 12;
@@ -136,7 +136,7 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     cv::EntryView entry;
     CANAL_RETURN_IF_ERROR(cv::EntryView::Parse(entries[i], &entry)
                               .WithContext("entry " + std::to_string(i) + " of batch " + std::to_string(batch_id)));
-    const auto type = canal::client::EntryTypeOf(entry);
+    const auto type = canal::proto::EntryTypeOf(entry);
     const bool boundary = type == canal::entry::TRANSACTIONBEGIN || type == canal::entry::TRANSACTIONEND;
     if (boundary && (routed || options_.filter_transaction_entry)) continue;
     const auto& h = entry.header();
@@ -153,9 +153,9 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     CANAL_RETURN_IF_ERROR(cv::RowChangeView::Parse(entry.store_value(), &rc).WithContext(origin));
     const HashMode& mode = router_->HashModeFor(h.schema_name(), h.table_name());
     const int32_t partitions = router_->PartitionsOf(topic);
-    if (canal::client::IsDdl(rc) || rc.row_count() == 0 || mode.kind == HashMode::Kind::kNone ||
+    if (canal::proto::IsDdl(rc) || rc.row_count() == 0 || mode.kind == HashMode::Kind::kNone ||
         mode.kind == HashMode::Kind::kTable) {
-      const int32_t p = mode.kind == HashMode::Kind::kTable && !canal::client::IsDdl(rc) && rc.row_count() != 0
+      const int32_t p = mode.kind == HashMode::Kind::kTable && !canal::proto::IsDdl(rc) && rc.row_count() != 0
                             ? JavaPartition(JavaStringHash(h.table_name()), partitions)
                             : 0;
       Group* g = group(topic, p);
@@ -164,7 +164,7 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
       ++rows_encoded_;
       continue;
     }
-    const bool use_before = canal::client::EventTypeOf(rc) == canal::entry::DELETE;
+    const bool use_before = canal::proto::EventTypeOf(rc) == canal::entry::DELETE;
     const int32_t db_hash = router_->config().database_hash ? JavaStringHash(h.schema_name()) : 0;
     cv::RowDataView row;
     Status s;

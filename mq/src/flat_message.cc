@@ -3,18 +3,18 @@
 #include <cstdio>
 #include <string>
 
-#include "canal/client/entry_view.h"
-#include "canal/tools/row_json.h"
+#include "canal/common/json_string.h"
+#include "canal/proto/entry_view.h"
 #include "text.h"
 
 namespace canal::mq {
 
 namespace {
 
-using canal::client::ColumnView;
-using canal::client::EntryView;
-using canal::client::RowChangeView;
-using canal::client::RowDataView;
+using canal::proto::ColumnView;
+using canal::proto::EntryView;
+using canal::proto::RowChangeView;
+using canal::proto::RowDataView;
 
 void AppendInt(int64_t v, std::string* out) {
   char buf[24];
@@ -22,7 +22,7 @@ void AppendInt(int64_t v, std::string* out) {
   out->append(buf, static_cast<size_t>(n));
 }
 
-void AppendString(std::string_view s, std::string* out) { canal::tools::AppendJsonString(s, out); }
+void AppendString(std::string_view s, std::string* out) { canal::AppendJsonString(s, out); }
 
 // The columns are few: a linear scan beats hashing them.
 bool Contains(const std::vector<std::string_view>& names, std::string_view name) {
@@ -86,7 +86,7 @@ Status BuildFlatMessage(std::string_view entry_bytes, int64_t id, int64_t ts_ms,
   *is_change = false;
   EntryView entry;
   CANAL_RETURN_IF_ERROR(EntryView::Parse(entry_bytes, &entry).WithContext("flat message: the entry"));
-  if (canal::client::EntryTypeOf(entry) != canal::entry::ROWDATA) return Status::OK();
+  if (canal::proto::EntryTypeOf(entry) != canal::entry::ROWDATA) return Status::OK();
   RowChangeView rc;
   CANAL_RETURN_IF_ERROR(RowChangeView::Parse(entry.store_value(), &rc).WithContext("flat message: the row change"));
 
@@ -100,9 +100,9 @@ Status BuildFlatMessage(std::string_view entry_bytes, int64_t id, int64_t ts_ms,
   out->gtid = h.gtid();
   out->es = h.execute_time();
   out->ts = ts_ms;
-  out->is_ddl = canal::client::IsDdl(rc);
+  out->is_ddl = canal::proto::IsDdl(rc);
   out->sql = rc.sql();
-  const canal::entry::EventType event_type = canal::client::EventTypeOf(rc);
+  const canal::entry::EventType event_type = canal::proto::EventTypeOf(rc);
   out->type = canal::entry::EventType_Name(event_type);
   *is_change = true;
   if (out->is_ddl) return Status::OK();
@@ -134,7 +134,7 @@ Status BuildFlatMessage(std::string_view entry_bytes, int64_t id, int64_t ts_ms,
         }
       }
       if (!known) out->types.push_back({col.name(), col.sql_type(), col.mysql_type()});
-      out->values.push_back({col.name(), col.value(), canal::client::IsNull(col)});
+      out->values.push_back({col.name(), col.value(), canal::proto::IsNull(col)});
       if (col.updated() && !Contains(updated, col.name())) updated.push_back(col.name());
     }
     CANAL_RETURN_IF_ERROR(s.WithContext("flat message: a row of " + out->Describe()));
@@ -143,7 +143,7 @@ Status BuildFlatMessage(std::string_view entry_bytes, int64_t id, int64_t ts_ms,
     fr.old_begin = fr.old_end = fr.data_end;
     if (event_type == canal::entry::UPDATE) {
       while (row.NextBefore(&col, &s)) {
-        if (Contains(updated, col.name())) out->values.push_back({col.name(), col.value(), canal::client::IsNull(col)});
+        if (Contains(updated, col.name())) out->values.push_back({col.name(), col.value(), canal::proto::IsNull(col)});
       }
       CANAL_RETURN_IF_ERROR(s.WithContext("flat message: a before image of " + out->Describe()));
       fr.old_end = static_cast<uint32_t>(out->values.size());

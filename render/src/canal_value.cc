@@ -19,8 +19,8 @@
 #include "canal/render/canal_value.h"
 
 #include "canal/parser/binlog/column_text.h"
-#include "canal/parser/binlog/java_float_text.h"
 #include "canal/parser/binlog/json_binary.h"
+#include "canal/render/java_float_text.h"
 
 namespace canal::render {
 
@@ -34,10 +34,7 @@ using binlog::ColumnValue;
 using binlog::EffectiveType;
 using binlog::IsBinaryCharset;
 using binlog::IsTextBlob;
-using binlog::kJavaFloatTextMax;
 using binlog::TemporalValue;
-using binlog::WriteJavaDoubleText;
-using binlog::WriteJavaFloatText;
 
 namespace {
 

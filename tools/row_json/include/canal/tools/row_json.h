@@ -6,10 +6,9 @@
 //   {"file":F,"pos":P,"gtid":G,"ts":T,"db":D,"type":"DDL"|"QUERY","sql":S}
 //
 // Each tool appends the column images itself (canal-binlog from decoded
-// values, canal-cli from the entries' strings), with AppendJsonString.
-// Strings are escaped per RFC 8259; invalid UTF-8 is replaced by U+FFFD so
-// every line is valid JSON. Everything appends to a caller's buffer: no
-// allocation beyond its growth.
+// values, canal-cli from the entries' strings), with AppendJsonString
+// (canal/common/json_string.h, which MQ mode's flat messages use too).
+// Everything appends to a caller's buffer: no allocation beyond its growth.
 #pragma once
 
 #include <cstddef>
@@ -18,19 +17,15 @@
 #include <string>
 #include <string_view>
 
+#include "canal/common/json_string.h"
+
 namespace canal::tools {
 
-// Appends `s` as a quoted JSON string.
-void AppendJsonString(std::string_view s, std::string* out);
-
-// The most WriteJsonString writes for `n` bytes: every byte may become a
-// six-char escape (\u001f, or \ufffd for a byte of invalid UTF-8), plus quotes.
-constexpr size_t JsonStringBound(size_t n) { return 6 * n + 2; }
-
-// Writes what AppendJsonString appends at `out`, which has room for
-// JsonStringBound(s.size()) chars; returns the end. For callers that size their
-// buffer once per row instead of once per append.
-char* WriteJsonString(std::string_view s, char* out);
+// The JSON string escaping (canal/common/json_string.h), under this
+// namespace for the tools' callers.
+using canal::AppendJsonString;
+using canal::JsonStringBound;
+using canal::WriteJsonString;
 
 // Opens a line: {"file":F,"pos":P,"gtid":G,"ts":T (ts in seconds).
 void AppendLineHead(std::string_view file, int64_t pos, std::string_view gtid, int64_t ts_seconds,

@@ -1,5 +1,5 @@
-// InOrderFields: the fast path of the SDK's wire readers (entry views, the
-// MESSAGES body, the frame's Packet).
+// InOrderFields: the fast path of the wire readers (entry views, the SDK's
+// MESSAGES body and the frame's Packet).
 //
 // Protobuf, Canal's Java server and ours write a message's fields in field
 // number order, each with a one-byte tag. A reader that expects them in that
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace canal::client::internal {
+namespace canal::proto {
 
 class InOrderFields {
  public:
@@ -81,4 +81,4 @@ class InOrderFields {
   const char* end_;
 };
 
-}  // namespace canal::client::internal
+}  // namespace canal::proto

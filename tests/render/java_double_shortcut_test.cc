@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include "canal/parser/binlog/java_float_text.h"
+#include "canal/render/java_float_text.h"
 
-namespace canal::binlog {
+namespace canal::render {
 namespace {
 
 std::string Shortcut(double v) {
@@ -125,4 +125,4 @@ TEST(JavaDoubleShortcut, RandomDoublesOfEveryExponentAndInItsRange) {
 }
 
 }  // namespace
-}  // namespace canal::binlog
+}  // namespace canal::render

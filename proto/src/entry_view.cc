@@ -1,14 +1,13 @@
-#include "canal/client/entry_view.h"
+#include "canal/proto/entry_view.h"
 
 #include <string>
 
+#include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
-#include "in_order_fields.h"
 
-namespace canal::client {
+namespace canal::proto {
 namespace {
 
-using internal::InOrderFields;
 using proto::wire::Field;
 using proto::wire::kLengthDelimited;
 using proto::wire::kVarint;
@@ -344,4 +343,4 @@ Status TransactionEndView::Parse(std::string_view bytes, TransactionEndView* out
   return r.failed() ? r.Error("canal.entry.TransactionEnd") : Status::OK();
 }
 
-}  // namespace canal::client
+}  // namespace canal::proto

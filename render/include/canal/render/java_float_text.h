@@ -14,7 +14,7 @@
 
 #include <cstddef>
 
-namespace canal::binlog {
+namespace canal::render {
 
 // Longest text either function writes ("-1.23456789012345678E-308" and the like).
 inline constexpr size_t kJavaFloatTextMax = 32;
@@ -30,4 +30,4 @@ char* WriteJavaFloatText(float v, char* out);
 // check so.
 char* WriteJavaDoubleTextByGenerator(double v, char* out);
 
-}  // namespace canal::binlog
+}  // namespace canal::render

@@ -24,7 +24,7 @@
 //    on float_text_bignat.h's big integers when they do not.
 // 4. Layout: 1e-3 <= |v| < 1e7 as plain decimal with at least one fraction
 //    digit ("100.0", "0.001"); otherwise d.ddddE[-]n ("1.0E7", "1.23E-5").
-#include "canal/parser/binlog/java_float_text.h"
+#include "canal/render/java_float_text.h"
 
 #include <array>
 #include <bit>
@@ -35,9 +35,9 @@
 #include <limits>
 #include <utility>
 
-#include "binlog/float_text_bignat.h"
+#include "float_text_bignat.h"
 
-namespace canal::binlog {
+namespace canal::render {
 
 namespace {
 
@@ -527,7 +527,7 @@ bool FifteenDigitsFit(uint64_t fract, int e2) {
 //   wherever 10 S does. At N = 15, B + M < 11.12 S: FifteenDigitsFit checks.
 // The decimal is found as W = round(|v| * 10^s) with s making W 15 digits, and
 // kept only when W / 10^s (one correctly rounded division of exact doubles) is
-// v again. tests/parser/java_double_shortcut_test.cc compares this with the
+// v again. tests/render/java_double_shortcut_test.cc compares this with the
 // generator on millions of values, java_float_text_test.cc with a JVM.
 bool ShortDecimalDigits(uint64_t fract, int e2, double magnitude, Digits* out) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
@@ -673,4 +673,4 @@ char* WriteJavaFloatText(float v, char* out) {
   return WriteJavaText<uint32_t, kFloatFractionBits, 127, false>(std::bit_cast<uint32_t>(v), out);
 }
 
-}  // namespace canal::binlog
+}  // namespace canal::render

@@ -1,6 +1,6 @@
 // Java's String.valueOf(float|double) (java_float_text.h): fixed vectors, and a
 // real JVM as the oracle on a million random and edge-case values.
-#include "canal/parser/binlog/java_float_text.h"
+#include "canal/render/java_float_text.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace canal::binlog {
+namespace canal::render {
 namespace {
 
 std::string J(double v) {
@@ -111,7 +111,7 @@ bool HaveProgram(const char* name) {
   return std::system(cmd.c_str()) == 0;
 }
 
-// javac compiles tests/parser/java/FloatTextOracle.java; java prints
+// javac compiles tests/render/java/FloatTextOracle.java; java prints
 // String.valueOf of over a million values with their bit patterns; each must
 // equal ours. Debian's default-jdk-headless (OpenJDK 17) is the reference: the
 // JVMs Canal runs on (8-17) share this algorithm.
@@ -121,7 +121,7 @@ TEST(JavaFloatText, MatchesTheJvmOnAMillionValues) {
                     "with Java's String.valueOf";
   }
   const std::filesystem::path source =
-      std::filesystem::path(CANAL_SOURCE_DIR) / "tests" / "parser" / "java" / "FloatTextOracle.java";
+      std::filesystem::path(CANAL_SOURCE_DIR) / "tests" / "render" / "java" / "FloatTextOracle.java";
   ASSERT_TRUE(std::filesystem::exists(source)) << source;
   const std::filesystem::path dir =
       std::filesystem::path(CANAL_BINARY_DIR) / "java_float_text_oracle";
@@ -168,4 +168,4 @@ TEST(JavaFloatText, MatchesTheJvmOnAMillionValues) {
 }
 
 }  // namespace
-}  // namespace canal::binlog
+}  // namespace canal::render

@@ -9,7 +9,7 @@
 #include <bit>
 #include <cstdint>
 
-namespace canal::binlog::internal {
+namespace canal::render::internal {
 
 class FloatTextBigNat {
  public:
@@ -150,4 +150,4 @@ class FloatTextBigNat {
   int n_ = 0;
 };
 
-}  // namespace canal::binlog::internal
+}  // namespace canal::render::internal
