@@ -28,7 +28,7 @@
 #            says so and judges no ratio.
 #   latency  on the same server, 10,000 single-row transactions per second
 #            for 10 s (4 writer connections): commit to client receipt,
-#            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (5, issue 12). Then
+#            p50 / p99. Target: p99 under BENCH_MAX_P99_MS (5). Then
 #            50,000 rows per second in 10-row transactions for 10 s.
 #            Target: p99 under BENCH_MAX_P99_BATCHED_MS (20).
 #   memory   5,000,000 rows in the binlog and a client that acks slowly

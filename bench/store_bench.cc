@@ -1,6 +1,6 @@
 // RingStore throughput: small entries put by one thread, taken in batches by
 // another with get -> ack, as between an instance's sink and its session.
-// Reports entries/s (items_per_second) and ns_per_entry. Target (issue 4):
+// Reports entries/s (items_per_second) and ns_per_entry. Target:
 // at least 10 million entries/s with batches of 1000.
 //
 //   build/bin/store_bench [--benchmark_filter=ItemSize]

@@ -29,13 +29,10 @@
 #   mariadb --socket=D/mariadbd.sock -uroot
 # or as the replication user over TCP:
 #   mariadb -h127.0.0.1 -PN -ucanal -pcanal
-set -euo pipefail
-
-readonly START_TIMEOUT_S=30
-readonly STOP_TIMEOUT_S=60
 
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
+sandbox_timeouts 30 60
 
 # Debian keeps the server in /usr/sbin, which is not on a normal user's PATH.
 find_tool() {
@@ -84,14 +81,7 @@ readonly marker="$dir/.canal-mariadb-sandbox"
 user_args=()
 if [ "$(id -u)" = "0" ]; then user_args=(--user=root); fi
 
-running_pid() {
-  local pid
-  [ -f "$pidfile" ] || return 1
-  pid=$(cat "$pidfile" 2>/dev/null || true)
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  echo "$pid"
-}
+running_pid() { pid_alive_from "$pidfile"; }
 
 admin() {
   local tool

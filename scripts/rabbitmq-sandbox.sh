@@ -22,13 +22,10 @@
 #         and its epmd; --wipe also deletes --dir (only a dir this script made).
 # kill    SIGKILLs the broker (a crash) and waits until it is gone.
 # status  prints pid, port and dir; exit 0 running, 3 stopped.
-set -euo pipefail
-
-readonly START_TIMEOUT_S=90
-readonly STOP_TIMEOUT_S=30
 
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
+sandbox_timeouts 90 30
 
 parse_sandbox_args 14220 65526 /tmp/canal-rabbitmq "$@"
 
@@ -61,16 +58,7 @@ sandbox_env() {
 
 # The broker's pid: the start script's shell, which turns SIGTERM into a
 # clean stop of the Erlang VM it runs.
-running_pid() {
-  local pid
-  [ -f "$pidfile" ] || return 1
-  pid=$(cat "$pidfile" 2>/dev/null || true)
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  # A reused pid must not be taken for our broker.
-  tr '\0' ' ' < "/proc/$pid/environ" 2>/dev/null | grep -q "RABBITMQ_NODENAME=$node" || return 1
-  echo "$pid"
-}
+running_pid() { pid_alive_from "$pidfile" environ "RABBITMQ_NODENAME=$node"; }
 
 # The Erlang VM of our node (a child of the start script; RabbitMQ writes its
 # pid to RABBITMQ_PID_FILE).

@@ -1,8 +1,16 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # dir, wipe, marker, ... belong to the sourcing script
 # Shared by the sandbox scripts in scripts/ (sourced, not run). The caller
-# defines running_pid and the variables dir, marker, wipe, port,
-# pidfile and STOP_TIMEOUT_S.
+# defines running_pid and the variables dir, marker, wipe, port and pidfile,
+# and calls sandbox_timeouts; sourcing it sets -euo pipefail.
+
+set -euo pipefail
+
+# sandbox_timeouts START STOP: how long starting and stopping may take, in
+# seconds (START_TIMEOUT_S, STOP_TIMEOUT_S).
+sandbox_timeouts() {
+  readonly START_TIMEOUT_S=$1 STOP_TIMEOUT_S=$2
+}
 
 # Messages go to stderr under the script's name ("zk-sandbox: ..."), so that
 # stdout carries only what a caller reads (a port, a binlog dir).
@@ -112,4 +120,20 @@ sandbox_status() {
   fi
   echo "stopped (port $port, dir $dir)"
   return 3
+}
+
+# pid_alive_from FILE [FIELD PATTERN]: prints the pid FILE holds when that
+# process is alive and, given FIELD (cmdline or environ, from /proc) and
+# PATTERN, when its FIELD matches PATTERN (a reused pid is not ours); fails
+# otherwise.
+pid_alive_from() {
+  local file=$1 field=${2:-} pattern=${3:-} pid
+  [ -f "$file" ] || return 1
+  pid=$(cat "$file" 2>/dev/null || true)
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  if [ -n "$field" ]; then
+    tr '\0' ' ' < "/proc/$pid/$field" 2>/dev/null | grep -q -- "$pattern" || return 1
+  fi
+  echo "$pid"
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The value oracle (issue 31), longer than CI runs it:
+# The value oracle, longer than CI runs it:
 #
 #   scripts/value-oracle-soak.sh [SEED] [TABLES] [MINIMIZE]   (defaults: the time, 2000, 0)
 #

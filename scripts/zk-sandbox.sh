@@ -20,13 +20,10 @@
 #
 # Connect with servers "127.0.0.1:N", e.g.
 #   /usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:N
-set -euo pipefail
-
-readonly START_TIMEOUT_S=30
-readonly STOP_TIMEOUT_S=20
 
 # shellcheck source=scripts/sandbox-common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
+sandbox_timeouts 30 20
 
 parse_sandbox_args 12181 65535 /tmp/canal-zk "$@"
 
@@ -56,16 +53,8 @@ classpath() {
   echo "$cp"
 }
 
-running_pid() {
-  local pid
-  [ -f "$pidfile" ] || return 1
-  pid=$(cat "$pidfile" 2>/dev/null || true)
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  # A reused pid must not be taken for our server.
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "ZooKeeperServerMain $cfg" || return 1
-  echo "$pid"
-}
+# (A reused pid must not be taken for our server.)
+running_pid() { pid_alive_from "$pidfile" cmdline "ZooKeeperServerMain $cfg"; }
 
 # srvr over bash's /dev/tcp: true when the server answers as a serving node.
 # (The inner script is single-quoted on purpose: $1 is its own argument.)

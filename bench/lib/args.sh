@@ -87,7 +87,7 @@ bench_exclusive() {
 # touch it pays a host fault per 4 KiB page (~11-16 us here, against ~5 us
 # for memory freed just before). A server started right after another run
 # would get warm pages and one started after an idle gap cold ones: ~15%
-# more CPU for the same 1M-row catch-up (docs/performance.md, entry 23).
+# more CPU for the same 1M-row catch-up (docs/performance-journal.md, entry 23).
 # Warming first gives every measured run the same start.
 warm_free_memory() {
   dd if=/dev/zero of=/dev/null bs=128M count=1 status=none 2>/dev/null || true

@@ -632,6 +632,10 @@ bool IsAckNotApplied(const Status& status) {
   return status.code() == Status::Code::kAborted && ServerErrorCode(status) == kErrorAckNotApplied;
 }
 
+bool IsAcksNotDurable(const Status& status) {
+  return status.code() == Status::Code::kAborted && ServerErrorCode(status) == kErrorAcksNotDurable;
+}
+
 int ServerErrorCode(const Status& status) {
   return status.code() == Status::Code::kAborted && status.subcode() > 0 ? status.subcode() : 0;
 }

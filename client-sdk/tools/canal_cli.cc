@@ -100,9 +100,10 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
     }
     if (!cluster) {
       // Error 409: the server did not apply our last ack and delivers that
-      // batch again; reconnect and go on (it is printed twice). A server that
+      // batch again; 507: it applied acks it could not make durable. Either
+      // way reconnect and go on (a batch may be printed twice). A server that
       // no longer serves the destination then refuses the subscription.
-      if (canal::client::IsAckNotApplied(s)) {
+      if (canal::client::IsAckNotApplied(s) || canal::client::IsAcksNotDurable(s)) {
         std::fprintf(stderr, "canal-cli: %s; reconnecting\n", s.ToString().c_str());
         s = connector.Connect();
         if (s.ok()) s = connector.Subscribe(o.filter);
@@ -112,9 +113,9 @@ int Consume(canal::client::CanalConnector& connector, bool cluster, const Option
     } else {
       // (Error 409 never gets here: the cluster connector fails over on it.)
       // An ack the server could not make durable (e.g. ZooKeeper was away) is
-      // reported on the next call; the cluster connector reconnects on the
-      // call after it and the batch comes again (printed twice).
-      if (!s.ok() && s.message().find("the earlier ack of batch") != std::string_view::npos) {
+      // reported on the next call as error 507; the cluster connector
+      // reconnects on the call after it and the batch comes again (printed twice).
+      if (canal::client::IsAcksNotDurable(s)) {
         std::fprintf(stderr, "canal-cli: %s; reconnecting\n", s.ToString().c_str());
         continue;
       }

@@ -237,7 +237,11 @@ class RabbitMqProducer final : public Producer {
         r.reply = frame.payload.method;
         const std::string text = ReplyText(r);
         // 406 PRECONDITION_FAILED is how RabbitMQ refuses an oversized message.
-        const bool permanent = text.find(" 406 ") != std::string::npos;
+        const uint16_t reply_code =
+            frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD
+                ? static_cast<const amqp_channel_close_t*>(frame.payload.method.decoded)->reply_code
+                : static_cast<const amqp_connection_close_t*>(frame.payload.method.decoded)->reply_code;
+        const bool permanent = reply_code == AMQP_PRECONDITION_FAILED;
         std::string msg = "RabbitMQ " + Address() + ": " + text;
         first_error_ = permanent ? Status::InvalidArgument(msg) : Status::IOError(msg);
         break;

@@ -20,6 +20,7 @@
 #include "canal/schema/statement.h"
 #include "dump_stream.h"
 #include "schema_tracker.h"
+#include "stream_observer.h"
 
 namespace canal::parser {
 namespace {
@@ -228,43 +229,46 @@ Status EventParser::Run() {
   return result;
 }
 
-EventParser::Outcome EventParser::RunSession(Status* error) {
-  const std::string where = options_.destination + " (" + options_.master.Address() + ")";
-  auto fatal = [&](Status s) {
-    *error = std::move(s);
-    return Outcome::kFatal;
-  };
-  auto grant_hint = [&](Status s) {
-    return s.WithContext("the replication user '" + options_.master.user +
-                         "' lacks a privilege: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '" +
-                         options_.master.user + "'@'%' (MariaDB 10.5+: also BINLOG MONITOR)");
-  };
-  auto retry = [&](Status s) {
+namespace {
+
+// Errors that another attempt cannot fix.
+bool IsConfigError(uint16_t code) {
+  return code == mysql::kErAccessDenied || code == mysql::kErSpecificAccessDenied ||
+         code == mysql::kErDbAccessDenied || code == mysql::kErTableAccessDenied ||
+         code == mysql::kErNotSupportedAuthMode;
+}
+
+}  // namespace
+
+Status EventParser::GrantHint(const Status& s) const {
+  return s.WithContext("the replication user '" + options_.master.user +
+                       "' lacks a privilege: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '" +
+                       options_.master.user + "'@'%' (MariaDB 10.5+: also BINLOG MONITOR)");
+}
+
+std::optional<EventParser::Outcome> EventParser::ConnectAndCheck(mysql::QueryConnection* query,
+                                                                 mysql::ServerInfo* info, Status* error) {
+  Status s = query->Connect();
+  if (!s.ok()) {
+    if (IsConfigError(query->last_server_error().code)) {
+      *error = s.WithContext("logging in as '" + options_.master.user +
+                             "' (canal.instance.dbUsername / canal.instance.dbPassword)");
+      return Outcome::kFatal;
+    }
     *error = std::move(s);
     return Outcome::kRetry;
-  };
-  // Errors that another attempt cannot fix.
-  auto is_config_error = [](uint16_t code) {
-    return code == mysql::kErAccessDenied || code == mysql::kErSpecificAccessDenied ||
-           code == mysql::kErDbAccessDenied || code == mysql::kErTableAccessDenied ||
-           code == mysql::kErNotSupportedAuthMode;
-  };
-
-  mysql::QueryConnection query(options_.master);
-  Status s = query.Connect();
-  if (!s.ok()) {
-    if (is_config_error(query.last_server_error().code)) {
-      return fatal(s.WithContext("logging in as '" + options_.master.user +
-                                 "' (canal.instance.dbUsername / canal.instance.dbPassword)"));
-    }
-    return retry(s);
   }
-  mysql::ServerInfo info;
-  s = query.ReadServerInfo(&info);
-  if (!s.ok()) return is_config_error(query.last_server_error().code) ? fatal(s) : retry(s);
+  s = query->ReadServerInfo(info);
+  if (!s.ok()) {
+    *error = std::move(s);
+    return IsConfigError(query->last_server_error().code) ? Outcome::kFatal : Outcome::kRetry;
+  }
   std::vector<mysql::ReplicationWarning> warnings;
-  s = mysql::CheckReplicationSettings(info, &warnings);
-  if (!s.ok()) return fatal(s.WithContext(where));
+  s = mysql::CheckReplicationSettings(*info, &warnings);
+  if (!s.ok()) {
+    *error = s.WithContext(options_.destination + " (" + options_.master.Address() + ")");
+    return Outcome::kFatal;
+  }
   if (!start_resolved_) {
     for (const auto& w : warnings) {
       // With a schema history the names come from it, not from information_schema.
@@ -272,35 +276,58 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       log_->warn("[{}] {}", options_.destination, w.text);
     }
     log_->info("[{}] primary {} is {} {}, server_id {}, binlog_format {}, row image {}, row metadata {}, checksum {}",
-               options_.destination, options_.master.Address(), info.mariadb ? "MariaDB" : "MySQL", info.version,
-               info.server_id, info.binlog_format, info.binlog_row_image,
-               info.binlog_row_metadata.empty() ? "(none)" : info.binlog_row_metadata, info.binlog_checksum);
+               options_.destination, options_.master.Address(), info->mariadb ? "MariaDB" : "MySQL", info->version,
+               info->server_id, info->binlog_format, info->binlog_row_image,
+               info->binlog_row_metadata.empty() ? "(none)" : info->binlog_row_metadata, info->binlog_checksum);
   }
+  return std::nullopt;
+}
 
-  // Where to start.
-  StartPlan plan;
+Status EventParser::PlanStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan) {
   if (!start_resolved_) {
-    s = ResolveStart(&query, info, &plan);
+    Status s = ResolveStart(query, info, plan);
     if (!s.ok()) {
-      if (query.last_server_error().code == mysql::kErSpecificAccessDenied) s = grant_hint(s);
-      return fatal(s.WithContext(where + ": choosing the start position"));
+      if (query->last_server_error().code == mysql::kErSpecificAccessDenied) s = GrantHint(s);
+      return s;
     }
     start_resolved_ = true;
     log_->info("[{}] starting from {} ({})", options_.destination,
-               plan.kind == StartPlan::Kind::kPosition ? plan.point.ToString() : "GTID " + plan.gtid, plan.origin);
-    buffer_.ResetTo(plan.point);
-  } else {
-    plan.point = buffer_.resume_point();
-    if (plan.point.empty()) {
-      // Nothing delivered yet after a GTID start: start again the same way.
-      plan.kind = options_.start.gtid.empty() ? StartPlan::Kind::kPosition
-                                               : (info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid);
-      plan.gtid = options_.start.gtid;
-    }
-    buffer_.ResetForReconnect();
-    log_->info("[{}] resuming from {}", options_.destination,
-               plan.kind == StartPlan::Kind::kPosition ? plan.point.ToString() : "GTID " + plan.gtid);
+               plan->kind == StartPlan::Kind::kPosition ? plan->point.ToString() : "GTID " + plan->gtid,
+               plan->origin);
+    buffer_.ResetTo(plan->point);
+    return Status::OK();
   }
+  plan->point = buffer_.resume_point();
+  if (plan->point.empty()) {
+    // Nothing delivered yet after a GTID start: start again the same way.
+    plan->kind = options_.start.gtid.empty() ? StartPlan::Kind::kPosition
+                                             : (info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid);
+    plan->gtid = options_.start.gtid;
+  }
+  buffer_.ResetForReconnect();
+  log_->info("[{}] resuming from {}", options_.destination,
+             plan->kind == StartPlan::Kind::kPosition ? plan->point.ToString() : "GTID " + plan->gtid);
+  return Status::OK();
+}
+
+EventParser::Outcome EventParser::RunSession(Status* error) {
+  const std::string where = options_.destination + " (" + options_.master.Address() + ")";
+  auto fatal = [&](Status s) {
+    *error = std::move(s);
+    return Outcome::kFatal;
+  };
+  auto retry = [&](Status s) {
+    *error = std::move(s);
+    return Outcome::kRetry;
+  };
+
+  mysql::QueryConnection query(options_.master);
+  mysql::ServerInfo info;
+  if (const std::optional<Outcome> o = ConnectAndCheck(&query, &info, error)) return *o;
+
+  StartPlan plan;
+  Status s = PlanStart(&query, info, &plan);
+  if (!s.ok()) return fatal(s.WithContext(where + ": choosing the start position"));
 
   // The schema history names columns when the binlog does not (row metadata
   // not FULL); without one, information_schema does (today's columns).
@@ -326,7 +353,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
 
   mysql::DumpConnection dump(options_.master);
   s = dump.Connect();
-  if (!s.ok()) return is_config_error(dump.last_server_error().code) ? fatal(s) : retry(s);
+  if (!s.ok()) return IsConfigError(dump.last_server_error().code) ? fatal(s) : retry(s);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return retry(Status::Aborted("stopping"));
@@ -345,7 +372,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     const uint16_t code = dump.last_server_error().code;
     if (mysql::IsSlaveIdConflict(dump.last_server_error())) return OnSlaveIdConflict(s, 0, error);
     if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
-    if (is_config_error(code)) return fatal(grant_hint(s).WithContext("starting the binlog dump"));
+    if (IsConfigError(code)) return fatal(GrantHint(s).WithContext("starting the binlog dump"));
     return retry(s);
   }
   SetState("streaming");
@@ -356,72 +383,10 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
                "skipping to it", options_.destination, plan.point.ToString(), plan.point.file);
   }
 
-  // The hot loop over the socket. The schema history follows DDL and checks
-  // TABLE_MAPs before the buffer sees them. The status is published (under
-  // the parser's mutex) after each event that leaves no transaction open, on
-  // heartbeats, every 64th event inside a transaction, before the parser
-  // blocks on the socket and when the loop ends: exact whenever the parser
-  // waits, at most 64 events behind while a long transaction streams, and no
-  // lock per event.
-  struct Observer final : LoopObserver {
-    EventParser* parser;
-    SchemaTracker* tracker;
-    mysql::InformationSchemaProvider* schema;
-    const binlog::EventDecoder* decoder;
-    // The last progress not yet published.
-    std::string file;
-    uint64_t position = 0;
-    uint32_t server_id = 0;
-    int64_t timestamp_ms = 0;
-    bool heartbeat = false;
-    uint32_t unpublished = 0;
-    Status BeforeEvent(const SourceEvent& se) override {
-      const binlog::Event& ev = se.event;
-      if (tracker != nullptr) {
-        if (const auto* q = ev.As<binlog::QueryEvent>()) {
-          Status s = tracker->OnQuery(*q, schema::BinlogPoint{std::string(se.file), se.offset}, ev.header.timestamp);
-          if (!s.ok()) return s;
-        } else if (const auto* tm = ev.As<binlog::TableMapEventRef>(); tm != nullptr && tm->table != nullptr) {
-          Status s = tracker->CheckNamedTable(*tm->table, decoder);
-          if (!s.ok()) return s.WithContext("at " + std::string(se.file) + ":" + std::to_string(se.offset));
-        }
-      }
-      if (schema != nullptr) {
-        const auto* q = ev.As<binlog::QueryEvent>();
-        if (q != nullptr && canal::schema::MayChangeColumns(canal::schema::ClassifyStatement(q->query))) {
-          schema->Clear();
-        }
-      }
-      return Status::OK();
-    }
-    void OnProgress(std::string_view at_file, uint64_t at, const binlog::EventHeader& header) override {
-      if (file != at_file) file.assign(at_file);
-      position = at;
-      server_id = header.server_id;
-      heartbeat = header.type() == binlog::EventType::kHeartbeat || header.type() == binlog::EventType::kHeartbeatV2;
-      timestamp_ms = heartbeat ? 0 : int64_t{header.timestamp} * 1000;  // a heartbeat's time is not a change's
-      if (heartbeat || ++unpublished >= 64 || !parser->buffer_.in_transaction()) Publish();
-    }
-    void Publish() {
-      if (unpublished == 0 && !heartbeat) return;
-      std::lock_guard<std::mutex> lock(parser->mu_);
-      ParserStatus& st = parser->status_;
-      st.position.journal_name.assign(file);
-      st.position.position = position;
-      st.position.server_id = server_id;
-      st.position.timestamp_ms = timestamp_ms;
-      unpublished = 0;
-      heartbeat = false;
-      // (A heartbeat moves nothing in the buffer: these are as of the last event.)
-      st.resume = parser->buffer_.resume_point();
-      st.transactions = parser->buffer_.transactions();
-      st.skipped_events = parser->buffer_.skipped_events();
-    }
-  } observer;
-  observer.parser = this;
-  observer.tracker = tracker.has_value() ? &*tracker : nullptr;
-  observer.schema = schema.has_value() ? &*schema : nullptr;
-  observer.decoder = &decoder;
+  // The hot loop over the socket (stream_observer.h: schema tracking before
+  // each event, the status published after).
+  StreamObserver observer(&mu_, &status_, &buffer_, tracker.has_value() ? &*tracker : nullptr,
+                          schema.has_value() ? &*schema : nullptr, &decoder);
   // (Only now: before the dump the sink has nothing new from this session.)
   dump.set_before_block([this, &observer] {
     observer.Publish();
@@ -442,7 +407,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       return OnSlaveIdConflict(s, NowMs() - streaming_since_ms, error);
     }
     if (code == mysql::kErMasterFatalReadingBinlog) return HandleInvalidPosition(&query, plan, s, error);
-    if (is_config_error(code)) return fatal(s);
+    if (IsConfigError(code)) return fatal(s);
     return retry(s);
   }
   // A checksum that does not match: the bytes were damaged on their way
@@ -455,10 +420,6 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   }
   return fatal(s.WithContext(where));
 }
-
-}  // namespace canal::parser
-
-namespace canal::parser {
 
 Status EventParser::StartDump(mysql::DumpConnection* dump, const mysql::ServerInfo& info, const StartPlan& plan) {
   // Events keep the checksum the binlog has, so the decoder can verify them.

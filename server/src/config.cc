@@ -441,31 +441,19 @@ Status LoadInstanceConfig(const CanalConfig& canal, const std::string& destinati
   return ParseInstanceConfig(canal, destination, path, buf.str(), out);
 }
 
-Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destination, const std::string& path,
-                           const std::string& contents, InstanceConfig* out) {
-  if (!ValidDestinationName(destination)) {
-    return Status::InvalidArgument("'" + destination + "' is not a destination name (letters, digits, '_', '-', '.')");
-  }
-  Properties props;
-  CANAL_RETURN_IF_ERROR(Properties::Parse(contents, path, &props));
-  PropertyResolver resolver({&props, &canal.properties}, canal.env ? canal.env : ProcessEnvironment());
-  KeyReader keys(&resolver, path);
+namespace {
 
-  InstanceConfig config;
-  config.destination = destination;
-  config.properties_file = path;
-  config.contents = contents;
-  config.parser.destination = destination;
-
-  // The primary and how to log in.
-  std::optional<std::string> address;
+// The primary and how to log in.
+Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* config,
+                   const CanalConfig& canal, const std::string& destination) {
   PropertySource source;
+  std::optional<std::string> address;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.master.address", &address, &source));
   if (!address || address->empty()) {
     return Status::InvalidArgument(path + ": canal.instance.master.address is not set (write host:port of the "
                                           "primary, e.g. canal.instance.master.address=127.0.0.1:3306)");
   }
-  if (!SplitAddress(*address, &config.parser.master.host, &config.parser.master.port)) {
+  if (!SplitAddress(*address, &config->parser.master.host, &config->parser.master.port)) {
     return keys.Bad("canal.instance.master.address", *address, source,
                     "not host:port (e.g. 127.0.0.1:3306, db.example.com:3306, [::1]:3306)");
   }
@@ -475,26 +463,30 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
     return Status::InvalidArgument(path + ": canal.instance.dbUsername is not set (the replication user on " +
                                    *address + ", with REPLICATION SLAVE and REPLICATION CLIENT)");
   }
-  config.parser.master.user = *user;
-  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.dbPassword", "", &config.parser.master.password));
+  config->parser.master.user = *user;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.dbPassword", "", &config->parser.master.password));
   std::optional<std::string> charset;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.connectionCharset", &charset, &source));
   if (charset && !charset->empty()) {
-    Status s = MysqlCharsetName(*charset, &config.parser.master.charset);
+    Status s = MysqlCharsetName(*charset, &config->parser.master.charset);
     if (!s.ok()) return keys.Bad("canal.instance.connectionCharset", *charset, source, s.message());
   }
   CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.instance.mysql.slaveId", 0, 0,
                                                std::numeric_limits<uint32_t>::max(),
-                                               "a server id (0 derives one)", &config.parser.slave_id));
-  if (config.parser.slave_id == 0) config.parser.slave_id = DefaultSlaveId(canal, destination, *address);
+                                               "a server id (0 derives one)", &config->parser.slave_id));
+  if (config->parser.slave_id == 0) config->parser.slave_id = DefaultSlaveId(canal, destination, *address);
+  return Status::OK();
+}
 
-  // Where to start.
-  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config.parser.start.journal_name));
+// Where to start.
+Status ReadStartPosition(KeyReader& keys, InstanceConfig* config) {
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config->parser.start.journal_name));
   // 64 bits: one huge transaction makes a binlog file larger than 4 GiB.
   CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.master.position", 0, 0,
                                                std::numeric_limits<int64_t>::max(), "a binlog offset",
-                                               &config.parser.start.position));
-  if (config.parser.start.position != 0 && config.parser.start.journal_name.empty()) {
+                                               &config->parser.start.position));
+  if (config->parser.start.position != 0 && config->parser.start.journal_name.empty()) {
     std::optional<std::string> pos;
     CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.master.position", &pos, &source));
     return keys.Bad("canal.instance.master.position", pos.value_or(""), source,
@@ -503,13 +495,18 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.master.timestamp", 0, 0,
                                               std::numeric_limits<int64_t>::max(),
                                               "a time in milliseconds since 1970-01-01 UTC",
-                                              &config.parser.start.timestamp_ms));
-  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.gtid", "", &config.parser.start.gtid));
+                                              &config->parser.start.timestamp_ms));
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.gtid", "", &config->parser.start.gtid));
+  return Status::OK();
+}
 
+// The parser: invalid positions, value text, heartbeats, transaction size.
+Status ReadParserKeys(KeyReader& keys, InstanceConfig* config) {
+  PropertySource source;
   std::optional<std::string> action;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.parser.invalid.position.action", &action, &source));
   if (action && !action->empty()) {
-    Status s = parser::ParseInvalidPositionAction(Lower(*action), &config.parser.on_invalid_position);
+    Status s = parser::ParseInvalidPositionAction(Lower(*action), &config->parser.on_invalid_position);
     if (!s.ok()) {
       return keys.Bad("canal.instance.parser.invalid.position.action", *action, source,
                       "not one of stop, earliest, latest");
@@ -520,9 +517,9 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   if (forms && !forms->empty()) {
     const std::string f = Lower(*forms);
     if (f == "canal") {
-      config.sink.entries.values.forms = render::TextForms::kCanal;
+      config->sink.entries.values.forms = render::TextForms::kCanal;
     } else if (f == "mysql") {
-      config.sink.entries.values.forms = render::TextForms::kMysql;
+      config->sink.entries.values.forms = render::TextForms::kMysql;
     } else {
       return keys.Bad("canal.instance.value.format", *forms, source,
                       "not one of canal (Java's FLOAT/DOUBLE text, mysqlType with display widths) or mysql");
@@ -531,24 +528,32 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   int heartbeat_s = 3;
   CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.interval.time", 3, 1, 3600,
                                           "a number of seconds", &heartbeat_s));
-  config.parser.heartbeat_period_ms = heartbeat_s * 1000;
+  config->parser.heartbeat_period_ms = heartbeat_s * 1000;
   CANAL_RETURN_IF_ERROR(keys.Integer<size_t>("canal.instance.transaction.size", 4096, 1, size_t{1} << 20,
-                                             "a number of events", &config.parser.buffer.max_events));
+                                             "a number of events", &config->parser.buffer.max_events));
+  return Status::OK();
+}
 
-  // The ring.
+// The ring.
+Status ReadRing(KeyReader& keys, const std::string& path, InstanceConfig* config) {
+  PropertySource source;
   for (std::string_view key : {"canal.instance.memory.buffer.size", "canal.instance.memory.buffer.memunit",
                                "canal.instance.memory.batch.mode", "canal.instance.get.ddl.isolation"}) {
     std::optional<std::string> v;
     CANAL_RETURN_IF_ERROR(keys.Get(key, &v, &source));
     if (!v || v->empty()) continue;
-    Status s = config.store.SetFromProperty(key, *v);
+    Status s = config->store.SetFromProperty(key, *v);
     if (!s.ok()) return Status::InvalidArgument(source.where + ": " + std::string(s.message()));
   }
-  if (Status s = config.store.Validate(); !s.ok()) {
+  if (Status s = config->store.Validate(); !s.ok()) {
     return Status::InvalidArgument(path + " (with canal.properties' defaults): " + std::string(s.message()));
   }
+  return Status::OK();
+}
 
-  // Filters.
+// Filters: event types, tables, fields.
+Status ReadFilters(KeyReader& keys, const std::string& path, InstanceConfig* config) {
+  PropertySource source;
   for (std::string_view key :
        {"canal.instance.filter.query.dml", "canal.instance.filter.query.ddl", "canal.instance.filter.query.dcl",
         "canal.instance.filter.dml.insert", "canal.instance.filter.dml.update", "canal.instance.filter.dml.delete",
@@ -556,7 +561,7 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
     std::optional<std::string> v;
     CANAL_RETURN_IF_ERROR(keys.Get(key, &v, &source));
     if (!v || v->empty()) continue;
-    Status s = config.sink.event_types.Set(key, *v);
+    Status s = config->sink.event_types.Set(key, *v);
     if (!s.ok()) return keys.Bad(key, *v, source, "not a boolean (write true or false)");
   }
   struct FilterKey {
@@ -564,10 +569,10 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
     std::string* value;
   };
   const FilterKey filter_keys[] = {
-      {"canal.instance.filter.regex", &config.filter_regex},
-      {"canal.instance.filter.black.regex", &config.filter_black_regex},
-      {"canal.instance.filter.field", &config.filter_field},
-      {"canal.instance.filter.black.field", &config.filter_black_field},
+      {"canal.instance.filter.regex", &config->filter_regex},
+      {"canal.instance.filter.black.regex", &config->filter_black_regex},
+      {"canal.instance.filter.field", &config->filter_field},
+      {"canal.instance.filter.black.field", &config->filter_black_field},
   };
   for (const FilterKey& f : filter_keys) {
     std::optional<std::string> v;
@@ -588,11 +593,16 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
     }
     if (!s.ok()) return Status::InvalidArgument(source.where + ": " + std::string(s.message()));
   }
-  CANAL_RETURN_IF_ERROR(config.sink.CompileFilters(config.filter_regex, config.filter_black_regex,
-                                                   config.filter_field, config.filter_black_field)
+  CANAL_RETURN_IF_ERROR(config->sink.CompileFilters(config->filter_regex, config->filter_black_regex,
+                                                   config->filter_field, config->filter_black_field)
                             .WithContext(path));
-  // The schema history (docs/schema-history.md), kept for the tables the
-  // instance's filter accepts, next to the destination's meta.dat.
+  return Status::OK();
+}
+
+// The schema history (docs/schema-history.md), kept for the tables the
+// instance's filter accepts, next to the destination's meta.dat.
+Status ReadSchemaHistory(KeyReader& keys, InstanceConfig* config, const CanalConfig& canal,
+                         const std::string& destination) {
   bool tsdb = true;
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.tsdb.enable", true, &tsdb));
   int64_t interval_h = 24, expire_h = 360;
@@ -600,15 +610,42 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
                                               "a number of hours", &interval_h));
   CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.tsdb.snapshot.expire", 360, 0, 24 * 3650,
                                               "a number of hours", &expire_h));
-  config.parser.schema_compact_interval_s = interval_h * 3600;
-  config.parser.schema_compact_expire_s = expire_h * 3600;
+  config->parser.schema_compact_interval_s = interval_h * 3600;
+  config->parser.schema_compact_expire_s = expire_h * 3600;
   if (tsdb) {
-    config.parser.schema_history_file = canal.file_data_dir + "/" + destination + "/schema_history.json";
-    std::shared_ptr<const sink::TableFilter> filter = config.sink.table_filter;
-    config.parser.schema_scope = [filter](std::string_view db, std::string_view table) {
+    config->parser.schema_history_file = canal.file_data_dir + "/" + destination + "/schema_history.json";
+    std::shared_ptr<const sink::TableFilter> filter = config->sink.table_filter;
+    config->parser.schema_scope = [filter](std::string_view db, std::string_view table) {
       return filter == nullptr || filter->Accepts(db, table);
     };
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destination, const std::string& path,
+                           const std::string& contents, InstanceConfig* out) {
+  if (!ValidDestinationName(destination)) {
+    return Status::InvalidArgument("'" + destination + "' is not a destination name (letters, digits, '_', '-', '.')");
+  }
+  Properties props;
+  CANAL_RETURN_IF_ERROR(Properties::Parse(contents, path, &props));
+  PropertyResolver resolver({&props, &canal.properties}, canal.env ? canal.env : ProcessEnvironment());
+  KeyReader keys(&resolver, path);
+
+  InstanceConfig config;
+  config.destination = destination;
+  config.properties_file = path;
+  config.contents = contents;
+  config.parser.destination = destination;
+
+  CANAL_RETURN_IF_ERROR(ReadPrimary(keys, path, &config, canal, destination));
+  CANAL_RETURN_IF_ERROR(ReadStartPosition(keys, &config));
+  CANAL_RETURN_IF_ERROR(ReadParserKeys(keys, &config));
+  CANAL_RETURN_IF_ERROR(ReadRing(keys, path, &config));
+  CANAL_RETURN_IF_ERROR(ReadFilters(keys, path, &config));
+  CANAL_RETURN_IF_ERROR(ReadSchemaHistory(keys, &config, canal, destination));
   *out = std::move(config);
   return Status::OK();
 }

@@ -115,6 +115,94 @@ std::unique_ptr<canal::meta::MetaManager> MakeMetaManager(const canal::server::C
   return std::make_unique<canal::meta::FileMetaManager>(meta_options);
 }
 
+// HA: the ZooKeeper session (connecting in the background; an unreachable
+// ZooKeeper is retried, never fatal) and the running monitor, when
+// canal.zkServers is set. *zk_meta and *serving are read later, by the
+// monitor's callbacks. 0, or the exit code.
+int StartHa(const canal::server::CanalConfig& config, const std::shared_ptr<spdlog::logger>& log,
+            canal::server::Observability* observability, std::atomic<canal::server::SessionServer*>* serving,
+            canal::meta::ZkMetaManager** zk_meta, std::unique_ptr<canal::coord::ZkClient>* zk,
+            std::unique_ptr<canal::server::RunningMonitor>* monitor) {
+  if (!config.zk_servers.empty()) {
+    canal::coord::ZkOptions zk_options;
+    zk_options.servers = config.zk_servers;
+    zk_options.session_timeout_ms = config.zk_session_timeout_ms;
+    if (Status s = canal::coord::ZkClient::Create(zk_options, zk); !s.ok()) {
+      Report(log, "configuration refused: canal.zkServers = " + config.zk_servers + " in " + config.properties_file +
+                      ": " + s.ToString());
+      return kExitConfig;
+    }
+    canal::server::RunningMonitorOptions monitor_options;
+    monitor_options.address = canal::server::ClusterAddress(config.register_ip, config.session.ip, config.session.port);
+    monitor_options.takeover_delay = std::chrono::milliseconds(config.zk_takeover_delay_ms);
+    monitor_options.fence_after = std::chrono::milliseconds(config.zk_fence_timeout_ms);
+    monitor_options.logger = log;
+    monitor_options.before_activate = [zk_meta](const std::string& destination) {
+      // Another server may have moved the cursors since we last read them.
+      return *zk_meta != nullptr ? (*zk_meta)->Reload(destination) : Status::OK();
+    };
+    monitor_options.on_deactivated = [serving, observability](const std::string& destination,
+                                                              const std::string& reason) {
+      observability->ha_events()->OnDeactivated(destination, reason);
+      if (canal::server::SessionServer* server = serving->load()) server->CloseDestination(destination, reason);
+    };
+    *monitor = std::make_unique<canal::server::RunningMonitor>(zk->get(), std::move(monitor_options));
+    log->info("HA: ZooKeeper {} (session timeout {} ms asked); this server is {} in it", config.zk_servers,
+              config.zk_session_timeout_ms, (*monitor)->address());
+    if (Status s = (*monitor)->Start(); !s.ok()) {
+      Report(log, s.ToString());
+      return kExitFailure;
+    }
+  }
+  return 0;
+}
+
+// Makes each destination's instance (TCP) or MQ publisher, with its own log
+// and, when the cursors are in ZooKeeper, its schema history there too.
+canal::server::DestinationFactory MakeDestinationFactory(const canal::server::CanalConfig& config,
+                                                         const canal::mq::MqSettings& mq_settings,
+                                                         canal::meta::MetaManager* meta, canal::coord::ZkClient* zk,
+                                                         canal::server::RunningMonitor* monitor,
+                                                         canal::meta::ZkMetaManager* zk_meta, fs::path logs) {
+  return [meta, &config, &mq_settings, zk, monitor, zk_meta, logs](
+             const canal::server::InstanceConfig& instance_config,
+             std::shared_ptr<canal::server::ManagedDestination>* out) {
+    const std::string& dest = instance_config.destination;
+    std::shared_ptr<spdlog::logger> instance_log;
+    CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
+    canal::server::InstanceConfig with_history = instance_config;
+    if (zk_meta != nullptr && zk != nullptr && monitor != nullptr && !with_history.parser.schema_history_file.empty()) {
+      // Cursors in ZooKeeper: the schema history goes there too, so that a
+      // standby decodes exactly from them (docs/schema-history.md).
+      canal::server::RunningMonitor* m = monitor;
+      with_history.parser.schema_history_store = std::make_shared<canal::meta::ZkHistoryStore>(
+          zk, dest, [m](const std::string& destination) {
+            if (m->IsActive(destination)) return Status::OK();
+            return Status::Aborted("schema history write for destination " + destination + " refused: server " +
+                                   m->address() + " is not active for it");
+          });
+    }
+    if (mq_settings.mode != canal::mq::ServerMode::kTcp) {
+      return canal::server::MqDestination::Create(mq_settings, config, with_history, meta,
+                                                  std::move(instance_log), out);
+    }
+    *out = std::make_shared<canal::server::Instance>(with_history, meta, std::move(instance_log));
+    return Status::OK();
+  };
+}
+
+// The signals were blocked before any thread started, so only this wait sees them.
+int WaitForStopSignal() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  return sig;
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{"canal-server: a Canal-compatible binlog change-data-capture server"};
   std::string conf_dir, logs_dir, data_dir;
@@ -160,42 +248,13 @@ int Run(int argc, char** argv) {
   canal::server::Observability observability(config, log);
   config.session.client_stats = observability.client_stats();
 
-  // HA: the ZooKeeper session (connecting in the background; an unreachable
-  // ZooKeeper is retried, never fatal) and the running monitor.
+  // HA: the ZooKeeper session and the running monitor (none without canal.zkServers).
   std::unique_ptr<canal::coord::ZkClient> zk;
   std::unique_ptr<canal::server::RunningMonitor> monitor;
   std::atomic<canal::server::SessionServer*> serving{nullptr};  // for the monitor's session closing
   canal::meta::ZkMetaManager* zk_meta = nullptr;  // set below, before any destination can activate
-  if (!config.zk_servers.empty()) {
-    canal::coord::ZkOptions zk_options;
-    zk_options.servers = config.zk_servers;
-    zk_options.session_timeout_ms = config.zk_session_timeout_ms;
-    if (Status s = canal::coord::ZkClient::Create(zk_options, &zk); !s.ok()) {
-      Report(log, "configuration refused: canal.zkServers = " + config.zk_servers + " in " + config.properties_file +
-                      ": " + s.ToString());
-      return kExitConfig;
-    }
-    canal::server::RunningMonitorOptions monitor_options;
-    monitor_options.address = canal::server::ClusterAddress(config.register_ip, config.session.ip, config.session.port);
-    monitor_options.takeover_delay = std::chrono::milliseconds(config.zk_takeover_delay_ms);
-    monitor_options.fence_after = std::chrono::milliseconds(config.zk_fence_timeout_ms);
-    monitor_options.logger = log;
-    monitor_options.before_activate = [&zk_meta](const std::string& destination) {
-      // Another server may have moved the cursors since we last read them.
-      return zk_meta != nullptr ? zk_meta->Reload(destination) : Status::OK();
-    };
-    monitor_options.on_deactivated = [&serving, &observability](const std::string& destination,
-                                                                const std::string& reason) {
-      observability.ha_events()->OnDeactivated(destination, reason);
-      if (canal::server::SessionServer* server = serving.load()) server->CloseDestination(destination, reason);
-    };
-    monitor = std::make_unique<canal::server::RunningMonitor>(zk.get(), std::move(monitor_options));
-    log->info("HA: ZooKeeper {} (session timeout {} ms asked); this server is {} in it", config.zk_servers,
-              config.zk_session_timeout_ms, monitor->address());
-    if (Status s = monitor->Start(); !s.ok()) {
-      Report(log, s.ToString());
-      return kExitFailure;
-    }
+  if (const int code = StartHa(config, log, &observability, &serving, &zk_meta, &zk, &monitor); code != 0) {
+    return code;
   }
   // Releases this server's running nodes on every way out below (the
   // ZooKeeper session itself ends last: cursors may live there).
@@ -217,31 +276,8 @@ int Run(int argc, char** argv) {
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
   registry_options.arbiter = monitor.get();
-  registry_options.factory = [&meta, &config, &mq_settings, &zk, &monitor, &zk_meta, logs](
-                                 const canal::server::InstanceConfig& instance_config,
-                                 std::shared_ptr<canal::server::ManagedDestination>* out) {
-    const std::string& dest = instance_config.destination;
-    std::shared_ptr<spdlog::logger> instance_log;
-    CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
-    canal::server::InstanceConfig with_history = instance_config;
-    if (zk_meta != nullptr && zk && monitor && !with_history.parser.schema_history_file.empty()) {
-      // Cursors in ZooKeeper: the schema history goes there too, so that a
-      // standby decodes exactly from them (docs/schema-history.md).
-      canal::server::RunningMonitor* m = monitor.get();
-      with_history.parser.schema_history_store = std::make_shared<canal::meta::ZkHistoryStore>(
-          zk.get(), dest, [m](const std::string& destination) {
-            if (m->IsActive(destination)) return Status::OK();
-            return Status::Aborted("schema history write for destination " + destination + " refused: server " +
-                                   m->address() + " is not active for it");
-          });
-    }
-    if (mq_settings.mode != canal::mq::ServerMode::kTcp) {
-      return canal::server::MqDestination::Create(mq_settings, config, with_history, meta.get(),
-                                                  std::move(instance_log), out);
-    }
-    *out = std::make_shared<canal::server::Instance>(with_history, meta.get(), std::move(instance_log));
-    return Status::OK();
-  };
+  registry_options.factory =
+      MakeDestinationFactory(config, mq_settings, meta.get(), zk.get(), monitor.get(), zk_meta, logs);
   canal::server::InstanceRegistry registry(config, std::move(registry_options));
   std::vector<Status> failures;
   if (Status s = registry.Start(&failures); !s.ok()) failures.push_back(std::move(s));
@@ -286,14 +322,7 @@ int Run(int argc, char** argv) {
             cursors_in,
             config.auto_scan ? "every " + std::to_string(config.auto_scan_interval_s) + " s" : std::string("off"));
 
-  // The signals were blocked before any thread started, so only this wait sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  int sig = 0;
-  while (sigwait(&stop_signals, &sig) != 0) {
-  }
+  const int sig = WaitForStopSignal();
   log->info("canal-server stopping on {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   observability.Stop();
 

@@ -6,12 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 #include <charconv>
 #include <exception>
 #include <limits>
@@ -29,31 +24,15 @@ namespace canal::server {
 
 namespace asio = boost::asio;
 using asio::awaitable;
-using asio::use_awaitable;
-using boost::system::error_code;
 
 namespace {
 
 constexpr size_t kSeedBytes = 8;
 constexpr int32_t kDefaultFetchSize = 1000;
-// The inbox holds at most this many frames or bytes (a bigger frame is still
-// read when the inbox is empty): Canal clients wait for each reply, so more
-// than a few queued requests means a client that does not read.
-constexpr size_t kInboxMaxFrames = 16;
-constexpr size_t kInboxMaxBytes = 1 << 20;
 // Entries of at least this size are written from the ring's slots; smaller
 // ones are copied into the reply (an iovec per tiny entry costs more in the
 // kernel and in Asio than the copy saves).
 constexpr size_t kGatherMinEntryBytes = 1024;
-// How long we wait for the client to close after an error Ack.
-constexpr std::chrono::seconds kLinger{2};
-
-// async_write's completion condition: everything, in sends as large as the
-// socket takes. (Asio's own transfer_all caps each send at 64 KiB: a 4 MiB
-// reply was 64 sendmsg calls, each waking the client.)
-size_t WholeWrites(const error_code& ec, size_t /*bytes_so_far*/) {
-  return ec ? 0 : std::numeric_limits<int32_t>::max();
-}
 // Longer GET waits are cut to this (the idle timeout ends them sooner anyway).
 constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
 
@@ -71,6 +50,8 @@ constexpr proto::WireError kErrorNotServing = proto::WireError::kNotServing;
 // stopped serving the destination, e.g. fenced after a freeze); the client
 // should reconnect, roll back and get again.
 constexpr proto::WireError kErrorAckNotApplied = proto::WireError::kAckNotApplied;
+// Acks were applied but the cursor write failed (disk, ZooKeeper).
+constexpr proto::WireError kErrorAcksNotDurable = proto::WireError::kAcksNotDurable;
 
 std::string RandomSeed() {
   std::string seed(kSeedBytes, '\0');
@@ -114,13 +95,6 @@ std::optional<std::chrono::nanoseconds> GetTimeout(const protocol::Get& get) {
   return std::chrono::nanoseconds(timeout * per);
 }
 
-// The cursor flush as a coroutine of its own, for the blocking pool
-// (parameters by value: they live in its frame; GCC 12 mishandles a
-// capturing coroutine lambda here).
-awaitable<Status> FlushMeta(std::shared_ptr<Destination> destination, std::string name) {
-  co_return destination->meta()->Flush(name);
-}
-
 const char* PacketTypeName(int type) {
   const std::string& name = protocol::PacketType_Name(static_cast<protocol::PacketType>(type));
   return name.empty() ? nullptr : name.c_str();
@@ -148,20 +122,13 @@ Session::Session(SessionContext* context, asio::ip::tcp::socket socket, std::str
                  std::string local_address)
     : context_(context),
       log_(context->logger.get()),
-      socket_(std::move(socket)),
       peer_(std::move(peer)),
       remote_host_(std::move(remote_host)),
       local_address_(std::move(local_address)),
       gate_(std::make_shared<NotifyGate>()),
-      request_ready_(socket_.get_executor()),
-      inbox_space_(socket_.get_executor()),
-      wake_(socket_.get_executor()),
-      idle_timer_(socket_.get_executor()),
-      flush_done_(socket_.get_executor()),
-      last_receive_(Clock::now()),
-      connected_at_(last_receive_),
-      idle_timeout_(context->options.default_idle_timeout_ms) {
-  gate_->executor = socket_.get_executor();
+      channel_(context, &state_, std::move(socket), peer_, local_address_),
+      flusher_(context, channel_.executor(), &meter_, local_address_) {
+  gate_->executor = channel_.executor();
 }
 
 Session::~Session() { gate_->Close(); }
@@ -178,15 +145,15 @@ void Session::Start() {
       log->error("canal server: session of client {} failed", peer);
     }
   };
-  asio::co_spawn(socket_.get_executor(), Run(self), on_exit);
+  asio::co_spawn(channel_.executor(), Run(self), on_exit);
 }
 
 void Session::Close() {
-  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->CloseNow("canal server is stopping"); });
+  asio::post(channel_.executor(), [self = shared_from_this()] { self->channel_.Close("canal server is stopping"); });
 }
 
 void Session::CloseIfSubscribedTo(std::string destination, std::string reason) {
-  asio::post(socket_.get_executor(), [self = shared_from_this(), destination = std::move(destination),
+  asio::post(channel_.executor(), [self = shared_from_this(), destination = std::move(destination),
                                       reason = std::move(reason)] {
     if (!self->subscription_ || self->subscription_->identity.destination != destination) return;
     self->log_->warn("canal server {}: closing the connection of {}: {}", self->local_address_,
@@ -194,19 +161,9 @@ void Session::CloseIfSubscribedTo(std::string destination, std::string reason) {
     // The processor answers what the client sent already (an ack there gets
     // 409 from StillServed), then tells the client why instead of a bare close.
     self->evicted_ = reason.empty() ? std::string("this server stopped serving the destination") : reason;
-    self->request_ready_.cancel();
-    self->wake_.cancel();
+    self->channel_.Interrupt();
+    self->channel_.Wake();
   });
-}
-
-std::string Session::Describe() const {
-  return "client " + peer_ + client_label_;
-}
-
-void Session::WarnLimited(std::string_view key, const std::string& text) {
-  std::string note;
-  if (!context_->log_limiter.Allow(key, &note)) return;
-  log_->warn("canal server {}: {}{}", local_address_, ClientText(text, kLogLineMax, /*escape_quotes=*/false), note);
 }
 
 // ---- coroutines ----------------------------------------------------------
@@ -216,152 +173,59 @@ awaitable<void> Session::Run(std::shared_ptr<Session> self) {
     // Info once logged in (HandleAuth): a flood of connections that never
     // log in must not flood the log.
     log_->debug("canal server {}: client {} connected", local_address_, peer_);
-    const auto on_exit = [](std::exception_ptr) {};  // both end on their own once the socket closes
-    asio::co_spawn(socket_.get_executor(), ReadLoop(self), on_exit);
-    asio::co_spawn(socket_.get_executor(), IdleWatch(self), on_exit);
+    channel_.Start(self);
 
     seed_ = RandomSeed();
     protocol::Handshake handshake;
     handshake.set_seeds(seed_);
-    EncodePacketFrame(protocol::HANDSHAKE, handshake, &out_);
-    reply_ = true;
+    EncodePacketFrame(protocol::HANDSHAKE, handshake, &reply_.out);
+    reply_.Set();
     if (co_await WriteReply()) {
-      while (co_await WaitForRequest()) {
-        std::string frame = std::move(inbox_.front());
-        inbox_.pop_front();
-        inbox_bytes_ -= frame.size();
-        inbox_space_.cancel();
-        reply_ = false;
-        DropGather();  // (a reply left unwritten when the client went away)
-        end_after_reply_ = false;
+      std::string frame;
+      while (co_await channel_.NextRequest(&frame)) {
+        reply_.ready = false;
+        reply_.DropGather();  // (a reply left unwritten when the client went away)
         meter_.Begin();
         co_await Dispatch(frame);
-        if (closing_) break;
-        const size_t reply_bytes = reply_ ? ReplyBytes() : 0;
-        if (reply_ && !input_closed_ && !co_await WriteReply()) break;
+        if (state_.closed()) break;
+        const size_t reply_bytes = reply_.ready ? reply_.Bytes() : 0;
+        if (reply_.ready && !state_.input_over() && !co_await WriteReply()) break;
         meter_.End(reply_bytes);
-        if (end_after_reply_) {
+        if (state_.ending()) {
           EndSubscription();  // the next subscriber need not wait for the linger
-          if (!input_closed_) co_await Linger();
+          co_await channel_.Linger();
           break;
         }
       }
-      if (!evicted_.empty() && subscription_ && !closing_ && !input_closed_ && !draining_) {
+      if (!evicted_.empty() && subscription_ && state_.phase() == SessionPhase::kServing) {
         FailEvicted();
         if (co_await WriteReply()) {
           EndSubscription();
-          co_await Linger();
+          co_await channel_.Linger();
         }
       }
     }
   } catch (const std::exception& e) {
     log_->error("canal server {}: {} failed: {}", local_address_, Describe(), e.what());
   }
-  CloseNow("session ended");
+  channel_.Close("session ended");
   const std::string who = Describe();
   EndSubscription();
   gate_->Close();
-  if (authenticated_) {
-    log_->info("canal server {}: {} disconnected: {}", local_address_, who,
-               ClientText(close_reason_, kLogLineMax, /*escape_quotes=*/false));
+  const std::string reason = ClientText(channel_.close_reason(), kLogLineMax, /*escape_quotes=*/false);
+  if (state_.logged_in()) {
+    log_->info("canal server {}: {} disconnected: {}", local_address_, who, reason);
   } else if (std::string note; context_->log_limiter.Allow("closed before login", &note)) {
-    log_->info("canal server {}: {} closed before logging in: {}{}", local_address_, who,
-               ClientText(close_reason_, kLogLineMax, /*escape_quotes=*/false), note);
+    log_->info("canal server {}: {} closed before logging in: {}{}", local_address_, who, reason, note);
   }
   if (context_->on_session_end) context_->on_session_end(this);
 }
 
-awaitable<void> Session::ReadLoop(std::shared_ptr<Session> /*keeps the session alive*/) {
-  error_code ec;
-  std::string reason = "client closed the connection";
-  while (!closing_) {
-    while (!closing_ && !inbox_.empty() && (inbox_.size() >= kInboxMaxFrames || inbox_bytes_ >= kInboxMaxBytes)) {
-      inbox_space_.expires_at(Clock::time_point::max());
-      co_await inbox_space_.async_wait(asio::redirect_error(use_awaitable, ec));
-    }
-    if (closing_) break;
-    uint8_t header[kFrameHeaderBytes];
-    co_await asio::async_read(socket_, asio::buffer(header), asio::redirect_error(use_awaitable, ec));
-    if (ec) {
-      if (ec != asio::error::eof) reason = "read failed: " + ec.message();
-      break;
-    }
-    last_receive_ = Clock::now();
-    const uint32_t length = DecodeFrameLength(header);
-    // Checked before anything is allocated: a bogus prefix must cost nothing,
-    // and before login a frame can only be a small CLIENTAUTHENTICATION.
-    const bool before_login = !authenticated_;
-    const uint32_t limit =
-        before_login ? context_->options.pre_auth_max_frame_bytes : context_->options.max_frame_bytes;
-    if (Status s = CheckFrameLength(length, limit); !s.ok()) {
-      const std::string why =
-          std::string(s.message()) + (before_login ? " allowed before login" : "");
-      WarnLimited(before_login ? "frame too large before login" : "frame too large",
-                  "closing the connection of " + Describe() + ": " + why);
-      CloseNow(why);
-      co_return;
-    }
-    std::string frame(length, '\0');
-    co_await asio::async_read(socket_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
-    if (ec) {
-      reason = "connection ended inside a frame of " + std::to_string(length) + " bytes (" + ec.message() + ")";
-      if (!closing_) log_->warn("canal server {}: {}: {}", local_address_, Describe(), reason);
-      break;
-    }
-    last_receive_ = Clock::now();
-    if (draining_) continue;
-    inbox_bytes_ += frame.size();
-    inbox_.push_back(std::move(frame));
-    request_ready_.cancel();
-  }
-  if (!input_closed_) {
-    input_closed_ = true;
-    if (close_reason_.empty()) close_reason_ = reason;
-    request_ready_.cancel();
-    wake_.cancel();  // a waiting GET or a linger has nobody left to answer
-  }
-}
-
-awaitable<void> Session::IdleWatch(std::shared_ptr<Session> /*keeps the session alive*/) {
-  error_code ec;
-  const Clock::time_point login_deadline =
-      connected_at_ + std::chrono::milliseconds(context_->options.login_timeout_ms);
-  while (!closing_) {
-    const Clock::time_point now = Clock::now();
-    // Whatever it sends, a client that has not logged in in time goes.
-    if (!authenticated_ && now >= login_deadline) {
-      const std::string reason = "not logged in within " + std::to_string(context_->options.login_timeout_ms) +
-                                 " ms (canal.connections.login.timeout)";
-      WarnLimited("login timeout", "closing the connection of " + Describe() + ": " + reason);
-      CloseNow(reason);
-      break;
-    }
-    const Clock::time_point deadline = last_receive_ + idle_timeout_;
-    if (now >= deadline) {
-      const std::string reason = "idle for " + std::to_string(idle_timeout_.count()) + " ms (net_read_timeout)";
-      log_->warn("canal server {}: closing the connection of {}: {}", local_address_, Describe(), reason);
-      CloseNow(reason);
-      break;
-    }
-    idle_timer_.expires_at(authenticated_ ? deadline : std::min(deadline, login_deadline));
-    co_await idle_timer_.async_wait(asio::redirect_error(use_awaitable, ec));
-  }
-}
-
-awaitable<bool> Session::WaitForRequest() {
-  error_code ec;
-  while (!closing_ && inbox_.empty() && !input_closed_ && evicted_.empty()) {
-    request_ready_.expires_at(Clock::time_point::max());
-    co_await request_ready_.async_wait(asio::redirect_error(use_awaitable, ec));
-  }
-  co_return !closing_ && !inbox_.empty();
-}
-
 awaitable<bool> Session::WriteReply() {
-  if (acks_pending_ || flush_running_ || !flush_status_.ok()) {
-    // The durability rule: acks before this reply are on disk before the
+  if (flusher_.owed()) {
+    // The durability rule: acks before this reply are durable before the
     // client can see it.
-    if (Status s = co_await FlushAcksOffThread(); !s.ok()) {
+    if (Status s = co_await flusher_.BeforeReply(shared_from_this()); !s.ok()) {
       // Refused because another server serves the destination now (HA
       // fence): that server resumes from the durable cursor, so the acked
       // batch comes again: 409. Otherwise (a disk error) nobody knows: 400.
@@ -369,74 +233,20 @@ awaitable<bool> Session::WriteReply() {
         Fail(kErrorAckNotApplied, s.ToString() + "; this server no longer serves the destination, so the batch "
                                                  "will be delivered again: reconnect to the active server");
       } else {
-        Fail(kErrorGeneral, s.ToString());
+        Fail(kErrorAcksNotDurable, s.ToString() + "; reconnect: the batches not durably acked may come again");
       }
+      if (state_.closed()) co_return false;  // (the input had closed: nobody to tell)
     }
   }
-  error_code ec;
-  writing_ = true;
-  if (!gather_.empty()) {
-    co_await asio::async_write(socket_, gather_, WholeWrites, asio::redirect_error(use_awaitable, ec));
-  } else {
-    co_await asio::async_write(socket_, asio::buffer(out_), WholeWrites, asio::redirect_error(use_awaitable, ec));
-  }
-  writing_ = false;
-  // The write is over, whether it completed or failed: the batch's slots
-  // may be acked, rolled back or freed from here on.
-  DropGather();
-  reply_ = false;
-  if (ec) {
-    if (!closing_) {
-      log_->info("canal server {}: write to {} failed: {}", local_address_, Describe(), ec.message());
-      CloseNow("write failed: " + ec.message());
-    }
-    co_return false;
-  }
-  co_return true;
-}
-
-awaitable<void> Session::Linger() {
-  error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
-  draining_ = true;
-  inbox_.clear();
-  inbox_bytes_ = 0;
-  inbox_space_.cancel();
-  if (input_closed_ || closing_) co_return;
-  wake_.expires_after(kLinger);
-  co_await wake_.async_wait(asio::redirect_error(use_awaitable, ec));
-}
-
-void Session::CloseNow(std::string_view reason) {
-  if (closing_) return;
-  closing_ = true;
-  if (close_reason_.empty()) close_reason_ = reason;
-  error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
-  request_ready_.cancel();
-  inbox_space_.cancel();
-  wake_.cancel();
-  idle_timer_.cancel();
+  co_return co_await channel_.Write(&reply_);
 }
 
 // ---- requests --------------------------------------------------------------
 
-void Session::DropGather() {
-  pieces_.clear();
-  gather_.clear();
-  gather_store_.reset();
-}
-
-size_t Session::ReplyBytes() const {
-  if (gather_.empty()) return out_.size();
-  return asio::buffer_size(gather_);
-}
-
 void Session::ReplyOk() {
-  DropGather();
-  EncodeOkAckFrame(&out_);
-  reply_ = true;
+  reply_.DropGather();
+  EncodeOkAckFrame(&reply_.out);
+  reply_.Set();
 }
 
 void Session::FailEvicted() {
@@ -466,14 +276,19 @@ void Session::FailEvicted() {
 void Session::Fail(proto::WireError wire_code, std::string message) {
   const int32_t code = proto::Code(wire_code);
   // Keyed by the message: a client repeating its mistake costs a few lines.
-  WarnLimited(std::string_view(message).substr(0, 256),
-              "error " + std::to_string(code) + " for " + Describe() + ": " + message);
+  channel_.WarnLimited(std::string_view(message).substr(0, 256),
+                       "error " + std::to_string(code) + " for " + Describe() + ": " + message);
   meter_.SetError(code);
-  DropGather();
-  EncodeErrorAckFrame(code, message, &out_);
-  reply_ = true;
-  end_after_reply_ = true;
-  if (close_reason_.empty()) close_reason_ = "error " + std::to_string(code) + ": " + message;
+  const std::string reason = "error " + std::to_string(code) + ": " + message;
+  if (state_.input_over()) {
+    channel_.Close(reason);  // nobody is left to read the Ack
+    return;
+  }
+  reply_.DropGather();
+  EncodeErrorAckFrame(code, message, &reply_.out);
+  reply_.Set();
+  (void)state_.To(SessionPhase::kEnding);  // from kAwaitingLogin or kServing, the phases left
+  channel_.SetCloseReasonIfEmpty(reason);
 }
 
 awaitable<void> Session::Dispatch(const std::string& frame) {
@@ -487,7 +302,7 @@ awaitable<void> Session::Dispatch(const std::string& frame) {
     Fail(kErrorGeneral, std::string("unparsable ") + what + " body in a " +
                             protocol::PacketType_Name(packet.type()) + " packet");
   };
-  if (!authenticated_) {
+  if (!state_.logged_in()) {
     if (packet.type() != protocol::CLIENTAUTHENTICATION) {
       const char* name = PacketTypeName(packet.type());
       Fail(kErrorGeneral, std::string("authentication required: the first packet must be CLIENTAUTHENTICATION, not ") +
@@ -515,7 +330,7 @@ awaitable<void> Session::Dispatch(const std::string& frame) {
     case protocol::GET: {
       protocol::Get get;
       if (!get.ParseFromString(packet.body())) co_return body_error("Get");
-      if (input_closed_) break;  // nobody is left to read the batch
+      if (state_.input_over()) break;  // nobody is left to read the batch
       co_await HandleGet(get);
       break;
     }
@@ -550,12 +365,11 @@ void Session::HandleAuth(const protocol::ClientAuth& auth) {
     Fail(kErrorAuthFailed, "auth failed for user:" + ClientText(auth.username()));
     return;
   }
-  authenticated_ = true;
+  state_.LogIn();
   username_ = auth.username();
   log_->info("canal server {}: client {} connected, logged in as user \"{}\"", local_address_, peer_,
              ClientText(username_));
-  if (auth.net_read_timeout() > 0) idle_timeout_ = std::chrono::milliseconds(auth.net_read_timeout());
-  idle_timer_.cancel();  // the watch re-arms: no login deadline, the client's idle timeout
+  channel_.LoggedIn(std::chrono::milliseconds(std::max(auth.net_read_timeout(), 0)));
   if (!auth.destination().empty() && !auth.client_id().empty()) {
     if (!Subscribe(auth.destination(), auth.client_id(), auth.filter())) return;
   }
@@ -634,6 +448,7 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
       return false;
     }
     sub.identity = identity;
+    flusher_.Attach(sub.destination, destination, identity.ToString());
     return true;
   }
 
@@ -682,7 +497,8 @@ bool Session::Subscribe(const std::string& destination, const std::string& clien
   }
   ring->Rollback();
   subscription_ = Subscription{std::move(dest), std::move(ring), identity, client_id};
-  client_label_ = " (client id " + client_id + ", destination " + destination + ")";
+  flusher_.Attach(subscription_->destination, destination, identity.ToString());
+  channel_.SetLabel(" (client id " + client_id + ", destination " + destination + ")");
   meter_.Attach(context_->options.client_stats.get(), destination, peer_, client_id);
   log_->info("canal server {}: {} subscribed (filter \"{}\")", local_address_, Describe(), ClientText(filter));
   return true;
@@ -711,6 +527,7 @@ void Session::HandleUnsubscription(const protocol::Unsub& unsub) {
     // manager: only the destination is left to release.
     context_->holders.Release(identity.destination, this);
     subscription_.reset();
+    flusher_.Detach();
     ReplyOk();
     return;
   }
@@ -762,7 +579,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
         timeout->count() == 0 ? Clock::time_point::max()
                               : Clock::now() + std::chrono::duration_cast<Clock::duration>(*timeout);
     co_await WaitForBatch(store.get(), fetch, rule, deadline);
-    if (closing_ || input_closed_) co_return;  // nobody to answer
+    if (state_.input_over()) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
   }
   if (Status s = store->TryGet(fetch, &batch_); !s.ok()) {
@@ -777,11 +594,11 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
       protocol::Messages messages;
       messages.set_batch_id(-1);
       messages.set_server_warning(std::move(warning));
-      EncodePacketFrame(protocol::MESSAGES, messages, &out_);
+      EncodePacketFrame(protocol::MESSAGES, messages, &reply_.out);
     } else {
-      (void)EncodeMessagesFrame(-1, batch_, &out_);  // cannot be too large
+      (void)EncodeMessagesFrame(-1, batch_, &reply_.out);  // cannot be too large
     }
-    reply_ = true;
+    reply_.Set();
     co_return;
   }
   // The meta's record is the batch's only one: everything the ack needs.
@@ -803,27 +620,25 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     // Acked before the reply is written, as Canal does: the ack may free the
     // slots or hand them to the producer, so the entries are copied into the
     // reply first.
-    if (Status s = EncodeMessagesFrame(batch_id, batch_, &out_); !s.ok()) {
+    if (Status s = EncodeMessagesFrame(batch_id, batch_, &reply_.out); !s.ok()) {
       Fail(kErrorGeneral, s.ToString());
       co_return;
     }
-    reply_ = true;
+    reply_.Set();
     if (Status s = AckBatch(batch_id); !s.ok()) Fail(kErrorGeneral, std::string(s.message()));
     co_return;
   }
   // Big entries go to the socket from the ring's slots (no copy into the
   // reply): the batch stays un-acked until WriteReply has written it, since
   // this processor handles the next request (an ack, a rollback, the end of
-  // the subscription) only after that, and gather_store_ keeps the ring.
-  if (Status s = EncodeMessagesFrameGathered(batch_id, batch_, kGatherMinEntryBytes, &out_, &pieces_); !s.ok()) {
+  // the subscription) only after that, and the reply keeps the ring.
+  reply_.DropGather();
+  if (Status s = EncodeMessagesFrameGathered(batch_id, batch_, kGatherMinEntryBytes, &reply_.out, &reply_.pieces);
+      !s.ok()) {
     Fail(kErrorGeneral, s.ToString());
     co_return;
   }
-  gather_.clear();
-  gather_.reserve(pieces_.size());
-  for (std::string_view piece : pieces_) gather_.emplace_back(piece.data(), piece.size());
-  gather_store_ = store;
-  reply_ = true;
+  reply_.SetGathered(store);
 }
 
 awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size, store::RingStore::WaitRule rule,
@@ -838,23 +653,21 @@ awaitable<void> Session::WaitForBatch(store::RingStore* store, size_t batch_size
   };
   const bool armed = store->NotifyWhen(rule, batch_size, std::move(on_ready));
   if (!armed) co_return;  // ready already, or the store stopped: TryGet tells
-  waiting_ = true;
-  wake_.expires_at(deadline);
-  error_code ec;
-  co_await wake_.async_wait(asio::redirect_error(use_awaitable, ec));
-  waiting_ = false;
+  co_await channel_.WaitUntil(deadline);
   store->CancelNotify();
   ++wait_generation_;  // a callback still on its way is now stale
 }
 
 void Session::OnBatchReady(uint64_t generation) {
-  if (waiting_ && generation == wait_generation_) wake_.cancel();
+  // (Each wait ends with a new generation, so a callback that comes after
+  // its wait has nothing to wake.)
+  if (generation == wait_generation_) channel_.Wake();
 }
 
 Status Session::AckBatch(int64_t batch_id) {
   Subscription& sub = *subscription_;
-  if (writing_) {
-    // The ownership rule (session.h, gather_): never reached, since the
+  if (channel_.writing()) {
+    // The ownership rule (client_channel.h, Reply): never reached, since the
     // processor writes each reply before it reads the next request.
     return Status::Aborted("ack of batch " + std::to_string(batch_id) + " while a reply is being written");
   }
@@ -878,7 +691,7 @@ Status Session::AckBatch(int64_t batch_id) {
       return Status::Aborted("ack of batch " + std::to_string(batch_id) + ": " + s.ToString() + where);
     }
   }
-  acks_pending_ = true;
+  flusher_.Acked();
   meter_.Acked(removed.rows, removed.end.timestamp_ms);
   return Status::OK();
 }
@@ -901,7 +714,7 @@ void Session::HandleClientAck(const protocol::ClientAck& ack) {
     Fail(kErrorGeneral, std::string(s.message()));
     return;
   }
-  StartFlush();
+  flusher_.Start(shared_from_this());
 }
 
 void Session::HandleClientRollback(const protocol::ClientRollback& rollback) {
@@ -946,75 +759,7 @@ void Session::RollbackAll() {
   sub.store->Rollback();
 }
 
-awaitable<Status> Session::FlushAcksOffThread() {
-  if (!context_->blocking) co_return FlushAcks();
-  for (;;) {
-    error_code ec;
-    while (flush_running_) {
-      // (CloseNow's cancels do not end this wait early: the write finishes.)
-      flush_done_.expires_at(Clock::time_point::max());
-      co_await flush_done_.async_wait(asio::redirect_error(use_awaitable, ec));
-    }
-    if (!flush_status_.ok()) {
-      Status s = std::move(flush_status_);
-      flush_status_ = Status::OK();
-      co_return s;
-    }
-    // Acks after the write began (or none written yet): write them now.
-    if (!acks_pending_ || !subscription_) co_return Status::OK();
-    StartFlush();
-  }
-}
-
-void Session::StartFlush() {
-  if (flush_running_ || !acks_pending_ || !subscription_ || !context_->blocking) return;
-  flush_running_ = true;
-  acks_pending_ = false;  // the write covers every ack so far
-  // (What to write is taken now: the coroutine starts after this request.)
-  asio::co_spawn(socket_.get_executor(),
-                 RunFlush(shared_from_this(), subscription_->destination, subscription_->identity.destination),
-                 [](std::exception_ptr) {});
-}
-
-awaitable<void> Session::RunFlush(std::shared_ptr<Session> /*keeps the session alive*/,
-                                  std::shared_ptr<Destination> dest, std::string destination) {
-  // Keeps the I/O threads running until this coroutine is back on its strand.
-  auto work = asio::make_work_guard(socket_.get_executor());
-  const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
-  Status s;
-  try {
-    // Run on the blocking pool; the result comes back to this strand.
-    s = co_await asio::co_spawn(*context_->blocking, FlushMeta(dest, destination), use_awaitable);
-  } catch (const std::exception& e) {
-    s = Status::IOError(std::string("cursor write failed: ") + e.what());
-  }
-  work.reset();
-  meter_.Flushed(flush_start);
-  flush_running_ = false;
-  // A subscription that ended meanwhile flushed (EndSubscription) or was
-  // taken over: nothing is owed to it.
-  if (!s.ok() && subscription_ && subscription_->destination == dest) {
-    acks_pending_ = true;  // not written: written again (or failed) at the next reply
-    flush_status_ = AcksNotDurable(s);
-  }
-  flush_done_.cancel();
-}
-
-Status Session::AcksNotDurable(const Status& s) const {
-  return Status::IOError("canal server " + local_address_ + " could not make the acks of " +
-                         subscription_->identity.ToString() + " durable: " + s.ToString());
-}
-
-Status Session::FlushAcks() {
-  if (!acks_pending_ || !subscription_) return Status::OK();
-  const std::string& destination = subscription_->identity.destination;
-  const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
-  Status s = subscription_->destination->meta()->Flush(destination);
-  meter_.Flushed(flush_start);
-  if (!s.ok()) return AcksNotDurable(s);
-  acks_pending_ = false;
-  return Status::OK();
-}
+Status Session::FlushAcks() { return flusher_.FlushNow(); }
 
 void Session::EndSubscription() {
   if (!subscription_) return;
@@ -1025,6 +770,7 @@ void Session::EndSubscription() {
   if (Status s = FlushAcks(); !s.ok()) log_->error("{}", s.message());
   context_->holders.Release(sub.identity.destination, this);
   subscription_.reset();
+  flusher_.Detach();
   meter_.Detach();
 }
 

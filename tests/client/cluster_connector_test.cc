@@ -22,7 +22,10 @@
 #include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 #include "client/client_test_util.h"
+#include "support/test_ports.h"
 #include "support/zk_sandbox.h"
+
+using canal::testing::TestPort;
 
 namespace canal::client::test {
 namespace {
@@ -30,7 +33,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kZkPort = 12183;
+constexpr uint16_t kZkPort = TestPort("zk_client_cluster");
 const std::string kFilter = "shop\\..*";
 
 // A loopback address nothing listens on: connecting is refused at once.
@@ -340,6 +343,16 @@ TEST(ClientErrorsTest, IsAckNotAppliedIsTheServersCode409Only) {
   EXPECT_FALSE(IsAckNotApplied(Status::Aborted("x: the earlier ack failed: server error 409: gone")));
   EXPECT_FALSE(IsAckNotApplied(Status::IOError("x: server error 409: but not from the server").WithSubcode(409)));
   EXPECT_FALSE(IsAckNotApplied(Status::OK()));
+}
+
+TEST(ClientErrorsTest, IsAcksNotDurableIsTheServersCode507Only) {
+  EXPECT_TRUE(IsAcksNotDurable(Status::Aborted("x: reworded, no mention of anything").WithSubcode(507)));
+  EXPECT_FALSE(IsAcksNotDurable(Status::Aborted("x: the earlier ack of batch 1 failed: not durable").WithSubcode(400)));
+  EXPECT_FALSE(IsAcksNotDurable(Status::Aborted("x: could not make the acks durable").WithSubcode(409)))
+      << "409 is its own kind (not applied)";
+  EXPECT_FALSE(IsAcksNotDurable(Status::IOError("x: server error 507").WithSubcode(507)));
+  EXPECT_FALSE(IsAcksNotDurable(Status::OK()));
+  EXPECT_FALSE(canal::proto::MeansNotServedHere(kErrorAcksNotDurable)) << "no failover on 507: reconnect";
 }
 
 // Canal's own Java server sends 400 for everything: its "not started here"

@@ -14,14 +14,18 @@
 #include <thread>
 #include <vector>
 
+#include "support/test_ports.h"
+#include "support/wait.h"
 #include "support/zk_suite.h"
+
+using canal::testing::TestPort;
 
 namespace canal::coord {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint16_t kZkPort = 12181;
+constexpr uint16_t kZkPort = TestPort("zk_coord");
 
 // Counts callbacks and lets a test wait for them.
 class Counter {
@@ -82,13 +86,12 @@ class ZkClientTest : public canal::testing::ZkSuite<kZkPort> {
   // Polls until `path` exists == want (ephemeral removal is asynchronous to
   // the closing client).
   static bool WaitExists(ZkClient* c, const std::string& path, bool want, std::chrono::milliseconds limit = 15s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      bool exists = !want;
-      if (c->Exists(path, &exists).ok() && exists == want) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
+    return canal::testing::WaitFor(
+        [&] {
+          bool exists = !want;
+          return c->Exists(path, &exists).ok() && exists == want;
+        },
+        limit, 50ms);
   }
 
   std::string root_;

@@ -1,4 +1,4 @@
-// Hostile clients against the real canal-server (issue 11): while a good
+// Hostile clients against the real canal-server: while a good
 // client receives every row exactly once, other connections
 //   - send 63 MiB CLIENTAUTHENTICATION frames (16 at a time, again and again),
 //   - open 20,000 connections and leave them idle (the server runs with a
@@ -37,10 +37,11 @@
 #include "canal/client/message.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
-#include "support/load_table.h"
 #include "support/client_test_names.h"
+#include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::testing {
@@ -115,7 +116,7 @@ size_t OpenFds(int pid) {
   return n;
 }
 
-class HostileClients : public ServerSuite<14401> {
+class HostileClients : public ServerSuite<TestPort("hostile")> {
  protected:
   static void SetUpTestSuite() {
     ServerSuite::SetUpTestSuite();
@@ -257,7 +258,7 @@ class HostileClients : public ServerSuite<14401> {
 };
 
 TEST_F(HostileClients, HugeAuthFramesFromSixteenConnectionsCostNothing) {
-  StartServer(14402);
+  StartServer(TestPort("hostile", 1));
   std::atomic<uint64_t> closed{0};
   RunWithFlood([&](const std::atomic<bool>& stop) {
     const std::string chunk(1u << 20, 'A');
@@ -309,7 +310,7 @@ pid_t IdleConnectionsChild(uint16_t port, int n, const int (&release)[2]) {
 
 TEST_F(HostileClients, TwentyThousandIdleConnectionsNeitherStopTheServerNorExhaustIt) {
   if (fds_.rlim_cur < 10'100) GTEST_SKIP() << "needs 10100 file descriptors per process, has " << fds_.rlim_cur;
-  StartServer(14403);
+  StartServer(TestPort("hostile", 2));
   std::atomic<size_t> opened{0};
   std::atomic<size_t> peak_fds{0};
   RunWithFlood([&](const std::atomic<bool>& stop) {
@@ -348,7 +349,7 @@ TEST_F(HostileClients, TwentyThousandIdleConnectionsNeitherStopTheServerNorExhau
 }
 
 TEST_F(HostileClients, SilentSlowAndGarbageConnectionsAreClosedAndCostNothing) {
-  StartServer(14404);
+  StartServer(TestPort("hostile", 3));
   std::atomic<int> silent_closed{0}, slow_closed{0}, garbage_closed{0};
   constexpr int kSilent = 200, kSlow = 30, kGarbage = 200;
   RunWithFlood([&](const std::atomic<bool>& stop) {

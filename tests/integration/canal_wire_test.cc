@@ -39,6 +39,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -48,9 +49,9 @@ namespace entry = canal::entry;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kSandboxPort = 14351;
-constexpr uint16_t kSession1Port = 14352;
-constexpr uint16_t kSession2Port = 14353;
+constexpr uint16_t kSandboxPort = TestPort("canal_wire");
+constexpr uint16_t kSession1Port = TestPort("canal_wire", 1);
+constexpr uint16_t kSession2Port = TestPort("canal_wire", 2);
 
 // ---- CAPTURED_FRAMES.md ----------------------------------------------------
 
@@ -415,7 +416,7 @@ TEST_F(CanalWire, Session1ReplayedGetsCanalsBytes) {
   ASSERT_TRUE(got);
   EXPECT_EQ(Hex(*got), Hex(frames[13].bytes)) << "frame [13]";
 
-  // A clean unsubscribe logs no WARN (issue 16: "clearing batches ... not subscribed").
+  // A clean unsubscribe logs no WARN ( "clearing batches ... not subscribed").
   EXPECT_TRUE(WaitForText(install_->server_log(), "unsubscribed", 5s));
   std::this_thread::sleep_for(200ms);
   const std::string log = ReadAll(install_->server_log());

@@ -19,13 +19,16 @@
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/mysql/dump_connection.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
+
+using canal::testing::TestPort;
 
 namespace canal::mysql {
 namespace {
 
 using binlog::EventType;
 
-constexpr int kPort = 13431;
+constexpr int kPort = TestPort("dump_query_live");
 
 class DumpConnectionLive : public ::testing::Test {
  protected:

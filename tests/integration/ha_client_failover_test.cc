@@ -4,11 +4,14 @@
 #include "integration/ha_fixture.h"
 
 #include "canal/coord/canal_layout.h"
+#include "support/test_ports.h"
+
+using canal::testing::TestPort;
 
 namespace canal::testing::ha {
 namespace {
 
-constexpr uint16_t kClientFailoverPorts[2] = {13537, 13538};
+constexpr uint16_t kClientFailoverPorts[2] = {TestPort("ha_servers", 6), TestPort("ha_servers", 7)};
 
 // 4. Two canal-cli --zk processes with the same client id: the elected one
 // prints and acks part of the stream and is SIGKILLed; the other takes over

@@ -45,6 +45,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
 
@@ -55,8 +56,8 @@ namespace canal::testing::ha {
 using client::ClusterConnector;
 using client::ClusterConnectorOptions;
 
-constexpr uint16_t kSandboxPort = 13521;
-constexpr uint16_t kZkPort = 12191;
+constexpr uint16_t kSandboxPort = canal::testing::TestPort("ha_mariadb");
+constexpr uint16_t kZkPort = canal::testing::TestPort("ha_zk");
 constexpr int kSessionTimeoutMs = 6000;
 // The stated takeover bound for a crashed or frozen active server: its
 // session must expire (6 s), the standby waits canal.zookeeper.takeover.delay

@@ -3,13 +3,16 @@
 // the client loses nothing and repeats nothing beyond the one batch acked
 // without an answer; a resumed server is fenced.
 #include "integration/ha_fixture.h"
+#include "support/test_ports.h"
+
+using canal::testing::TestPort;
 
 namespace canal::testing::ha {
 namespace {
 
-constexpr uint16_t kFailoverPorts[2] = {13531, 13532};
-constexpr uint16_t kPartitionPorts[2] = {13533, 13534};
-constexpr uint16_t kAckNotAppliedPorts[2] = {14371, 14372};
+constexpr uint16_t kFailoverPorts[2] = {TestPort("ha_servers"), TestPort("ha_servers", 1)};
+constexpr uint16_t kPartitionPorts[2] = {TestPort("ha_servers", 2), TestPort("ha_servers", 3)};
+constexpr uint16_t kAckNotAppliedPorts[2] = {TestPort("ha_servers_late"), TestPort("ha_servers_late", 1)};
 
 // 1. SIGKILL of the active server while 2,000 transactions (200,000 rows)
 // stream to a ClusterConnector client: the standby takes over within the

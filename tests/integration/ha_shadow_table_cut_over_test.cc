@@ -1,4 +1,4 @@
-// Issue 32 on the ZooKeeper pair: gh-ost's cut-over (a shadow table from
+// On the ZooKeeper pair: gh-ost's cut-over (a shadow table from
 // outside the filter renamed into it) while the active server streams with
 // MINIMAL row metadata, then the active server is killed and the standby,
 // with no file of its own (the schema history and the cursor are in
@@ -10,11 +10,14 @@
 #include <map>
 
 #include "support/client_rows.h"
+#include "support/test_ports.h"
+
+using canal::testing::TestPort;
 
 namespace canal::testing::ha {
 namespace {
 
-constexpr uint16_t kOscPorts[2] = {14375, 14376};
+constexpr uint16_t kOscPorts[2] = {TestPort("ha_servers_late", 4), TestPort("ha_servers_late", 5)};
 
 // "name=value,..." of every column of a row, in column order (NULL as the mariadb client prints it).
 std::string RowText(const canal::entry::RowData& row) {

@@ -2,12 +2,18 @@
 // service without loss, and the nodes the servers and a client write follow
 // Canal's layout and JSON.
 #include "integration/ha_fixture.h"
+#include "support/test_ports.h"
+
+using canal::testing::TestPort;
 
 namespace canal::testing::ha {
 namespace {
 
-constexpr uint16_t kZkRestartPorts[2] = {13535, 13536};
-constexpr uint16_t kLayoutPorts[2] = {13539, 13532};  // 13532: the failover test's servers are long gone
+constexpr uint16_t kZkRestartPorts[2] = {TestPort("ha_servers", 4), TestPort("ha_servers", 5)};
+constexpr uint16_t kLayoutPorts[2] = {
+    TestPort("ha_servers", 8),
+    TestPort("ha_servers", 1),
+};  // 13532: the failover test's servers are long gone
 
 // 3. ZooKeeper stopped under a running pair, once for ~2 s (within the session
 // timeout) and once for 9 s (beyond it), while a stream is written: the

@@ -1,4 +1,4 @@
-// The low-latency GET end to end (issue 16): single-row transactions at about
+// The low-latency GET end to end: single-row transactions at about
 // 100 a second, MEMSIZE batches (a batch of 1000 units is ~1 MB, never full),
 // a get timeout of one second. Canal's rule holds every row until the get's
 // timeout; with the client's option (ConnectorOptions::low_latency_get) or the
@@ -25,12 +25,13 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
 
-constexpr uint16_t kCanalRulePort = 14362;  // canal.get.low.latency off (the default)
-constexpr uint16_t kServerKeyPort = 14363;  // canal.get.low.latency = true
+constexpr uint16_t kCanalRulePort = TestPort("canal_wire", 11);  // canal.get.low.latency off (the default)
+constexpr uint16_t kServerKeyPort = TestPort("canal_wire", 12);  // canal.get.low.latency = true
 constexpr int kRows = 200;
 constexpr int64_t kGetTimeoutMs = 1000;
 
@@ -56,7 +57,7 @@ struct Figures {
   }
 };
 
-class LowLatencyGet : public ServerSuite<14361> {
+class LowLatencyGet : public ServerSuite<TestPort("canal_wire", 10)> {
  protected:
   void SetUp() override {
     ServerSuite::SetUp();

@@ -15,13 +15,14 @@
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "support/binlog_walk.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 #include "support/vv_compare.h"
 
 namespace canal::testing {
 namespace {
 
 
-constexpr int kPort = 13421;
+constexpr int kPort = TestPort("mariadb_live");
 
 class MariadbLive : public ::testing::Test {
  protected:

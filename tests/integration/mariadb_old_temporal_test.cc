@@ -1,7 +1,7 @@
 // MariaDB's own TIMESTAMP(N)/DATETIME(N)/TIME(N), N = 0..6, made with
 // mysql56_temporal_format=OFF (what MariaDB 5.3-10.0 made, and what survives
 // their upgrades): logged under the old type codes 7/12/11 with no metadata and
-// a length that depends on N (issue 31). Through canal-server to the SDK, with
+// a length that depends on N. Through canal-server to the SDK, with
 // FULL and MINIMAL row metadata, every value, NULL, mysqlType and sqlType
 // equals MariaDB's own SELECT and what the same table made with the 5.6 format
 // (TIMESTAMP2 and friends) delivers; the rows after it, of every table, arrive
@@ -27,6 +27,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -35,11 +36,11 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 // Sandbox 14861, canal-server 14862-14863 and 14865.
-constexpr uint16_t kValuesPort = 14862;
-constexpr uint16_t kAfterPort = 14863;
-constexpr uint16_t kNoHistoryPort = 14865;
+constexpr uint16_t kValuesPort = TestPort("old_temporal", 1);
+constexpr uint16_t kAfterPort = TestPort("old_temporal", 2);
+constexpr uint16_t kNoHistoryPort = TestPort("old_temporal", 4);
 
-class MariadbOldTemporal : public ServerSuite<14861> {
+class MariadbOldTemporal : public ServerSuite<TestPort("old_temporal")> {
  protected:
   static client::ConnectorOptions ClientOptions(uint16_t port) {
     client::ConnectorOptions o;

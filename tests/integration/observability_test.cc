@@ -26,6 +26,7 @@
 #include "support/load_table.h"
 #include "support/loopback_http.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
 
@@ -41,14 +42,19 @@ using client::TimeUnit;
 using nlohmann::json;
 
 // This suite's ports (14100-14199).
-constexpr uint16_t kSandboxPort = 14101;
-constexpr uint16_t kPromClientPort = 14111, kPromMetricsPort = 14121;
-constexpr uint16_t kLagClientPort = 14112, kLagMetricsPort = 14122;
-constexpr uint16_t kFailClientPort = 14113, kFailMetricsPort = 14123;
-constexpr uint16_t kPrometheusPort = 14131;
+constexpr uint16_t kSandboxPort = TestPort("observability", 1);
+constexpr uint16_t kPromClientPort = TestPort("observability", 11);
+constexpr uint16_t kPromMetricsPort = TestPort("observability", 21);
+constexpr uint16_t kLagClientPort = TestPort("observability", 12);
+constexpr uint16_t kLagMetricsPort = TestPort("observability", 22);
+constexpr uint16_t kFailClientPort = TestPort("observability", 13);
+constexpr uint16_t kFailMetricsPort = TestPort("observability", 23);
+constexpr uint16_t kPrometheusPort = TestPort("observability", 31);
 // The HA suite: its own MariaDB and ZooKeeper, two servers.
-constexpr uint16_t kHaSandboxPort = 14103, kHaZkPort = 14141;
-constexpr uint16_t kHaClientPorts[2] = {14115, 14116}, kHaMetricsPorts[2] = {14125, 14126};
+constexpr uint16_t kHaSandboxPort = TestPort("observability", 3);
+constexpr uint16_t kHaZkPort = TestPort("observability", 41);
+constexpr uint16_t kHaClientPorts[2] = {TestPort("observability", 15), TestPort("observability", 16)};
+constexpr uint16_t kHaMetricsPorts[2] = {TestPort("observability", 25), TestPort("observability", 26)};
 constexpr int kHaSessionTimeoutMs = 6000;
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
 

@@ -1,4 +1,4 @@
-// Online schema changes (issue 32): gh-ost's and pt-online-schema-change's
+// Online schema changes: gh-ost's and pt-online-schema-change's
 // flows, issued statement by statement on a MariaDB while a writer keeps
 // writing to `t`: a shadow table beside `t` (gh-ost also its changelog table
 // `_t_ghc`), the row copy, the changes followed (gh-ost applies them from its
@@ -35,10 +35,11 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/row_lines.h"
+#include "support/sandbox_parser.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
-#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
@@ -47,9 +48,9 @@ using namespace std::chrono_literals;
 using parser::EventParser;
 using parser::EventParserOptions;
 
-constexpr uint16_t kDbPort = 14810;
-constexpr uint16_t kServerPortBase = 14811;
-constexpr uint16_t kZkPort = 14814;
+constexpr uint16_t kDbPort = TestPort("osc");
+constexpr uint16_t kServerPortBase = TestPort("osc", 1);
+constexpr uint16_t kZkPort = TestPort("osc", 4);
 constexpr int kInitialRows = 40;
 
 enum class Tool { kGhost, kPtOsc };

@@ -1,4 +1,4 @@
-// MariaDB's optional row metadata read by MariaDB's numbering (issue 31,
+// MariaDB's optional row metadata read by MariaDB's numbering (
 // item 1): every column type, in front of signed and unsigned integers and of
 // text in three charsets, written with FULL and with MINIMAL metadata, decoded
 // by the parser (schema history on, as the server runs it) and compared with
@@ -22,8 +22,9 @@
 #include "canal/render/canal_value.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
-#include "support/wait.h"
 #include "support/sandbox_parser.h"
+#include "support/test_ports.h"
+#include "support/wait.h"
 
 namespace canal::testing {
 namespace {
@@ -33,7 +34,8 @@ using parser::EventParser;
 using parser::EventParserOptions;
 
 // Ports 14880 (FULL) and 14881 (MINIMAL).
-constexpr uint16_t kFullPort = 14880, kMinimalPort = 14881;
+constexpr uint16_t kFullPort = TestPort("optmeta");
+constexpr uint16_t kMinimalPort = TestPort("optmeta", 1);
 
 std::string Hex(std::string_view s) {
   static const char kDigits[] = "0123456789ABCDEF";

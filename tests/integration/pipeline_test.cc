@@ -24,13 +24,14 @@
 #include "canal/sink/entry_sink.h"
 #include "canal/store/ring_store.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint16_t kPort = 13461;
+constexpr uint16_t kPort = TestPort("pipeline");
 constexpr int kTxns = 600, kRowsPerTxn = 30;
 
 // The meta manager's slowest cursor as the parser's start position.

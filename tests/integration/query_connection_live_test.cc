@@ -12,10 +12,11 @@
 
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event_decoder.h"
-#include "canal/render/canal_value.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/render/canal_value.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -26,8 +27,8 @@ using mysql::InformationSchemaProvider;
 using mysql::QueryConnection;
 using mysql::ServerInfo;
 
-constexpr uint16_t kPort = 13432;
-constexpr uint16_t kSecondPort = 13433;  // sandboxes with other binlog settings
+constexpr uint16_t kPort = TestPort("dump_query_live", 1);
+constexpr uint16_t kSecondPort = TestPort("dump_query_live", 2);  // sandboxes with other binlog settings
 
 ConnectionOptions CanalLogin(uint16_t port) {
   ConnectionOptions o;

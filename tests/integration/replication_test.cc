@@ -20,9 +20,10 @@
 #include "canal/parser/event_parser.h"
 #include "support/fixtures.h"
 #include "support/mariadb_sandbox.h"
-#include "support/wait.h"
 #include "support/row_render.h"
 #include "support/sandbox_parser.h"
+#include "support/test_ports.h"
+#include "support/wait.h"
 
 namespace canal::testing {
 namespace {
@@ -33,7 +34,7 @@ using parser::EventParserOptions;
 using parser::Transaction;
 using parser::TxEventKind;
 
-constexpr uint16_t kPort = 13441;
+constexpr uint16_t kPort = TestPort("replication");
 
 // Records what the parser hands over: rendered rows, and per transaction the
 // first value of its first row's column 1 (the test tables put a txn number there).

@@ -1,4 +1,4 @@
-// The schema history live with a lagging client (issue 10), end to end through
+// The schema history live with a lagging client, end to end through
 // canal-server and the SDK on a MariaDB with binlog_row_metadata=MINIMAL: a
 // slow client (small batches, a pause after each) is seconds behind a burst of
 // transactions when `ALTER TABLE t MODIFY c INT AFTER id` (two INT columns swap
@@ -24,6 +24,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::testing {
@@ -32,17 +33,14 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kDbPort = 14905;
-constexpr uint16_t kServerPort = 14906;
+constexpr uint16_t kDbPort = TestPort("schema_lag");
+constexpr uint16_t kServerPort = TestPort("schema_lag", 1);
 constexpr int kBurst = 300;  // one-row transactions before the DDL: 3 entries each
 
 class SchemaHistoryLag : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SandboxOptions o;
-    o.port = kDbPort;
-    o.binlog_row_metadata = "MINIMAL";
-    sandbox_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", &setup_error_);
+    sandbox_ = StartMinimalSuiteSandbox(kDbPort, &setup_error_);
   }
   static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {

@@ -1,4 +1,4 @@
-// Randomized DDL against a real MariaDB (issue 10): a generator
+// Randomized DDL against a real MariaDB: a generator
 // (support/ddl_generator.h) makes hundreds of statements over several tables --
 // ADD/DROP/MODIFY/CHANGE/RENAME COLUMN with FIRST/AFTER, several clauses in one
 // ALTER, ADD/DROP PRIMARY KEY, ALTER ... SET/DROP DEFAULT, CONVERT TO CHARACTER
@@ -30,19 +30,20 @@
 #include "canal/parser/event_parser.h"
 #include "canal/schema/schema_history.h"
 #include "support/ddl_generator.h"
-#include "support/mariadb_sandbox.h"
 #include "support/load_table.h"
+#include "support/mariadb_sandbox.h"
 #include "support/row_lines.h"
-#include "support/wait.h"
 #include "support/sandbox_parser.h"
+#include "support/test_ports.h"
+#include "support/wait.h"
 
 namespace canal::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint16_t kPort = 14602;      // MINIMAL
-constexpr uint16_t kFullPort = 14907;  // FULL
+constexpr uint16_t kPort = TestPort("schema_history", 1);      // MINIMAL
+constexpr uint16_t kFullPort = TestPort("schema_lag", 2);  // FULL
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -52,10 +53,7 @@ int EnvInt(const char* name, int fallback) {
 class SchemaHistoryRandom : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SandboxOptions o;
-    o.port = kPort;
-    o.binlog_row_metadata = "MINIMAL";
-    sandbox_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", &setup_error_);
+    sandbox_ = StartMinimalSuiteSandbox(kPort, &setup_error_);
   }
   // The FULL sandbox, started by the one test that needs it (ctest runs each
   // test in a process of its own: the oracle test does not pay for it).

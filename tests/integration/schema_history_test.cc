@@ -16,11 +16,12 @@
 
 #include "canal/parser/event_parser.h"
 #include "canal/schema/history_log.h"
-#include "support/mariadb_sandbox.h"
 #include "support/load_table.h"
+#include "support/mariadb_sandbox.h"
 #include "support/row_lines.h"
-#include "support/wait.h"
 #include "support/sandbox_parser.h"
+#include "support/test_ports.h"
+#include "support/wait.h"
 
 namespace canal::testing {
 namespace {
@@ -29,15 +30,12 @@ using namespace std::chrono_literals;
 using parser::EventParser;
 using parser::EventParserOptions;
 
-constexpr uint16_t kPort = 14601;
+constexpr uint16_t kPort = TestPort("schema_history");
 
 class SchemaHistoryLive : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SandboxOptions o;
-    o.port = kPort;
-    o.binlog_row_metadata = "MINIMAL";
-    sandbox_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", &setup_error_);
+    sandbox_ = StartMinimalSuiteSandbox(kPort, &setup_error_);
   }
   static void TearDownTestSuite() { sandbox_.reset(); }
   void SetUp() override {

@@ -1,4 +1,4 @@
-// The schema history in ZooKeeper (issue 10): a history bigger than
+// The schema history in ZooKeeper: a history bigger than
 // ZooKeeper's 1 MiB node limit round-trips in chunks, and a standby that takes
 // over at a cursor before a DDL, with no local files, decodes the rows before
 // and after the DDL with the right names from what the active one stored, at
@@ -16,32 +16,30 @@
 #include "canal/coord/zk_client.h"
 #include "canal/meta/zk_history_store.h"
 #include "canal/parser/event_parser.h"
-#include "support/mariadb_sandbox.h"
 #include "support/canal_install.h"
 #include "support/client_rows.h"
 #include "support/load_table.h"
+#include "support/mariadb_sandbox.h"
 #include "support/row_lines.h"
+#include "support/sandbox_parser.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 #include "support/zk_sandbox.h"
-#include "support/sandbox_parser.h"
 
 namespace canal::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint16_t kZkPort = 14603;
-constexpr uint16_t kDbPort = 14604;
-constexpr uint16_t kServerPorts[2] = {14607, 14608};
+constexpr uint16_t kZkPort = TestPort("schema_history", 2);
+constexpr uint16_t kDbPort = TestPort("schema_history", 3);
+constexpr uint16_t kServerPorts[2] = {TestPort("schema_history", 6), TestPort("schema_history", 7)};
 constexpr const char* kRunningPath = "/otter/canal/destinations/example/running";
 
 class SchemaHistoryZk : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SandboxOptions o;
-    o.port = kDbPort;
-    o.binlog_row_metadata = "MINIMAL";
-    db_ = StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", &db_error_);
+    db_ = StartMinimalSuiteSandbox(kDbPort, &db_error_);
     zk_sandbox_ = StartSuiteZk(kZkPort, &zk_error_);
   }
   static void TearDownTestSuite() {

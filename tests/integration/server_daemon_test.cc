@@ -14,6 +14,7 @@
 
 #include "support/canal_install.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr uint16_t kPort = 13451;
+constexpr uint16_t kPort = TestPort("daemon");
 
 class ServerDaemonTest : public ::testing::Test {
  protected:

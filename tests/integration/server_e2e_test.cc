@@ -36,20 +36,21 @@
 #include "support/mariadb_sandbox.h"
 #include "support/row_render.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::testing {
 namespace {
 
-constexpr uint16_t kSandboxPort = 13471;
+constexpr uint16_t kSandboxPort = TestPort("server_e2e");
 // canal-server's client port, one per test so that a socket a test left in
 // TIME_WAIT never meets the next test's server.
-constexpr uint16_t kAllTypesPort = 13481;
-constexpr uint16_t kKillPort = 13482;
-constexpr uint16_t kRollbackPort = 13483;
-constexpr uint16_t kDestinationsPort = 13484;
-constexpr uint16_t kMisbehavePort = 13485;
-constexpr uint16_t kRestartPort = 13486;
+constexpr uint16_t kAllTypesPort = TestPort("server_e2e", 10);
+constexpr uint16_t kKillPort = TestPort("server_e2e", 11);
+constexpr uint16_t kRollbackPort = TestPort("server_e2e", 12);
+constexpr uint16_t kDestinationsPort = TestPort("server_e2e", 13);
+constexpr uint16_t kMisbehavePort = TestPort("server_e2e", 14);
+constexpr uint16_t kRestartPort = TestPort("server_e2e", 15);
 
 // SHA1(SHA1("canal")) in hex: canal.passwd for the password "canal".
 constexpr const char* kCanalPasswd = "E3619321C1A937C46A0D8BD1DAC39F93B27D4458";

@@ -1,4 +1,4 @@
-// What canal-server tells a client, end to end (issue 16): with canal.ip
+// What canal-server tells a client, end to end: with canal.ip
 // empty (listening on every interface) its errors name the address the client
 // connected to, not 0.0.0.0; a destination restarted by auto scan on a server
 // without ZooKeeper says it was restarted and why, not the ZooKeeper wording.
@@ -15,6 +15,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -22,9 +23,9 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kServerPort = 14382;
+constexpr uint16_t kServerPort = TestPort("server_messages", 1);
 
-class ServerMessages : public ServerSuite<14381> {};
+class ServerMessages : public ServerSuite<TestPort("server_messages")> {};
 
 TEST_F(ServerMessages, ErrorsNameTheConnectedAddressAndARestartSaysSoAndWhy) {
   CanalInstall install("server-messages", kSandboxPort);

@@ -1,4 +1,4 @@
-// Two canal-servers on one MariaDB with the same slave id (issue 11). The
+// Two canal-servers on one MariaDB with the same slave id. The
 // primary drops the replica that was there first when the second registers
 // (ERROR 4052); the established one takes its id back once, and the one
 // knocked off then stops for good, naming canal.instance.mysql.slaveId. The
@@ -14,6 +14,7 @@
 
 #include "support/canal_install.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr uint16_t kPort = 14702;
+constexpr uint16_t kPort = TestPort("slave_id");
 constexpr char kSameId[] = "canal.instance.mysql.slaveId = 4242\n";
 
 class SlaveIdConflict : public ::testing::Test {

@@ -1,4 +1,4 @@
-// bin/stop.sh's exit status (issue 11), against a stand-in canal-server (a
+// bin/stop.sh's exit status, against a stand-in canal-server (a
 // shell script of that name, so no database is needed): it exits 0 and says
 // "stopped" only when the server logged "canal-server stopped" after the
 // SIGTERM; a server that exits after logging that it could not write the

@@ -1,4 +1,4 @@
-// The value oracle (issue 31): generated tables in which every column kind
+// The value oracle: generated tables in which every column kind
 // follows every kind (support/value_oracle_tables.h), rows of edge values
 // inserted on MariaDB with binlog_row_metadata FULL and MINIMAL, every row
 // read through the real canal-server and the client SDK's entry views, and
@@ -38,14 +38,16 @@
 #include "support/client_test_names.h"
 #include "support/mariadb_sandbox.h"
 #include "support/server_suite.h"
+#include "support/test_ports.h"
 #include "support/value_oracle_tables.h"
 #include "support/wait.h"
 
 namespace canal::testing {
 namespace {
 
-constexpr uint16_t kSandboxPort = 15110;
-constexpr uint16_t kFirstServerPort = 15111, kLastServerPort = 15149;
+constexpr uint16_t kSandboxPort = TestPort("value_oracle");
+constexpr uint16_t kFirstServerPort = TestPort("value_oracle", 1);
+constexpr uint16_t kLastServerPort = TestPort("value_oracle", 39);
 constexpr int kRowsPerTable = 10;
 constexpr int kColumnsPerTable = 20;
 constexpr int kRandomTablesPerCircuit = 16;

@@ -13,7 +13,10 @@
 #include "canal/coord/zk_client.h"
 #include "canal/meta/meta_json.h"
 #include "meta_test_util.h"
+#include "support/test_ports.h"
 #include "support/zk_suite.h"
+
+using canal::testing::TestPort;
 
 namespace canal::meta {
 namespace {
@@ -26,7 +29,7 @@ using testing::CanalIdentity;
 using testing::CanalPosition;
 using testing::kCanalCursor;
 
-constexpr uint16_t kZkPort = 12181;
+constexpr uint16_t kZkPort = TestPort("zk_coord");
 
 LogPosition Pos(const std::string& file, uint64_t offset) {
   LogPosition p;

@@ -20,6 +20,7 @@
 #include "support/canal_install.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::mq {
@@ -29,20 +30,21 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using canal::testing::CanalInstall;
 using canal::testing::MariadbSandbox;
+using canal::testing::TestPort;
 using testing::Change;
 using testing::KafkaMock;
 using testing::KafkaRecord;
 using Records = std::map<int32_t, std::vector<KafkaRecord>>;
 
 // Ports 14200-14299 belong to the MQ tests.
-constexpr uint16_t kSandboxPort = 14201;
-constexpr uint16_t kWorkloadFlatPort = 14210;
-constexpr uint16_t kWorkloadProtobufPort = 14211;
-constexpr uint16_t kErrorsPort = 14212;
-constexpr uint16_t kKillPort = 14213;
-constexpr uint16_t kRefusePort = 14214;
-constexpr uint16_t kTooLargePort = 14215;
-constexpr uint16_t kBadConfigPort = 14216;
+constexpr uint16_t kSandboxPort = TestPort("mq", 1);
+constexpr uint16_t kWorkloadFlatPort = TestPort("mq", 10);
+constexpr uint16_t kWorkloadProtobufPort = TestPort("mq", 11);
+constexpr uint16_t kErrorsPort = TestPort("mq", 12);
+constexpr uint16_t kKillPort = TestPort("mq", 13);
+constexpr uint16_t kRefusePort = TestPort("mq", 14);
+constexpr uint16_t kTooLargePort = TestPort("mq", 15);
+constexpr uint16_t kBadConfigPort = TestPort("mq", 16);
 
 class KafkaMq : public ::testing::Test {
  protected:

@@ -17,6 +17,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/rabbitmq_sandbox.h"
+#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::mq {
@@ -27,16 +28,17 @@ using namespace std::chrono_literals;
 using canal::testing::CanalInstall;
 using canal::testing::MariadbSandbox;
 using canal::testing::RabbitMqSandbox;
+using canal::testing::TestPort;
 using testing::Change;
 
 // Ports 14200-14299 belong to the MQ tests; the broker takes 14220..14229.
-constexpr uint16_t kSandboxPort = 14202;
-constexpr uint16_t kBrokerPort = 14220;
-constexpr uint16_t kFlatPort = 14230;
-constexpr uint16_t kProtobufPort = 14231;
-constexpr uint16_t kRestartPort = 14232;
-constexpr uint16_t kKillPort = 14233;
-constexpr uint16_t kUnroutablePort = 14234;
+constexpr uint16_t kSandboxPort = TestPort("mq", 2);
+constexpr uint16_t kBrokerPort = TestPort("mq", 20);
+constexpr uint16_t kFlatPort = TestPort("mq", 30);
+constexpr uint16_t kProtobufPort = TestPort("mq", 31);
+constexpr uint16_t kRestartPort = TestPort("mq", 32);
+constexpr uint16_t kKillPort = TestPort("mq", 33);
+constexpr uint16_t kUnroutablePort = TestPort("mq", 34);
 
 class RabbitMq : public ::testing::Test {
  protected:

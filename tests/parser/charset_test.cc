@@ -82,7 +82,7 @@ TEST(AppendAsUtf8, BytesOfAnUnknownCharsetThatAreNotUtf8KeepEveryByte) {
   EXPECT_EQ(ToUtf8("caf\xc3\xa9", 0), "caf\u00e9");  // well-formed UTF-8 is taken as text
 }
 
-// Canal's Java decodes every charset; so do we, through iconv (issue 10).
+// Canal's Java decodes every charset; so do we, through iconv.
 TEST(AppendAsUtf8, ConvertsEastAsianAndCyrillicCharsets) {
   EXPECT_EQ(ToUtf8(Bytes({0xC4, 0xE3, 0xBA, 0xC3}), kGbk), "你好");
   EXPECT_EQ(ToUtf8(Bytes({0xC4, 0xE3, 0xBA, 0xC3}), 87), "你好");    // gbk_bin

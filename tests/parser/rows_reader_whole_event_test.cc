@@ -1,5 +1,5 @@
 // A rows event is checked whole before any of its changes leaves RowsReader
-// (issue 31): a last row cut short, a length running past the end in the middle
+//: a last row cut short, a length running past the end in the middle
 // row of several, a corrupt row that only shows as trouble rows later, in
 // events small enough to be held and large enough to be checked and decoded
 // again: no change at all comes out, every call returns the error, and the

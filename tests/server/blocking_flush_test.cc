@@ -40,13 +40,13 @@ class BlockingFlushTest : public testing::SessionFixture {
     return c;
   }
 
-  // The next GET is answered with 400: the acks could not be written.
+  // The next GET is answered with 507: the acks could not be written.
   static void ExpectNotDurableReply(TestClient* c) {
     c->SendGet("slow", "1001", 10);
     TestClient::GetReply after = c->ReadGetReply();
     ASSERT_TRUE(after.received);
     EXPECT_FALSE(after.is_messages);
-    EXPECT_EQ(after.ack.error_code(), 400);
+    EXPECT_EQ(after.ack.error_code(), 507);
     EXPECT_NE(after.ack.error_message().find("could not make the acks of"), std::string::npos)
         << after.ack.error_message();
   }

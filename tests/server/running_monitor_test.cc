@@ -39,7 +39,11 @@
 #include "canal/server/session_server.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
+#include "support/test_ports.h"
+#include "support/wait.h"
 #include "support/zk_sandbox.h"
+
+using canal::testing::TestPort;
 
 namespace canal::server {
 namespace {
@@ -48,7 +52,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kZkPort = 12182;
+constexpr uint16_t kZkPort = TestPort("zk_server_ha");
 constexpr int kSessionMs = 4000;  // the sandbox's tick is 500 ms: 1 s to 120 s allowed
 constexpr auto kDelay = 300ms;    // takeover delay in these tests
 constexpr const char* kChildEnv = "CANAL_RUNNING_MONITOR_CHILD";
@@ -56,12 +60,7 @@ constexpr const char* kChildEnv = "CANAL_RUNNING_MONITOR_CHILD";
 constexpr const char* kChildZkEnv = "CANAL_RUNNING_MONITOR_CHILD_ZK";
 
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
+  return canal::testing::WaitFor(done, limit, 10ms);
 }
 
 Status Connect(const std::string& servers, int session_ms, std::unique_ptr<coord::ZkClient>* out) {

@@ -1,4 +1,4 @@
-// In-flight batches have one record, the meta manager's (issue 15,
+// In-flight batches have one record, the meta manager's (
 // "Ownership"): a GET records there everything its ack needs (positions, the
 // cursor's ack position, the ring's ack point, the rows), the session keeps
 // no copy, and acks, rollbacks and errors are derived from that record and

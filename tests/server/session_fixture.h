@@ -23,6 +23,7 @@
 #include "capture_sink.h"
 #include "memory_destination.h"
 #include "session_test_client.h"
+#include "support/wait.h"
 
 namespace canal::server::testing {
 
@@ -94,12 +95,7 @@ class SessionFixture : public ::testing::Test {
   // Polls `done` every 5 ms until it holds or `timeout` passes; its last answer.
   static bool WaitUntil(const std::function<bool()>& done,
                         std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
+    return canal::testing::WaitFor(done, timeout, std::chrono::milliseconds(5));
   }
 
   MemoryRegistry registry_;

@@ -1,4 +1,4 @@
-// The gathered MESSAGES reply (issue 12): big entries are written to the
+// The gathered MESSAGES reply: big entries are written to the
 // socket straight from the ring's slots, so the batch must outlive the write.
 // These tests hold a write in flight (1 MiB entries, a client that does not
 // read yet) and make the ring want those slots back meanwhile: an auto-ack, a

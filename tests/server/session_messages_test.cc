@@ -1,4 +1,4 @@
-// What the session server says and when (issue 16): errors name the address
+// What the session server says and when: errors name the address
 // the client connected to; a restarted or stopped destination says so, with
 // why, on a server without ZooKeeper; a clean unsubscribe logs no WARN; an
 // ack the server can no longer apply is error 409; the low-latency GET
@@ -229,7 +229,7 @@ TEST_F(SessionMessagesTest, AnAckThatCouldNotBeMadeDurableBecauseTheDestinationM
   d->Ack(kDest, kClient, r.messages.batch_id());
   r = d->Get(kDest, kClient, 10);
   ASSERT_TRUE(r.received);
-  EXPECT_EQ(r.ack.error_code(), 400) << r.ack.error_message();
+  EXPECT_EQ(r.ack.error_code(), 507) << "not durable, while still served here: " << r.ack.error_message();
 }
 
 // HA closes the sessions of a destination this server stopped serving

@@ -1,5 +1,5 @@
 // A random DDL and row generator for the randomized schema-history test
-// (issue 10). It keeps its own model of each table (column names and value
+//. It keeps its own model of each table (column names and value
 // kinds, the rows' keys, whether `id` is the primary key) so that what it
 // writes is valid; the server remains the judge: a statement it refuses is
 // dropped (Discard) and the model keeps its previous state.

@@ -105,4 +105,11 @@ std::unique_ptr<MariadbSandbox> StartSuiteSandbox(uint16_t port, std::string* er
   return StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "sandbox", error);
 }
 
+std::unique_ptr<MariadbSandbox> StartMinimalSuiteSandbox(uint16_t port, std::string* error) {
+  SandboxOptions o;
+  o.port = port;
+  o.binlog_row_metadata = "MINIMAL";
+  return StartSuiteSandboxOf<MariadbSandbox>(std::move(o), "MINIMAL sandbox", error);
+}
+
 }  // namespace canal::testing

@@ -59,6 +59,9 @@ class MariadbSandbox final : public ScriptedSandbox {
 // dir (`dir` "" = the default), or nullptr with *error saying why. nullptr
 // without an error when mariadb-server is not installed (SetUp skips then).
 std::unique_ptr<MariadbSandbox> StartSuiteSandbox(uint16_t port, std::string* error, std::string dir = "");
+// The same with binlog_row_metadata=MINIMAL: the binlog names no columns,
+// which the schema history (or information_schema) must then do.
+std::unique_ptr<MariadbSandbox> StartMinimalSuiteSandbox(uint16_t port, std::string* error);
 
 // For SetUp: skips when mariadb-server is missing, fails when the suite's
 // sandbox did not start.

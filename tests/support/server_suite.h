@@ -3,7 +3,7 @@
 // ConnectAndSubscribe, which opens a client while the server or destination
 // starts.
 //
-//   class MySuite : public ServerSuite<14351> {};   // the suite's sandbox port
+//   class MySuite : public ServerSuite<canal::testing::TestPort("canal_wire")> {};   // the suite's sandbox port
 //   TEST_F(MySuite, ...) { ... sandbox_->Sql(...) ... }
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/sandbox_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 

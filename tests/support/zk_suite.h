@@ -4,7 +4,7 @@
 // test (one that stopped it and failed half-way must not break the next);
 // and connected ZkClients on it. Only for binaries that link canal_coord.
 //
-//   class MySuite : public ZkSuite<12181> {};   // the binary's ZooKeeper port
+//   class MySuite : public ZkSuite<canal::testing::TestPort("zk_coord")> {};   // the binary's ZooKeeper port
 //   TEST_F(MySuite, ...) { auto zk = Connect(); ... }
 //
 // A SetUp of its own calls ZkSuite::SetUp() first and returns when
@@ -19,6 +19,7 @@
 
 #include "canal/coord/zk_client.h"
 #include "support/sandbox_suite.h"
+#include "support/test_ports.h"
 #include "support/zk_sandbox.h"
 
 namespace canal::testing {

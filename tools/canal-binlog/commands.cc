@@ -26,6 +26,7 @@
 #include "canal/schema/history_log.h"
 #include "canal/schema/statement.h"
 #include "canal/tools/row_json.h"
+#include "ordered_output.h"
 #include "row_lines.h"
 
 namespace canal::tools {
@@ -179,116 +180,12 @@ int ForEachEvent(const std::vector<std::string>& inputs, bool verify, F&& on_eve
 
 namespace {
 
-// A table as one rows event saw it, with its JSON keys, shared with the
-// formatting threads. The decoder keeps one TableMap object while a table's
-// TABLE_MAPs repeat byte for byte and replaces it (never changes it) when they
-// differ; holding it here keeps it alive while a worker still formats rows,
-// and a snapshot is built once per distinct map, not once per transaction.
-struct TableSnapshot {
-  std::shared_ptr<const binlog::TableMap> map;
-  ColumnKeys keys;
-  const binlog::TableMap& table() const { return *map; }
-};
-
-// One rows event of a task.
-struct TaskPart {
-  binlog::RowsEvent event;
-  std::shared_ptr<const TableSnapshot> table;
-  std::string owned_rows;  // copy of the row bytes when they live in decoder scratch
-  bool owns_rows = false;
-  std::string prefix;  // the line up to the images
-  LineSource where;    // for error messages
-};
-
-// The JSON lines of consecutive rows events handed to a formatting thread
-// together: one hand-off (queue lock, wake-up, in-order wait) per batch, not
-// per event.
-struct OutputTask {
-  // Inputs.
-  std::vector<TaskPart> parts;
-  std::string source;  // the decoder's name of the file, for the reader's messages
-  size_t row_bytes = 0;
-  // Outputs.
-  LineBuffer out;
-  Status status;
-  uint64_t rows = 0;
-  bool done = false;
-};
-
-void FormatTask(OutputTask* t, const render::ValueFormatOptions& fo, RowFormatter* f) {
-  for (const TaskPart& part : t->parts) {
-    // The rows are pointed at here: a part moves while its batch fills.
-    binlog::RowsEvent event = part.event;
-    if (part.owns_rows) event.rows = part.owned_rows;
-    t->status = FormatRows(event, part.table->table(), part.table->keys, part.prefix, part.where, fo, f, &t->out,
-                           &t->rows);
-    if (!t->status.ok()) return;
-  }
-}
-
-// Formats rows events on worker threads; results are written in event order.
-class FormatPool {
- public:
-  FormatPool(int threads, const render::ValueFormatOptions& fo) : fo_(fo) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
-  }
-  ~FormatPool() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  void Submit(std::shared_ptr<OutputTask> t) {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      queue_.push_back(std::move(t));
-    }
-    work_cv_.notify_one();
-  }
-  void Wait(const OutputTask& t) {
-    std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return t.done; });
-  }
-
- private:
-  void Work() {
-    RowFormatter formatter;
-    while (true) {
-      std::shared_ptr<OutputTask> t;
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        t = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      FormatTask(t.get(), fo_, &formatter);
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        t->done = true;
-      }
-      done_cv_.notify_all();
-    }
-  }
-
-  const render::ValueFormatOptions fo_;
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::deque<std::shared_ptr<OutputTask>> queue_;
-  bool stop_ = false;
-};
-
 // Rows events with fewer row bytes than this are formatted on the decoding
 // thread (see RunDecode); MariaDB and MySQL cut bulk rows events at 8 KiB.
 constexpr size_t kInlineRowsBytes = 2048;
 // Rows events go to the formatting threads in batches of about this many row
 // bytes (a few bulk events).
 constexpr size_t kBatchRowsBytes = 48 << 10;
-// Inline lines are written once this many bytes have collected.
-constexpr size_t kDirectFlushBytes = 256 << 10;
 
 int CountOnly(const DecodeCommandOptions& o) {
   binlog::RowsReader rows_reader;
@@ -359,6 +256,57 @@ class SchemaFromHistory {
   bool loaded_ = false, ready_ = false;
 };
 
+// What a statement-format replica needs to replay the next statement: the
+// INTVAR, RAND and USER_VAR events before it, as the statement line's
+// "context" member.
+class StatementContext {
+ public:
+  // Takes `ev` when it is one of those events.
+  bool Take(const Event& ev) {
+    if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
+      context_.append(context_.empty() ? "" : ",");
+      context_.append(iv->kind == 1 ? "\"last_insert_id\":" : "\"insert_id\":");
+      context_.append(std::to_string(iv->value));
+    } else if (const auto* rd = ev.As<binlog::RandEvent>()) {
+      context_.append(context_.empty() ? "" : ",");
+      context_.append("\"rand_seed1\":" + std::to_string(rd->seed1) + ",\"rand_seed2\":" + std::to_string(rd->seed2));
+    } else if (const auto* uv = ev.As<binlog::UserVarEvent>()) {
+      user_vars_.append(user_vars_.empty() ? "" : ",");
+      AppendJsonString(uv->name, &user_vars_);
+      user_vars_.push_back(':');
+      if (uv->is_null) {
+        user_vars_.append("null");
+      } else {
+        std::string text;
+        UserVarText(*uv, &text);
+        AppendJsonString(text, &user_vars_);
+      }
+    } else {
+      return false;
+    }
+    return true;
+  }
+  // ,"context":{...} when there is any.
+  void AppendTo(std::string* b) const {
+    if (context_.empty() && user_vars_.empty()) return;
+    b->append(",\"context\":{");
+    b->append(context_);
+    if (!user_vars_.empty()) {
+      b->append(context_.empty() ? "\"user_vars\":{" : ",\"user_vars\":{");
+      b->append(user_vars_);
+      b->push_back('}');
+    }
+    b->push_back('}');
+  }
+  void Clear() {
+    context_.clear();
+    user_vars_.clear();
+  }
+
+ private:
+  std::string context_, user_vars_;
+};
+
 }  // namespace
 
 int RunDecode(const DecodeCommandOptions& o) {
@@ -377,71 +325,9 @@ int RunDecode(const DecodeCommandOptions& o) {
   uint64_t inline_rows = 0;
 
   std::unordered_map<uint64_t, std::shared_ptr<const TableSnapshot>> tables;
-  // Events handed to the pool, and lines formatted inline after them, in order.
-  std::deque<std::shared_ptr<OutputTask>> inflight;
-  std::vector<LineBuffer> spare_buffers;  // output buffers of written tasks, for reuse
-  const size_t max_inflight = static_cast<size_t>(std::max(1, threads)) * 4 + 2;
-  // Lines formatted inline while nothing is in flight go straight into one
-  // buffer, written in large chunks: no task, allocation or write per event.
-  // Invariant: `direct` is empty whenever `inflight` is not.
-  LineBuffer direct;
-  bool write_failed = false;
-  Status task_error;
-  auto write_out = [&](std::string_view bytes) {
-    // (An empty buffer may have no storage: no null pointer to fwrite.)
-    if (bytes.empty() || write_failed) return;
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed = true;
-  };
-  auto flush_direct = [&] {
-    write_out(direct.view());
-    direct.clear();
-  };
-  // Writes finished tasks in order; with `all`, waits for every one.
-  auto drain = [&](bool all) {
-    while (!inflight.empty() && (all || inflight.size() > max_inflight)) {
-      auto t = std::move(inflight.front());
-      inflight.pop_front();
-      if (pool && !t->done) pool->Wait(*t);
-      if (task_error.ok()) {
-        write_out(t->out.view());
-        if (!t->status.ok()) task_error = t->status;
-      }
-      if (spare_buffers.size() < max_inflight + 4) {
-        t->out.clear();
-        spare_buffers.push_back(std::move(t->out));
-      }
-    }
-  };
-  auto new_task = [&] {
-    auto task = std::make_shared<OutputTask>();
-    // Output buffers are recycled: a fresh large buffer per event would cost
-    // page faults on every event.
-    if (!spare_buffers.empty()) {
-      task->out = std::move(spare_buffers.back());
-      spare_buffers.pop_back();
-    }
-    return task;
-  };
-  // The batch being filled, handed to the pool when full or when anything
-  // else has to follow it.
-  std::shared_ptr<OutputTask> batch;
-  auto submit_batch = [&] {
-    if (batch == nullptr) return;
-    pool->Submit(batch);
-    inflight.push_back(std::move(batch));
-    batch = nullptr;
-  };
-  // Where inline lines go: the direct buffer, or after the tasks in flight.
-  auto inline_target = [&]() -> LineBuffer* {
-    submit_batch();
-    if (inflight.empty()) return &direct;
-    auto task = new_task();
-    task->done = true;
-    inflight.push_back(task);
-    return &task->out;
-  };
+  OrderedOutput output(pool.get(), threads);
   Position pos;
-  std::string context, user_vars;  // INTVAR/RAND/USER_VAR for the next statement
+  StatementContext context;
 
   // --schema: column names from a stored schema history (MINIMAL metadata).
   SchemaFromHistory names;
@@ -455,7 +341,7 @@ int RunDecode(const DecodeCommandOptions& o) {
 
   auto on_event = [&](const binlog::BinlogFileReader& r, const binlog::EventDecoder& decoder,
                       const Event& ev) -> Status {
-    if (!task_error.ok()) return task_error;
+    if (!output.task_error().ok()) return output.task_error();
     pos.file = BaseName(r.path());
     pos.pos = ev.offset;
     pos.ts = ev.header.timestamp;
@@ -499,14 +385,10 @@ int RunDecode(const DecodeCommandOptions& o) {
         binlog::RowsEvent event = *rows_ev;
         if (!stateful) event.table = &t;
         CANAL_RETURN_IF_ERROR(FormatRows(event, t, snap->keys, inline_prefix, {pos.file, pos.pos}, fo,
-                                         &inline_formatter, inline_target(), &inline_rows));
+                                         &inline_formatter, output.InlineTarget(), &inline_rows));
       } else {
-        if (batch == nullptr) {
-          if (!direct.empty()) flush_direct();
-          batch = new_task();
-          batch->parts.clear();
-          batch->source = std::string(rows_ev->source);
-        }
+        OutputTask* batch = output.batch();
+        if (batch == nullptr) batch = output.StartBatch(std::string(rows_ev->source));
         TaskPart& part = batch->parts.emplace_back();
         part.table = snap;
         part.event = *rows_ev;
@@ -523,74 +405,40 @@ int RunDecode(const DecodeCommandOptions& o) {
           part.owns_rows = true;
         }
         batch->row_bytes += rows_ev->rows.size();
-        if (batch->row_bytes >= kBatchRowsBytes) submit_batch();
+        if (batch->row_bytes >= kBatchRowsBytes) output.SubmitBatch();
       }
-    } else if (const auto* iv = ev.As<binlog::IntvarEvent>()) {
-      // Statement context: what a statement-format replica needs to replay the next statement.
-      context.append(context.empty() ? "" : ",");
-      context.append(iv->kind == 1 ? "\"last_insert_id\":" : "\"insert_id\":");
-      context.append(std::to_string(iv->value));
-    } else if (const auto* rd = ev.As<binlog::RandEvent>()) {
-      context.append(context.empty() ? "" : ",");
-      context.append("\"rand_seed1\":" + std::to_string(rd->seed1) + ",\"rand_seed2\":" + std::to_string(rd->seed2));
-    } else if (const auto* uv = ev.As<binlog::UserVarEvent>()) {
-      user_vars.append(user_vars.empty() ? "" : ",");
-      AppendJsonString(uv->name, &user_vars);
-      user_vars.push_back(':');
-      if (uv->is_null) {
-        user_vars.append("null");
-      } else {
-        std::string text;
-        UserVarText(*uv, &text);
-        AppendJsonString(text, &user_vars);
-      }
+    } else if (context.Take(ev)) {
+      // (kept for the next statement's line)
     } else if (const auto* q = ev.As<binlog::QueryEvent>()) {
       if (!IsTransactionControl(q->query)) {
         std::string& b = statement;
         b.clear();
         AppendHeader(pos, b);
         AppendStatement(q->db, IsDdl(q->query), q->query, &b);
-        if (!context.empty() || !user_vars.empty()) {
-          b.append(",\"context\":{");
-          b.append(context);
-          if (!user_vars.empty()) {
-            b.append(context.empty() ? "\"user_vars\":{" : ",\"user_vars\":{");
-            b.append(user_vars);
-            b.push_back('}');
-          }
-          b.push_back('}');
-        }
+        context.AppendTo(&b);
         b.append("}\n");
-        inline_target()->Append(b);
+        output.InlineTarget()->Append(b);
       }
-      context.clear();
-      user_vars.clear();
+      context.Clear();
     } else if (ev.type() == EventType::kXid) {
-      context.clear();
-      user_vars.clear();
+      context.Clear();
     }
-    if (direct.size() >= kDirectFlushBytes) flush_direct();
-    drain(false);
-    if (write_failed) return Status::IOError("writing to stdout failed");
-    return task_error;
+    output.AfterEvent();
+    if (output.write_failed()) return Status::IOError("writing to stdout failed");
+    return output.task_error();
   };
   // Rows point into the file's mapping: everything is formatted and written
   // before the reader lets go of it. Lines formatted before an error are
   // written too.
-  int rc = ForEachEvent(o.inputs, o.verify_checksum, on_event,
-                        [&] {
-                          submit_batch();
-                          drain(true);
-                          flush_direct();
-                        },
+  int rc = ForEachEvent(o.inputs, o.verify_checksum, on_event, [&] { output.Finish(); },
                         names.loaded() ? names.provider() : nullptr);
   // A worker's error surfaces through the walk (reported there) or only at the
   // final drain (reported here).
-  if (rc == 0 && !task_error.ok()) {
-    Fail(task_error);
+  if (rc == 0 && !output.task_error().ok()) {
+    Fail(output.task_error());
     rc = 1;
   }
-  if (std::fflush(stdout) != 0 || write_failed) {
+  if (std::fflush(stdout) != 0 || output.write_failed()) {
     if (rc == 0) std::fprintf(stderr, "canal-binlog: writing to stdout failed\n");
     return 1;
   }

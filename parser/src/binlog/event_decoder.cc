@@ -288,81 +288,139 @@ Status EventDecoder::NextInner(Event* event, bool* done) {
   return Status::OK();
 }
 
+Status EventDecoder::BodyError(const Event& event, const Status& s) const {
+  // The label is built only on failure: most events' names would not fit
+  // std::string's inline buffer, and this runs for every event.
+  return Fail(s.code(), event.offset, EventTypeLabel(event.header.type_code) + " event: " + std::string(s.message()))
+      .WithSubcode(s.subcode());
+}
+
+// A rows event's post-header, column count and bitmaps, checked against its
+// TABLE_MAP; the row images stay bytes, read by RowsReader.
+Status EventDecoder::DecodeRowsHead(const RowsEventInfo& rows_info, const uint8_t* body, size_t body_size,
+                                    Event* event) {
+  const EventHeader& h = event->header;
+  const uint64_t offset = event->offset;
+  auto wrap = [&](const Status& s) { return BodyError(*event, s); };
+  RowsEvent rows;
+  rows.info = rows_info;
+  rows.source = source_;
+  rows.offset = offset;
+  const uint8_t post_len = fde_->PostHeaderLength(h.type_code, rows_info.version == 2 ? 10 : 8);
+  ByteReader r(body, body_size);
+  uint64_t table_id = 0;
+  uint16_t flags = 0;
+  // A 6-byte post-header means the 4-byte table ids of MySQL 5.1.0-5.1.15.
+  size_t id_len = post_len == 6 ? 4 : 6;
+  if (!r.ReadUIntLE(id_len, &table_id) || !r.ReadLE(&flags)) return wrap(Status::Truncated("post-header truncated"));
+  if (rows_info.version == 2 && post_len >= 10) {
+    uint16_t extra_len = 0;
+    if (!r.ReadLE(&extra_len)) return wrap(Status::Truncated("extra-data length truncated"));
+    if (extra_len < 2 || !r.Skip(extra_len - 2u)) {
+      return wrap(Status::Corruption("extra-data length " + std::to_string(extra_len) + " does not fit the event"));
+    }
+  } else if (post_len > id_len + 2) {
+    if (!r.Skip(post_len - id_len - 2)) return wrap(Status::Truncated("post-header truncated"));
+  }
+  ByteReader rest = r;
+  uint64_t ncols = 0;
+  if (!rest.ReadPackedInt(&ncols)) return wrap(Status::Truncated("column count truncated"));
+  const TableMap* table = FindTable(table_id);
+  if (table == nullptr) {
+    return wrap(Status::Corruption("no TABLE_MAP seen for table id " + std::to_string(table_id)));
+  }
+  if (ncols != table->columns.size()) {
+    return wrap(Status::Corruption("rows event has " + std::to_string(ncols) + " columns but TABLE_MAP of `" +
+                                   table->db + "`.`" + table->table + "` has " +
+                                   std::to_string(table->columns.size())));
+  }
+  const size_t bitmap_len = (ncols + 7) / 8;
+  if (!rest.ReadBytes(bitmap_len, &rows.columns_before)) return wrap(Status::Truncated("column bitmap truncated"));
+  // Pre-GA (v0) updates use one bitmap for both images.
+  if (rows_info.kind == RowsKind::kUpdate && rows_info.version >= 1) {
+    if (!rest.ReadBytes(bitmap_len, &rows.columns_after)) {
+      return wrap(Status::Truncated("after-image column bitmap truncated"));
+    }
+  } else {
+    rows.columns_after = rows.columns_before;
+  }
+  rows.table_id = table_id;
+  rows.flags = flags;
+  rows.column_count = static_cast<uint32_t>(ncols);
+  rows.rows = rest.Rest();
+  if (rows_info.compressed) {
+    // MariaDB compresses only the row images, not the column count and bitmaps.
+    size_t consumed = 0;
+    Status cs = MariaUncompress(rows.rows, &inflate_buf_, &consumed);
+    if (!cs.ok()) return wrap(cs);
+    rows.rows = inflate_buf_;
+  }
+  rows.table = table;
+  if (table->has_json && fde_->flavor == ServerFlavor::kMySQL &&
+      (fde_->version_major > 8 || (fde_->version_major == 8 && (fde_->version_minor > 0 || fde_->version_patch >= 3)))) {
+    if (!json_rows_) json_rows_ = std::make_unique<JsonRowCache>();
+    rows.json_rows = json_rows_.get();
+  }
+  event->body = rows;
+  return Status::OK();
+}
+
+// A TABLE_MAP, reusing the map decoded last time when the bytes are the same.
+Status EventDecoder::DecodeTableMapEvent(const uint8_t* body, size_t body_size, Event* event) {
+  const EventHeader& h = event->header;
+  const std::string_view bytes(reinterpret_cast<const char*>(body), body_size);
+  auto wrap = [&](const Status& s) { return BodyError(*event, s); };
+    const uint8_t post_len = fde_->PostHeaderLength(h.type_code, 8);
+    // Every transaction repeats its tables' TABLE_MAPs, byte for byte while
+    // the schema stays: keep the map decoded last time (decoding FULL
+    // metadata was ~14% of the server's CPU on single-row transactions).
+    // Not when a schema provider named the columns: it may answer
+    // differently now.
+    ByteReader id_reader(body, body_size);
+    uint64_t id = 0;
+    if (id_reader.ReadUIntLE(post_len == 6 ? 4 : 6, &id)) {
+      auto it = tables_.find(id);
+      auto bytes_it = table_map_bytes_.find(id);
+      if (it != tables_.end() && bytes_it != table_map_bytes_.end() && bytes_it->second == bytes) {
+        event->body = TableMapEventRef{it->second.get()};
+        return Status::OK();
+      }
+    }
+    auto tm = std::make_shared<TableMap>();
+    Status s = DecodeTableMap(bytes, post_len, fde_->flavor, tm.get());
+    if (!s.ok()) return wrap(s);
+    tm->integer_display_widths = PrintsIntegerDisplayWidths(*fde_);
+    bool provided = false;
+    // MariaDB's old-code TIMESTAMP(N) etc.: only the schema knows N, even with FULL metadata.
+    const bool needs_precision = WritesMariaDbHiresTemporal(*fde_) && MarkTemporalPrecisionUnknown(tm.get());
+    if (options_.schema_provider != nullptr && (!tm->names_known || needs_precision)) {
+      Status ps = tm->names_known ? ApplySchemaPrecision(options_.schema_provider, tm.get())
+                                  : ApplySchemaProvider(options_.schema_provider, tm.get());
+      if (!ps.ok()) return wrap(ps);
+      provided = true;
+    }
+    // The bytes live as long as their table (tables_ is cleared on a new
+    // format and bounded at transaction ends).
+    if (tables_.empty()) table_map_bytes_.clear();
+    if (provided) {
+      table_map_bytes_.erase(tm->table_id);
+    } else {
+      table_map_bytes_[tm->table_id].assign(bytes);
+    }
+    auto& slot = tables_[tm->table_id];
+    slot = std::move(tm);
+    event->body = TableMapEventRef{slot.get()};
+    return Status::OK();
+}
+
 Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* event) {
   const EventHeader& h = event->header;
   const uint64_t offset = event->offset;
   const std::string_view bytes(reinterpret_cast<const char*>(body), body_size);
-  // The label is built only on failure: most events' names would not fit
-  // std::string's inline buffer, and this runs for every event.
-  auto wrap = [&](const Status& s) {
-    return Fail(s.code(), offset, EventTypeLabel(h.type_code) + " event: " + std::string(s.message()))
-        .WithSubcode(s.subcode());
-  };
+  auto wrap = [&](const Status& s) { return BodyError(*event, s); };
 
   const RowsEventInfo rows_info = ClassifyRowsEvent(h.type());
-  if (rows_info.is_rows) {
-    RowsEvent rows;
-    rows.info = rows_info;
-    rows.source = source_;
-    rows.offset = offset;
-    const uint8_t post_len = fde_->PostHeaderLength(h.type_code, rows_info.version == 2 ? 10 : 8);
-    ByteReader r(body, body_size);
-    uint64_t table_id = 0;
-    uint16_t flags = 0;
-    // A 6-byte post-header means the 4-byte table ids of MySQL 5.1.0-5.1.15.
-    size_t id_len = post_len == 6 ? 4 : 6;
-    if (!r.ReadUIntLE(id_len, &table_id) || !r.ReadLE(&flags)) return wrap(Status::Truncated("post-header truncated"));
-    if (rows_info.version == 2 && post_len >= 10) {
-      uint16_t extra_len = 0;
-      if (!r.ReadLE(&extra_len)) return wrap(Status::Truncated("extra-data length truncated"));
-      if (extra_len < 2 || !r.Skip(extra_len - 2u)) {
-        return wrap(Status::Corruption("extra-data length " + std::to_string(extra_len) + " does not fit the event"));
-      }
-    } else if (post_len > id_len + 2) {
-      if (!r.Skip(post_len - id_len - 2)) return wrap(Status::Truncated("post-header truncated"));
-    }
-    ByteReader rest = r;
-    uint64_t ncols = 0;
-    if (!rest.ReadPackedInt(&ncols)) return wrap(Status::Truncated("column count truncated"));
-    const TableMap* table = FindTable(table_id);
-    if (table == nullptr) {
-      return wrap(Status::Corruption("no TABLE_MAP seen for table id " + std::to_string(table_id)));
-    }
-    if (ncols != table->columns.size()) {
-      return wrap(Status::Corruption("rows event has " + std::to_string(ncols) + " columns but TABLE_MAP of `" +
-                                     table->db + "`.`" + table->table + "` has " +
-                                     std::to_string(table->columns.size())));
-    }
-    const size_t bitmap_len = (ncols + 7) / 8;
-    if (!rest.ReadBytes(bitmap_len, &rows.columns_before)) return wrap(Status::Truncated("column bitmap truncated"));
-    // Pre-GA (v0) updates use one bitmap for both images.
-    if (rows_info.kind == RowsKind::kUpdate && rows_info.version >= 1) {
-      if (!rest.ReadBytes(bitmap_len, &rows.columns_after)) {
-        return wrap(Status::Truncated("after-image column bitmap truncated"));
-      }
-    } else {
-      rows.columns_after = rows.columns_before;
-    }
-    rows.table_id = table_id;
-    rows.flags = flags;
-    rows.column_count = static_cast<uint32_t>(ncols);
-    rows.rows = rest.Rest();
-    if (rows_info.compressed) {
-      // MariaDB compresses only the row images, not the column count and bitmaps.
-      size_t consumed = 0;
-      Status cs = MariaUncompress(rows.rows, &inflate_buf_, &consumed);
-      if (!cs.ok()) return wrap(cs);
-      rows.rows = inflate_buf_;
-    }
-    rows.table = table;
-    if (table->has_json && fde_->flavor == ServerFlavor::kMySQL &&
-        (fde_->version_major > 8 || (fde_->version_major == 8 && (fde_->version_minor > 0 || fde_->version_patch >= 3)))) {
-      if (!json_rows_) json_rows_ = std::make_unique<JsonRowCache>();
-      rows.json_rows = json_rows_.get();
-    }
-    event->body = rows;
-    return Status::OK();
-  }
+  if (rows_info.is_rows) return DecodeRowsHead(rows_info, body, body_size, event);
 
   switch (h.type()) {
     case EventType::kStartV3: {
@@ -433,49 +491,8 @@ Status EventDecoder::DecodeBody(const uint8_t* body, size_t body_size, Event* ev
       event->body = uv;
       return Status::OK();
     }
-    case EventType::kTableMap: {
-      const uint8_t post_len = fde_->PostHeaderLength(h.type_code, 8);
-      // Every transaction repeats its tables' TABLE_MAPs, byte for byte while
-      // the schema stays: keep the map decoded last time (decoding FULL
-      // metadata was ~14% of the server's CPU on single-row transactions).
-      // Not when a schema provider named the columns: it may answer
-      // differently now.
-      ByteReader id_reader(body, body_size);
-      uint64_t id = 0;
-      if (id_reader.ReadUIntLE(post_len == 6 ? 4 : 6, &id)) {
-        auto it = tables_.find(id);
-        auto bytes_it = table_map_bytes_.find(id);
-        if (it != tables_.end() && bytes_it != table_map_bytes_.end() && bytes_it->second == bytes) {
-          event->body = TableMapEventRef{it->second.get()};
-          return Status::OK();
-        }
-      }
-      auto tm = std::make_shared<TableMap>();
-      Status s = DecodeTableMap(bytes, post_len, fde_->flavor, tm.get());
-      if (!s.ok()) return wrap(s);
-      tm->integer_display_widths = PrintsIntegerDisplayWidths(*fde_);
-      bool provided = false;
-      // MariaDB's old-code TIMESTAMP(N) etc.: only the schema knows N, even with FULL metadata.
-      const bool needs_precision = WritesMariaDbHiresTemporal(*fde_) && MarkTemporalPrecisionUnknown(tm.get());
-      if (options_.schema_provider != nullptr && (!tm->names_known || needs_precision)) {
-        Status ps = tm->names_known ? ApplySchemaPrecision(options_.schema_provider, tm.get())
-                                    : ApplySchemaProvider(options_.schema_provider, tm.get());
-        if (!ps.ok()) return wrap(ps);
-        provided = true;
-      }
-      // The bytes live as long as their table (tables_ is cleared on a new
-      // format and bounded at transaction ends).
-      if (tables_.empty()) table_map_bytes_.clear();
-      if (provided) {
-        table_map_bytes_.erase(tm->table_id);
-      } else {
-        table_map_bytes_[tm->table_id].assign(bytes);
-      }
-      auto& slot = tables_[tm->table_id];
-      slot = std::move(tm);
-      event->body = TableMapEventRef{slot.get()};
-      return Status::OK();
-    }
+    case EventType::kTableMap:
+      return DecodeTableMapEvent(body, body_size, event);
     case EventType::kIncident: {
       IncidentEvent inc;
       ByteReader r(body, body_size);

@@ -222,9 +222,11 @@ Status QueryConnection::Connect() {
       return Status::IOError(std::string(s.message()) + " (check canal.instance.dbUsername / dbPassword)")
           .WithSubcode(s.subcode());
     }
-    // The server switched to a plugin Connector/C does not have (its fallback
-    // then reports the server's refusal): name the fix, as the dump connection does.
-    if (s.message().find("could not be loaded") != std::string_view::npos) {
+    // The server switched to a plugin Connector/C does not have: its fallback
+    // then reports the server's refusal, ER_NOT_SUPPORTED_AUTH_MODE (the text
+    // names the plugin that "could not be loaded"). Name the fix, as the dump
+    // connection does.
+    if (m.last_error.code == kErNotSupportedAuthMode) {
       return Status::IOError(std::string(s.message()) +
                              " (the replication user's authentication plugin is not supported; use "
                              "mysql_native_password or caching_sha2_password for it, e.g. ALTER USER ... IDENTIFIED "

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "canal/common/status.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace replay {
@@ -57,8 +58,8 @@ struct ReplayPrimaryOptions {
   // Extra or overriding values for SHOW VARIABLES / SELECT @@name.
   std::map<std::string, std::string> variables;
   // Listening port: the first free one in [port_first, port_last].
-  uint16_t port_first = 15600;
-  uint16_t port_last = 15799;
+  uint16_t port_first = canal::testing::TestPort("replay_primary");
+  uint16_t port_last = canal::testing::TestPort("replay_primary", 199);
 };
 
 // What the server saw, for tests to assert on.

@@ -186,4 +186,10 @@ int ServerErrorCode(const Status& status);
 inline constexpr int kErrorAckNotApplied = proto::Code(proto::WireError::kAckNotApplied);
 bool IsAckNotApplied(const Status& status);
 
+// Error 507 (ours): the server applied earlier acks but could not make them
+// durable (its disk or ZooKeeper failed); it closes the connection. Reconnect
+// and go on: the batches after the last durable cursor may come again.
+inline constexpr int kErrorAcksNotDurable = proto::Code(proto::WireError::kAcksNotDurable);
+bool IsAcksNotDurable(const Status& status);
+
 }  // namespace canal::client

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -160,6 +161,12 @@ class EventParser {
   struct StartPlan;
   enum class Outcome : uint8_t { kRetry, kFatal, kRestartNow };
   Outcome RunSession(Status* error);
+  // RunSession's steps. ConnectAndCheck logs in, reads the primary's settings
+  // and checks them: nullopt to go on, else the session's outcome (*error set).
+  std::optional<Outcome> ConnectAndCheck(mysql::QueryConnection* query, mysql::ServerInfo* info, Status* error);
+  // The first start's position (ResolveStart), or the buffer's resume point.
+  Status PlanStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan);
+  Status GrantHint(const Status& s) const;
   Status ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan);
   Status StartDump(mysql::DumpConnection* dump, const mysql::ServerInfo& info, const StartPlan& plan);
   Status SlaveIdConflict(const Status& server_error) const;

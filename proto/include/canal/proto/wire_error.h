@@ -22,6 +22,8 @@ enum class WireError : int32_t {
   kNotSubscribed = 412,        // get/ack/rollback before subscribe ("... should subscribe first")
   kSubscribedByAnother = 423,  // another client holds the destination's subscription
   kNotServing = 503,           // the destination is configured here but not running or active (now)
+  kAcksNotDurable = 507,       // acks before this reply were applied but could not be made durable
+                               // (disk or ZooKeeper): after a reconnect their batches may come again
 };
 
 constexpr int32_t Code(WireError e) { return static_cast<int32_t>(e); }
@@ -53,6 +55,7 @@ constexpr std::string_view WireErrorName(int32_t code) {
     case WireError::kNotSubscribed: return "not subscribed";
     case WireError::kSubscribedByAnother: return "subscribed by another client";
     case WireError::kNotServing: return "destination not serving";
+    case WireError::kAcksNotDurable: return "acks not durable";
   }
   return "unknown";
 }

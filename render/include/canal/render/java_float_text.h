@@ -7,7 +7,7 @@
 // float 1.0E10 as "1.0E10" but 1.23456792E8 with 9 digits): a shortest-digits
 // formatter plus Java's layout does not match it, so this is a reimplementation
 // of its digit generation, checked against a real JVM on a million values
-// (tests/parser/java_float_text_test.cc).
+// (tests/render/java_float_text_test.cc).
 //
 // Pure functions, no allocation, thread-safe.
 #pragma once

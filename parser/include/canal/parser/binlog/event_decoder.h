@@ -74,6 +74,10 @@ class EventDecoder {
 
  private:
   Status DecodeBody(const uint8_t* body, size_t body_size, Event* event);
+  Status DecodeRowsHead(const RowsEventInfo& rows_info, const uint8_t* body, size_t body_size, Event* event);
+  Status DecodeTableMapEvent(const uint8_t* body, size_t body_size, Event* event);
+  // `s` as the failure of `event`'s body: its offset and type named.
+  Status BodyError(const Event& event, const Status& s) const;
   Status Fail(Status::Code code, uint64_t offset, std::string_view what) const;
   const std::shared_ptr<TableMap>* Lookup(uint64_t table_id) const;
   void ClearTables();  // tables_.clear() and the lookup cache with it

@@ -1,0 +1,67 @@
+// Every TCP port a test binds, in one table: named blocks that never overlap
+// (TestPorts.BlocksDoNotOverlap checks), so tests that ctest runs side by side
+// cannot take each other's ports. A test takes its ports from its block:
+//
+//   constexpr uint16_t kSandboxPort = canal::testing::TestPort("server_e2e");      // the block's first
+//   constexpr uint16_t kKillPort = canal::testing::TestPort("server_e2e", 11);     // its twelfth
+//
+// TestPort is consteval: an unknown block or an index past the block's end
+// does not compile. A new test adds a block here (after the last one in its
+// range, or a fresh range) and, when it shares sandboxes with other suites,
+// joins their ctest group in tests/CMakeLists.txt (integration_groups). A
+// literal port in a test (kXxxPort = 14001, ServerSuite<14001>,
+// StartServer(14001)) fails TestPorts.NoTestDeclaresALiteralPort.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace canal::testing {
+
+struct PortBlock {
+  std::string_view name;
+  uint16_t first;
+  uint16_t count;
+  std::string_view users;
+};
+
+inline constexpr PortBlock kPortBlocks[] = {
+    {"zk_coord", 12181, 1, "canal_coord_tests, canal_meta_zk_tests: shared ZooKeeper (ctest fixture zk_12181)"},
+    {"zk_server_ha", 12182, 1, "canal_server_ha_tests: shared ZooKeeper (fixture zk_12182)"},
+    {"zk_client_cluster", 12183, 1, "canal_client_cluster_tests: shared ZooKeeper (fixture zk_12183)"},
+    {"ha_zk", 12191, 1, "Ha.*: the pair's ZooKeeper (ha_fixture.h)"},
+    {"mariadb_live", 13421, 1, "MariadbLive.*"},
+    {"dump_query_live", 13431, 3, "DumpConnectionLive.* (13431), QueryConnectionLive*.* (13432-13433)"},
+    {"replication", 13441, 1, "Replication.*, Misconfigured.*, StartPositions.*"},
+    {"daemon", 13451, 1, "ServerDaemonTest.*, StopScript.*"},
+    {"pipeline", 13461, 1, "Pipeline.*"},
+    {"server_e2e", 13471, 16, "ServerE2e.*: the sandbox, then one canal-server per test"},
+    {"ha_mariadb", 13521, 1, "Ha.*: the pair's MariaDB (ha_fixture.h)"},
+    {"ha_servers", 13531, 9, "Ha.*: canal-server pairs"},
+    {"observability", 14100, 100, "Observability.*, ObservabilityHa.*: sandboxes, servers, Prometheus"},
+    {"mq", 14200, 100, "canal_mq_kafka_tests, canal_mq_rabbitmq_tests: sandboxes, brokers, servers"},
+    {"canal_wire", 14351, 13, "CanalWire.* (14351), LowLatencyGet.* (14361-14363)"},
+    {"ha_servers_late", 14371, 6, "Ha.*: the later canal-server pairs"},
+    {"server_messages", 14381, 2, "ServerMessages.*"},
+    {"hostile", 14401, 4, "HostileClients.*: the sandbox and three canal-servers"},
+    {"schema_history", 14601, 8, "SchemaHistoryLive.* (14601), SchemaHistoryRandom.* (14602), SchemaHistoryZk.*"},
+    {"slave_id", 14702, 1, "SlaveIdConflict.*"},
+    {"osc", 14810, 5, "*OnlineSchemaChange*: MariaDB, canal-servers, ZooKeeper"},
+    {"old_temporal", 14861, 5, "MariadbOldTemporal.*"},
+    {"optmeta", 14880, 2, "*OptionalMetadataLive.*"},
+    {"schema_lag", 14905, 3, "SchemaHistoryLag.* (14905-14906), SchemaHistoryRandom.* FULL (14907)"},
+    {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
+    {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
+};
+
+// The port `index` of block `block`; a compile error when there is none.
+consteval uint16_t TestPort(std::string_view block, uint16_t index = 0) {
+  for (const PortBlock& b : kPortBlocks) {
+    if (b.name != block) continue;
+    if (index >= b.count) throw "TestPort: index past the end of the block (tests/support/test_ports.h)";
+    return static_cast<uint16_t>(b.first + index);
+  }
+  throw "TestPort: no such port block (tests/support/test_ports.h)";
+}
+
+}  // namespace canal::testing
