@@ -95,6 +95,9 @@ if [ -f "$cache" ]; then
   fi
 fi
 
+# Paths relative to the checkout in ccache's keys: a fresh clone elsewhere (CI's) or a
+# worktree hits the objects another checkout of the same sources compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
 echo "build.sh: $mode build in $dir (-j$jobs)" >&2
 cmake -S "$repo" -B "$dir" -G "$generator" "${opts[@]}"
 cmake --build "$dir" -j "$jobs" ${build_args[@]+"${build_args[@]}"}
