@@ -97,7 +97,10 @@ fi
 
 # Paths relative to the checkout in ccache's keys: a fresh clone elsewhere (CI's) or a
 # worktree hits the objects another checkout of the same sources compiled.
+# The debug-info builds (asan, tsan, fuzz) would also hash the build folder's absolute path;
+# their objects differ only in DW_AT_comp_dir, which the sanitizers' stacks do not print.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 echo "build.sh: $mode build in $dir (-j$jobs)" >&2
 cmake -S "$repo" -B "$dir" -G "$generator" "${opts[@]}"
 cmake --build "$dir" -j "$jobs" ${build_args[@]+"${build_args[@]}"}
