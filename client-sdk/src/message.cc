@@ -1,11 +1,13 @@
 #include "canal/client/message.h"
 
+#include "canal/proto/field_numbers.h"
 #include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
 
 namespace canal::client {
 
 namespace wire = proto::wire;
+namespace messages_field = proto::fields::messages;
 
 Message::Message(int64_t batch_id, const std::vector<std::string>& raw_entries) : batch_id_(batch_id) {
   size_t total = 0;
@@ -38,18 +40,18 @@ Status Message::FromMessagesBody(std::string buffer, size_t offset, size_t size,
   proto::InOrderFields in(bytes);
   uint64_t id;
   std::string_view entry;
-  if (in.Varint(wire::Tag(1, wire::kVarint), &id)) batch_id = static_cast<int64_t>(id);
-  while (in.Bytes(wire::Tag(2, wire::kLengthDelimited), &entry)) {
+  if (in.Varint(wire::Tag(messages_field::kBatchId, wire::kVarint), &id)) batch_id = static_cast<int64_t>(id);
+  while (in.Bytes(wire::Tag(messages_field::kMessages, wire::kLengthDelimited), &entry)) {
     out->raw_.push_back(Span{static_cast<size_t>(entry.data() - base), entry.size()});
   }
   wire::WireReader r(bytes, in.pos());
   wire::Field f;
   while (r.Next(&f)) {
-    if (f.number == 1 && f.wire_type == wire::kVarint) {
+    if (f.number == messages_field::kBatchId && f.wire_type == wire::kVarint) {
       batch_id = static_cast<int64_t>(f.varint);  // int64: two's complement on the wire
-    } else if (f.number == 2 && f.wire_type == wire::kLengthDelimited) {
+    } else if (f.number == messages_field::kMessages && f.wire_type == wire::kLengthDelimited) {
       out->raw_.push_back(Span{static_cast<size_t>(f.bytes.data() - base), f.bytes.size()});
-    } else if (f.number == 100 && f.wire_type == wire::kLengthDelimited) {
+    } else if (f.number == messages_field::kServerWarning && f.wire_type == wire::kLengthDelimited) {
       out->server_warning_.assign(f.bytes);
     }
   }

@@ -1,11 +1,13 @@
 #include "canal/client/packet_frame.h"
 
+#include "canal/proto/field_numbers.h"
 #include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
 
 namespace canal::client {
 
 namespace wire = proto::wire;
+namespace packet_field = proto::fields::packet;
 
 namespace {
 
@@ -20,30 +22,30 @@ Status PacketFrame::Parse(std::string_view bytes, PacketFrame* out) {
   // Servers write the type and the body (Canal's Java server also the
   // version and compression) in field order: take them straight away.
   proto::InOrderFields in(bytes);
-  in.Varint(wire::Tag(1, wire::kVarint), &v);  // magic number: not checked, as Canal's clients do not
-  if (in.Varint(wire::Tag(2, wire::kVarint), &v)) out->version = AsInt32(v), out->has_version = true;
-  if (in.Varint(wire::Tag(3, wire::kVarint), &v)) out->type = AsInt32(v);
-  if (in.Varint(wire::Tag(4, wire::kVarint), &v)) out->compression = AsInt32(v), out->has_compression = true;
-  in.Bytes(wire::Tag(5, wire::kLengthDelimited), &out->body);
+  in.Varint(wire::Tag(packet_field::kMagicNumber, wire::kVarint), &v);  // not checked, as Canal's clients do not
+  if (in.Varint(wire::Tag(packet_field::kVersion, wire::kVarint), &v)) out->version = AsInt32(v), out->has_version = true;
+  if (in.Varint(wire::Tag(packet_field::kType, wire::kVarint), &v)) out->type = AsInt32(v);
+  if (in.Varint(wire::Tag(packet_field::kCompression, wire::kVarint), &v)) out->compression = AsInt32(v), out->has_compression = true;
+  in.Bytes(wire::Tag(packet_field::kBody, wire::kLengthDelimited), &out->body);
   if (in.done()) return Status::OK();
   wire::WireReader r(bytes, in.pos());
   wire::Field f;
   while (r.Next(&f)) {
     const bool varint = f.wire_type == wire::kVarint;
     switch (f.number) {
-      case 2:
+      case packet_field::kVersion:
         if (varint) out->version = AsInt32(f.varint), out->has_version = true;
         break;
-      case 3:
+      case packet_field::kType:
         if (varint) out->type = AsInt32(f.varint);
         break;
-      case 4:
+      case packet_field::kCompression:
         if (varint) out->compression = AsInt32(f.varint), out->has_compression = true;
         break;
-      case 5:
+      case packet_field::kBody:
         if (f.wire_type == wire::kLengthDelimited) out->body = f.bytes;
         break;
-      default:  // 1 (magic) and unknown fields
+      default:  // the magic number and unknown fields
         break;
     }
   }

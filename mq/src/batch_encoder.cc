@@ -1,36 +1,39 @@
 #include "canal/mq/batch_encoder.h"
 
 #include "canal/proto/entry_view.h"
+#include "canal/proto/field_numbers.h"
+#include "canal/proto/wire.h"
 #include "text.h"
-#include "wire.h"
 
 namespace canal::mq {
 
 namespace {
 
 namespace cv = canal::proto;
+namespace fields = canal::proto::fields;
+namespace wire = canal::proto::wire;
 
-constexpr uint32_t kEntryStoreValue = 3;
-constexpr uint32_t kRowChangeRowDatas = 12;
-constexpr int kPacketTypeMessages = 7;  // canal.protocol.PacketType.MESSAGES
+// Appends every field of `msg` but those numbered `drop`, each as it is on the wire.
+Status AppendFieldsExcept(std::string_view msg, uint32_t drop, std::string_view message_name, std::string* out) {
+  wire::WireReader r(msg, 0);
+  wire::Field f;
+  size_t start = 0;  // where the field Next() returns began
+  while (r.Next(&f)) {
+    if (f.number != drop) out->append(msg.substr(start, r.pos() - start));
+    start = r.pos();
+  }
+  return r.failed() ? r.Error(message_name) : Status::OK();
+}
 
 // The entry `entry` with its RowChange's rows replaced by `row` alone.
 Status RebuildWithOneRow(std::string_view entry, std::string_view store_value, std::string_view row, std::string* out) {
   out->clear();
   std::string row_change;
-  size_t pos = 0;
-  wire::Field f;
-  while (pos < store_value.size()) {
-    CANAL_RETURN_IF_ERROR(wire::NextField(store_value, &pos, &f));
-    if (f.number != kRowChangeRowDatas) row_change.append(f.whole);
-  }
-  wire::AppendBytesField(kRowChangeRowDatas, row, &row_change);
-  pos = 0;
-  while (pos < entry.size()) {
-    CANAL_RETURN_IF_ERROR(wire::NextField(entry, &pos, &f));
-    if (f.number != kEntryStoreValue) out->append(f.whole);
-  }
-  wire::AppendBytesField(kEntryStoreValue, row_change, out);
+  CANAL_RETURN_IF_ERROR(
+      AppendFieldsExcept(store_value, fields::row_change::kRowDatas, "canal.entry.RowChange", &row_change));
+  wire::AppendBytesField(fields::row_change::kRowDatas, row, &row_change);
+  CANAL_RETURN_IF_ERROR(AppendFieldsExcept(entry, fields::entry::kStoreValue, "canal.entry.Entry", out));
+  wire::AppendBytesField(fields::entry::kStoreValue, row_change, out);
   return Status::OK();
 }
 
@@ -197,15 +200,12 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     const Group& g = groups_[gi];
     if (g.entries.empty()) continue;
     body.clear();
-    wire::AppendVarint(1 << 3, &body);  // Messages.batch_id
-    wire::AppendVarint(static_cast<uint64_t>(batch_id), &body);
-    for (std::string_view e : g.entries) wire::AppendBytesField(2, e, &body);
+    wire::AppendVarintField(fields::messages::kBatchId, wire::Int64Bits(batch_id), &body);
+    for (std::string_view e : g.entries) wire::AppendBytesField(fields::messages::kMessages, e, &body);
     EncodedMessage* m = Next(g.topic, g.partition);
-    wire::AppendVarint(2 << 3, &m->payload);  // Packet.version = 1
-    wire::AppendVarint(1, &m->payload);
-    wire::AppendVarint(3 << 3, &m->payload);  // Packet.type = MESSAGES
-    wire::AppendVarint(kPacketTypeMessages, &m->payload);
-    wire::AppendBytesField(5, body, &m->payload);
+    wire::AppendVarintField(fields::packet::kVersion, canal::proto::values::kPacketVersion, &m->payload);
+    wire::AppendVarintField(fields::packet::kType, canal::proto::values::packet_type::kMessages, &m->payload);
+    wire::AppendBytesField(fields::packet::kBody, body, &m->payload);
     m->origin = g.origin;
   }
   return Status::OK();

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "canal/proto/field_numbers.h"
 #include "canal/proto/in_order_fields.h"
 #include "canal/proto/wire.h"
 
@@ -13,6 +14,9 @@ using proto::wire::kLengthDelimited;
 using proto::wire::kVarint;
 using proto::wire::Tag;
 using proto::wire::WireReader;
+namespace header_field = fields::header;
+namespace column_field = fields::column;
+namespace change_field = fields::row_change;
 
 // Protobuf reads int32 and enum fields as a varint cut to 32 bits.
 int32_t AsInt32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
@@ -24,7 +28,7 @@ bool NextOfField(std::string_view bytes, size_t* pos, uint32_t number, std::stri
   // Elements of a repeated field usually follow one another: take the next
   // one straight away when it is there.
   InOrderFields next(bytes, *pos);
-  if (next.Bytes(Tag(static_cast<int>(number), kLengthDelimited), out)) {
+  if (next.Bytes(Tag(number, kLengthDelimited), out)) {
     *pos = next.pos();
     return true;
   }
@@ -50,8 +54,8 @@ Status PairView::Parse(std::string_view bytes, PairView* out) {
   Field f;
   while (r.Next(&f)) {
     if (f.wire_type != kLengthDelimited) continue;
-    if (f.number == 1) out->key_ = f.bytes;
-    if (f.number == 2) out->value_ = f.bytes;
+    if (f.number == fields::pair::kKey) out->key_ = f.bytes;
+    if (f.number == fields::pair::kValue) out->value_ = f.bytes;
   }
   return r.failed() ? r.Error("canal.entry.Pair") : Status::OK();
 }
@@ -85,20 +89,20 @@ Status HeaderView::MergeFrom(std::string_view bytes) {
   InOrderFields in(bytes);
   uint64_t v;
   std::string_view skip;
-  if (in.Varint(Tag(1, kVarint), &v)) version_ = AsInt32(v), has_version_ = true;
-  in.Bytes(Tag(2, kLengthDelimited), &logfile_name_);
-  if (in.Varint(Tag(3, kVarint), &v)) logfile_offset_ = static_cast<int64_t>(v);
-  if (in.Varint(Tag(4, kVarint), &v)) server_id_ = static_cast<int64_t>(v);
-  in.Bytes(Tag(5, kLengthDelimited), &serveren_code_);
-  if (in.Varint(Tag(6, kVarint), &v)) execute_time_ = static_cast<int64_t>(v);
-  if (in.Varint(Tag(7, kVarint), &v)) source_type_ = static_cast<canal::entry::Type>(AsInt32(v)), has_source_type_ = true;
-  in.Bytes(Tag(8, kLengthDelimited), &schema_name_);
-  in.Bytes(Tag(9, kLengthDelimited), &table_name_);
-  if (in.Varint(Tag(10, kVarint), &v)) event_length_ = static_cast<int64_t>(v);
-  if (in.Varint(Tag(11, kVarint), &v)) event_type_ = static_cast<canal::entry::EventType>(AsInt32(v)), has_event_type_ = true;
-  while (in.Bytes(Tag(12, kLengthDelimited), &skip)) {
+  if (in.Varint(Tag(header_field::kVersion, kVarint), &v)) version_ = AsInt32(v), has_version_ = true;
+  in.Bytes(Tag(header_field::kLogfileName, kLengthDelimited), &logfile_name_);
+  if (in.Varint(Tag(header_field::kLogfileOffset, kVarint), &v)) logfile_offset_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(header_field::kServerId, kVarint), &v)) server_id_ = static_cast<int64_t>(v);
+  in.Bytes(Tag(header_field::kServerenCode, kLengthDelimited), &serveren_code_);
+  if (in.Varint(Tag(header_field::kExecuteTime, kVarint), &v)) execute_time_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(header_field::kSourceType, kVarint), &v)) source_type_ = static_cast<canal::entry::Type>(AsInt32(v)), has_source_type_ = true;
+  in.Bytes(Tag(header_field::kSchemaName, kLengthDelimited), &schema_name_);
+  in.Bytes(Tag(header_field::kTableName, kLengthDelimited), &table_name_);
+  if (in.Varint(Tag(header_field::kEventLength, kVarint), &v)) event_length_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(header_field::kEventType, kVarint), &v)) event_type_ = static_cast<canal::entry::EventType>(AsInt32(v)), has_event_type_ = true;
+  while (in.Bytes(Tag(header_field::kProps, kLengthDelimited), &skip)) {
   }
-  in.Bytes(Tag(13, kLengthDelimited), &gtid_);
+  in.Bytes(Tag(header_field::kGtid, kLengthDelimited), &gtid_);
   if (in.done()) return Status::OK();
   WireReader r(bytes, in.pos());
   Field f;
@@ -107,42 +111,42 @@ Status HeaderView::MergeFrom(std::string_view bytes) {
     const bool varint = f.wire_type == kVarint;
     const bool ld = f.wire_type == kLengthDelimited;
     switch (f.number) {
-      case 1:
+      case header_field::kVersion:
         if (varint) version_ = AsInt32(f.varint), has_version_ = true;
         break;
-      case 2:
+      case header_field::kLogfileName:
         if (ld) logfile_name_ = f.bytes;
         break;
-      case 3:
+      case header_field::kLogfileOffset:
         if (varint) logfile_offset_ = static_cast<int64_t>(f.varint);
         break;
-      case 4:
+      case header_field::kServerId:
         if (varint) server_id_ = static_cast<int64_t>(f.varint);
         break;
-      case 5:
+      case header_field::kServerenCode:
         if (ld) serveren_code_ = f.bytes;
         break;
-      case 6:
+      case header_field::kExecuteTime:
         if (varint) execute_time_ = static_cast<int64_t>(f.varint);
         break;
-      case 7:
+      case header_field::kSourceType:
         if (varint) source_type_ = static_cast<canal::entry::Type>(AsInt32(f.varint)), has_source_type_ = true;
         break;
-      case 8:
+      case header_field::kSchemaName:
         if (ld) schema_name_ = f.bytes;
         break;
-      case 9:
+      case header_field::kTableName:
         if (ld) table_name_ = f.bytes;
         break;
-      case 10:
+      case header_field::kEventLength:
         if (varint) event_length_ = static_cast<int64_t>(f.varint);
         break;
-      case 11:
+      case header_field::kEventType:
         if (varint) event_type_ = static_cast<canal::entry::EventType>(AsInt32(f.varint)), has_event_type_ = true;
         break;
-      case 12:  // props: a Pair is checked when the props cursor reaches it
+      case header_field::kProps:  // a Pair is checked when the props cursor reaches it
         break;
-      case 13:
+      case header_field::kGtid:
         if (ld) gtid_ = f.bytes;
         break;
       default:
@@ -158,27 +162,27 @@ Status EntryView::Parse(std::string_view bytes, EntryView* out) {
   InOrderFields in(bytes);
   std::string_view header;
   uint64_t v;
-  if (in.Bytes(Tag(1, kLengthDelimited), &header)) {
+  if (in.Bytes(Tag(fields::entry::kHeader, kLengthDelimited), &header)) {
     out->has_header_ = true;
     CANAL_RETURN_IF_ERROR(out->header_.MergeFrom(header));
   }
-  if (in.Varint(Tag(2, kVarint), &v)) {
+  if (in.Varint(Tag(fields::entry::kEntryType, kVarint), &v)) {
     out->entry_type_ = static_cast<canal::entry::EntryType>(AsInt32(v));
     out->has_entry_type_ = true;
   }
-  in.Bytes(Tag(3, kLengthDelimited), &out->store_value_);
+  in.Bytes(Tag(fields::entry::kStoreValue, kLengthDelimited), &out->store_value_);
   if (in.done()) return Status::OK();
   WireReader r(bytes, in.pos());
   Field f;
   while (r.Next(&f)) {
-    if (f.number == 1 && f.wire_type == kLengthDelimited) {
+    if (f.number == fields::entry::kHeader && f.wire_type == kLengthDelimited) {
       // Protobuf merges a repeated singular message; so does MergeFrom.
       out->has_header_ = true;
       CANAL_RETURN_IF_ERROR(out->header_.MergeFrom(f.bytes));
-    } else if (f.number == 2 && f.wire_type == kVarint) {
+    } else if (f.number == fields::entry::kEntryType && f.wire_type == kVarint) {
       out->entry_type_ = static_cast<canal::entry::EntryType>(AsInt32(f.varint));
       out->has_entry_type_ = true;
-    } else if (f.number == 3 && f.wire_type == kLengthDelimited) {
+    } else if (f.number == fields::entry::kStoreValue && f.wire_type == kLengthDelimited) {
       out->store_value_ = f.bytes;
     }
   }
@@ -190,17 +194,17 @@ Status ColumnView::Parse(std::string_view bytes, ColumnView* out) {
   InOrderFields in(bytes);
   uint64_t v;
   std::string_view skip;
-  if (in.Varint(Tag(1, kVarint), &v)) out->index_ = AsInt32(v);
-  if (in.Varint(Tag(2, kVarint), &v)) out->sql_type_ = AsInt32(v);
-  in.Bytes(Tag(3, kLengthDelimited), &out->name_);
-  if (in.Varint(Tag(4, kVarint), &v)) out->is_key_ = v != 0;
-  if (in.Varint(Tag(5, kVarint), &v)) out->updated_ = v != 0;
-  if (in.Varint(Tag(6, kVarint), &v)) out->is_null_ = v != 0, out->has_is_null_ = true;
-  while (in.Bytes(Tag(7, kLengthDelimited), &skip)) {
+  if (in.Varint(Tag(column_field::kIndex, kVarint), &v)) out->index_ = AsInt32(v);
+  if (in.Varint(Tag(column_field::kSqlType, kVarint), &v)) out->sql_type_ = AsInt32(v);
+  in.Bytes(Tag(column_field::kName, kLengthDelimited), &out->name_);
+  if (in.Varint(Tag(column_field::kIsKey, kVarint), &v)) out->is_key_ = v != 0;
+  if (in.Varint(Tag(column_field::kUpdated, kVarint), &v)) out->updated_ = v != 0;
+  if (in.Varint(Tag(column_field::kIsNull, kVarint), &v)) out->is_null_ = v != 0, out->has_is_null_ = true;
+  while (in.Bytes(Tag(column_field::kProps, kLengthDelimited), &skip)) {
   }
-  in.Bytes(Tag(8, kLengthDelimited), &out->value_);
-  if (in.Varint(Tag(9, kVarint), &v)) out->length_ = AsInt32(v);
-  in.Bytes(Tag(10, kLengthDelimited), &out->mysql_type_);
+  in.Bytes(Tag(column_field::kValue, kLengthDelimited), &out->value_);
+  if (in.Varint(Tag(column_field::kLength, kVarint), &v)) out->length_ = AsInt32(v);
+  in.Bytes(Tag(column_field::kMysqlType, kLengthDelimited), &out->mysql_type_);
   if (in.done()) return Status::OK();
   WireReader r(bytes, in.pos());
   Field f;
@@ -208,34 +212,34 @@ Status ColumnView::Parse(std::string_view bytes, ColumnView* out) {
     const bool varint = f.wire_type == kVarint;
     const bool ld = f.wire_type == kLengthDelimited;
     switch (f.number) {
-      case 1:
+      case column_field::kIndex:
         if (varint) out->index_ = AsInt32(f.varint);
         break;
-      case 2:
+      case column_field::kSqlType:
         if (varint) out->sql_type_ = AsInt32(f.varint);
         break;
-      case 3:
+      case column_field::kName:
         if (ld) out->name_ = f.bytes;
         break;
-      case 4:
+      case column_field::kIsKey:
         if (varint) out->is_key_ = f.varint != 0;
         break;
-      case 5:
+      case column_field::kUpdated:
         if (varint) out->updated_ = f.varint != 0;
         break;
-      case 6:
+      case column_field::kIsNull:
         if (varint) out->is_null_ = f.varint != 0, out->has_is_null_ = true;
         break;
-      case 8:
+      case column_field::kValue:
         if (ld) out->value_ = f.bytes;
         break;
-      case 9:
+      case column_field::kLength:
         if (varint) out->length_ = AsInt32(f.varint);
         break;
-      case 10:
+      case column_field::kMysqlType:
         if (ld) out->mysql_type_ = f.bytes;
         break;
-      default:  // 7: props, skipped
+      default:  // props, skipped
         break;
     }
   }
@@ -250,7 +254,7 @@ Status RowDataView::Parse(std::string_view bytes, RowDataView* out) {
 
 bool RowDataView::NextBefore(ColumnView* column, Status* status) {
   std::string_view col;
-  if (!NextOfField(bytes_, &before_pos_, 1, "canal.entry.RowData", &col, status)) return false;
+  if (!NextOfField(bytes_, &before_pos_, fields::row_data::kBeforeColumns, "canal.entry.RowData", &col, status)) return false;
   *status = ColumnView::Parse(col, column);
   if (!status->ok()) before_pos_ = bytes_.size();
   return status->ok();
@@ -258,7 +262,7 @@ bool RowDataView::NextBefore(ColumnView* column, Status* status) {
 
 bool RowDataView::NextAfter(ColumnView* column, Status* status) {
   std::string_view col;
-  if (!NextOfField(bytes_, &after_pos_, 2, "canal.entry.RowData", &col, status)) return false;
+  if (!NextOfField(bytes_, &after_pos_, fields::row_data::kAfterColumns, "canal.entry.RowData", &col, status)) return false;
   *status = ColumnView::Parse(col, column);
   if (!status->ok()) after_pos_ = bytes_.size();
   return status->ok();
@@ -270,14 +274,14 @@ Status RowChangeView::Parse(std::string_view bytes, RowChangeView* out) {
   InOrderFields in(bytes);
   uint64_t v;
   std::string_view skip;
-  if (in.Varint(Tag(1, kVarint), &v)) out->table_id_ = static_cast<int64_t>(v);
-  if (in.Varint(Tag(2, kVarint), &v)) {
+  if (in.Varint(Tag(change_field::kTableId, kVarint), &v)) out->table_id_ = static_cast<int64_t>(v);
+  if (in.Varint(Tag(change_field::kEventType, kVarint), &v)) {
     out->event_type_ = static_cast<canal::entry::EventType>(AsInt32(v));
     out->has_event_type_ = true;
   }
-  if (in.Varint(Tag(10, kVarint), &v)) out->is_ddl_ = v != 0, out->has_is_ddl_ = true;
-  in.Bytes(Tag(11, kLengthDelimited), &out->sql_);
-  while (in.Bytes(Tag(12, kLengthDelimited), &skip)) ++out->row_count_;
+  if (in.Varint(Tag(change_field::kIsDdl, kVarint), &v)) out->is_ddl_ = v != 0, out->has_is_ddl_ = true;
+  in.Bytes(Tag(change_field::kSql, kLengthDelimited), &out->sql_);
+  while (in.Bytes(Tag(change_field::kRowDatas, kLengthDelimited), &skip)) ++out->row_count_;
   if (in.done()) return Status::OK();
   WireReader r(bytes, in.pos());
   Field f;
@@ -285,28 +289,28 @@ Status RowChangeView::Parse(std::string_view bytes, RowChangeView* out) {
     const bool varint = f.wire_type == kVarint;
     const bool ld = f.wire_type == kLengthDelimited;
     switch (f.number) {
-      case 1:
+      case change_field::kTableId:
         if (varint) out->table_id_ = static_cast<int64_t>(f.varint);
         break;
-      case 2:
+      case change_field::kEventType:
         if (varint) {
           out->event_type_ = static_cast<canal::entry::EventType>(AsInt32(f.varint));
           out->has_event_type_ = true;
         }
         break;
-      case 10:
+      case change_field::kIsDdl:
         if (varint) out->is_ddl_ = f.varint != 0, out->has_is_ddl_ = true;
         break;
-      case 11:
+      case change_field::kSql:
         if (ld) out->sql_ = f.bytes;
         break;
-      case 12:
+      case change_field::kRowDatas:
         if (ld) ++out->row_count_;
         break;
-      case 14:
+      case change_field::kDdlSchemaName:
         if (ld) out->ddl_schema_name_ = f.bytes;
         break;
-      default:  // 13: props, skipped
+      default:  // props, skipped
         break;
     }
   }
@@ -315,7 +319,7 @@ Status RowChangeView::Parse(std::string_view bytes, RowChangeView* out) {
 
 bool RowChangeView::NextRow(RowDataView* row, Status* status) {
   std::string_view row_bytes;
-  if (!NextOfField(bytes_, &row_pos_, 12, "canal.entry.RowChange", &row_bytes, status)) return false;
+  if (!NextOfField(bytes_, &row_pos_, fields::row_change::kRowDatas, "canal.entry.RowChange", &row_bytes, status)) return false;
   *status = RowDataView::Parse(row_bytes, row);
   return status->ok();
 }
@@ -325,9 +329,9 @@ Status TransactionBeginView::Parse(std::string_view bytes, TransactionBeginView*
   WireReader r(bytes, 0);
   Field f;
   while (r.Next(&f)) {
-    if (f.number == 1 && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
-    if (f.number == 2 && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
-    if (f.number == 4 && f.wire_type == kVarint) out->thread_id_ = static_cast<int64_t>(f.varint);
+    if (f.number == fields::transaction_begin::kExecuteTime && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
+    if (f.number == fields::transaction_begin::kTransactionId && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
+    if (f.number == fields::transaction_begin::kThreadId && f.wire_type == kVarint) out->thread_id_ = static_cast<int64_t>(f.varint);
   }
   return r.failed() ? r.Error("canal.entry.TransactionBegin") : Status::OK();
 }
@@ -337,8 +341,8 @@ Status TransactionEndView::Parse(std::string_view bytes, TransactionEndView* out
   WireReader r(bytes, 0);
   Field f;
   while (r.Next(&f)) {
-    if (f.number == 1 && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
-    if (f.number == 2 && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
+    if (f.number == fields::transaction_end::kExecuteTime && f.wire_type == kVarint) out->execute_time_ = static_cast<int64_t>(f.varint);
+    if (f.number == fields::transaction_end::kTransactionId && f.wire_type == kLengthDelimited) out->transaction_id_ = f.bytes;
   }
   return r.failed() ? r.Error("canal.entry.TransactionEnd") : Status::OK();
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "canal/proto/field_numbers.h"
 #include "canal/proto/wire.h"
 #include "canal/store/ring_store.h"
 
@@ -20,12 +21,13 @@ using proto::wire::VarintSize;
 using proto::wire::WriteDelimited;
 using proto::wire::WriteVarint;
 
-// The fields of Packet and Messages (proto/canal/packet.proto) written by hand.
-constexpr char kPacketVersionTag = Tag(2, kVarint);
-constexpr char kPacketTypeTag = Tag(3, kVarint);
-constexpr char kPacketBodyTag = Tag(5, kLengthDelimited);
-constexpr char kBatchIdTag = Tag(1, kVarint);
-constexpr char kMessageTag = Tag(2, kLengthDelimited);
+// The fields of Packet and Messages (canal/proto/field_numbers.h) written by hand.
+namespace fields = proto::fields;
+constexpr char kPacketVersionTag = Tag(fields::packet::kVersion, kVarint);
+constexpr char kPacketTypeTag = Tag(fields::packet::kType, kVarint);
+constexpr char kPacketBodyTag = Tag(fields::packet::kBody, kLengthDelimited);
+constexpr char kBatchIdTag = Tag(fields::messages::kBatchId, kVarint);
+constexpr char kMessageTag = Tag(fields::messages::kMessages, kLengthDelimited);
 
 // A Java client reads the frame length into an int.
 constexpr uint64_t kMaxOutgoingFrame = std::numeric_limits<int32_t>::max();

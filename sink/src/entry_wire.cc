@@ -6,6 +6,7 @@
 
 #include "canal/common/utf8.h"
 #include "canal/parser/binlog/column_text.h"
+#include "canal/proto/field_numbers.h"
 #include "canal/render/canal_sql_type.h"
 #include "canal/render/canal_value.h"
 
@@ -13,61 +14,67 @@ namespace canal::sink::wire {
 
 namespace {
 
-// canal.entry numbers (proto/canal/entry.proto), as the one-byte tags they make.
+// canal.entry's field numbers (canal/proto/field_numbers.h), as the one-byte
+// tags they make.
+namespace fields = proto::fields;
+namespace values = proto::values;
 namespace entry_field {
-constexpr char kHeader = Tag(1, kLengthDelimited);
-constexpr char kEntryType = Tag(2, kVarint);
-constexpr char kStoreValue = Tag(3, kLengthDelimited);
+constexpr char kHeader = Tag(fields::entry::kHeader, kLengthDelimited);
+constexpr char kEntryType = Tag(fields::entry::kEntryType, kVarint);
+constexpr char kStoreValue = Tag(fields::entry::kStoreValue, kLengthDelimited);
 }  // namespace entry_field
 namespace header_field {
-constexpr char kVersion = Tag(1, kVarint);
-constexpr char kLogfileName = Tag(2, kLengthDelimited);
-constexpr char kLogfileOffset = Tag(3, kVarint);
-constexpr char kServerId = Tag(4, kVarint);
-constexpr char kServerenCode = Tag(5, kLengthDelimited);
-constexpr char kExecuteTime = Tag(6, kVarint);
-constexpr char kSourceType = Tag(7, kVarint);
-constexpr char kSchemaName = Tag(8, kLengthDelimited);
-constexpr char kTableName = Tag(9, kLengthDelimited);
-constexpr char kEventLength = Tag(10, kVarint);
-constexpr char kEventType = Tag(11, kVarint);
-constexpr char kProps = Tag(12, kLengthDelimited);
-constexpr char kGtid = Tag(13, kLengthDelimited);
+constexpr char kVersion = Tag(fields::header::kVersion, kVarint);
+constexpr char kLogfileName = Tag(fields::header::kLogfileName, kLengthDelimited);
+constexpr char kLogfileOffset = Tag(fields::header::kLogfileOffset, kVarint);
+constexpr char kServerId = Tag(fields::header::kServerId, kVarint);
+constexpr char kServerenCode = Tag(fields::header::kServerenCode, kLengthDelimited);
+constexpr char kExecuteTime = Tag(fields::header::kExecuteTime, kVarint);
+constexpr char kSourceType = Tag(fields::header::kSourceType, kVarint);
+constexpr char kSchemaName = Tag(fields::header::kSchemaName, kLengthDelimited);
+constexpr char kTableName = Tag(fields::header::kTableName, kLengthDelimited);
+constexpr char kEventLength = Tag(fields::header::kEventLength, kVarint);
+constexpr char kEventType = Tag(fields::header::kEventType, kVarint);
+constexpr char kProps = Tag(fields::header::kProps, kLengthDelimited);
+constexpr char kGtid = Tag(fields::header::kGtid, kLengthDelimited);
 }  // namespace header_field
-namespace transaction_field {  // TransactionBegin and TransactionEnd
-constexpr char kExecuteTime = Tag(1, kVarint);
-constexpr char kTransactionId = Tag(2, kLengthDelimited);
-constexpr char kThreadId = Tag(4, kVarint);
+namespace transaction_field {  // TransactionBegin and TransactionEnd share these numbers
+static_assert(fields::transaction_begin::kExecuteTime == fields::transaction_end::kExecuteTime &&
+              fields::transaction_begin::kTransactionId == fields::transaction_end::kTransactionId);
+constexpr char kExecuteTime = Tag(fields::transaction_begin::kExecuteTime, kVarint);
+constexpr char kTransactionId = Tag(fields::transaction_begin::kTransactionId, kLengthDelimited);
+constexpr char kThreadId = Tag(fields::transaction_begin::kThreadId, kVarint);
 }  // namespace transaction_field
 namespace pair_field {
-constexpr char kKey = Tag(1, kLengthDelimited);
-constexpr char kValue = Tag(2, kLengthDelimited);
+constexpr char kKey = Tag(fields::pair::kKey, kLengthDelimited);
+constexpr char kValue = Tag(fields::pair::kValue, kLengthDelimited);
 }  // namespace pair_field
 namespace change_field {
-constexpr char kTableId = Tag(1, kVarint);
-constexpr char kEventType = Tag(2, kVarint);
-constexpr char kIsDdl = Tag(10, kVarint);
-constexpr char kRowDatas = Tag(12, kLengthDelimited);
+constexpr char kTableId = Tag(fields::row_change::kTableId, kVarint);
+constexpr char kEventType = Tag(fields::row_change::kEventType, kVarint);
+constexpr char kIsDdl = Tag(fields::row_change::kIsDdl, kVarint);
+constexpr char kRowDatas = Tag(fields::row_change::kRowDatas, kLengthDelimited);
 }  // namespace change_field
 namespace row_field {
-constexpr char kBeforeColumns = Tag(1, kLengthDelimited);
-constexpr char kAfterColumns = Tag(2, kLengthDelimited);
+constexpr char kBeforeColumns = Tag(fields::row_data::kBeforeColumns, kLengthDelimited);
+constexpr char kAfterColumns = Tag(fields::row_data::kAfterColumns, kLengthDelimited);
 }  // namespace row_field
-namespace column_field {
-constexpr int kIndex = 1;
-constexpr int kSqlType = 2;
-constexpr int kName = 3;
-constexpr int kIsKey = 4;
-constexpr char kUpdated = Tag(5, kVarint);
-constexpr char kIsNull = Tag(6, kVarint);
-constexpr char kValue = Tag(8, kLengthDelimited);
-constexpr int kMysqlType = 10;
+namespace column_field {  // numbers for the Append*Field calls, tags for the bytes written directly
+constexpr uint32_t kIndex = fields::column::kIndex;
+constexpr uint32_t kSqlType = fields::column::kSqlType;
+constexpr uint32_t kName = fields::column::kName;
+constexpr uint32_t kIsKey = fields::column::kIsKey;
+constexpr char kUpdated = Tag(fields::column::kUpdated, kVarint);
+constexpr char kIsNull = Tag(fields::column::kIsNull, kVarint);
+constexpr char kValue = Tag(fields::column::kValue, kLengthDelimited);
+constexpr uint32_t kMysqlType = fields::column::kMysqlType;
 }  // namespace column_field
 
 // canal.entry enum values the rows entry uses.
-constexpr uint64_t kEntryTypeRowData = 2;
-constexpr uint64_t kSourceTypeMysql = 2;
-constexpr int32_t kEventInsert = 1, kEventUpdate = 2, kEventDelete = 3;
+constexpr uint64_t kEntryTypeRowData = values::entry_type::kRowData;
+constexpr uint64_t kSourceTypeMysql = values::source_type::kMysql;
+constexpr int32_t kEventInsert = values::event_type::kInsert, kEventUpdate = values::event_type::kUpdate,
+                  kEventDelete = values::event_type::kDelete;
 
 constexpr std::string_view kServerEncoding = "UTF-8";
 constexpr std::string_view kRowsCountKey = "rowsCount";
@@ -248,7 +255,7 @@ void RowsEntryWriter::BuildColumnPlan(const binlog::TableMap& t, size_t i, int s
   make_head(sql_type, &c.head);
   make_head(render::CanalNullSqlType(info), &c.null_head);
   const std::string mysql_type = render::CanalMysqlType(info, options_.values, t.integer_display_widths);
-  std::string tail;  // field 10: mysqlType
+  std::string tail;  // mysqlType
   if (!mysql_type.empty()) AppendBytesField(column_field::kMysqlType, mysql_type, &tail);
   for (int updated = 0; updated < 2; ++updated) {
     std::string s = c.head;
@@ -553,8 +560,8 @@ void WriteTransactionEntry(const EntryContext& ctx, uint64_t entry_type, int64_t
                            std::string_view transaction_id, std::string* out) {
   const HeaderFields header{ctx, {}, {}, kNoEventType, {}};
   const size_t header_size = header.Size();
-  // TransactionBegin / TransactionEnd: executeTime (1), transactionId (2),
-  // threadId (4, begin only).
+  // TransactionBegin / TransactionEnd: executeTime, transactionId, threadId
+  // (begin only).
   const uint64_t time = Int64Bits(ctx.position.timestamp_ms);
   const uint64_t thread = Int64Bits(thread_id);
   const size_t value_size = OptionalVarintSize(time) + OptionalBytesSize(transaction_id) + OptionalVarintSize(thread);

@@ -191,6 +191,50 @@ TEST(BatchEncoderTest, ProtobufPkHashSplitsRowsIntoEntries) {
   EXPECT_EQ(rows, 12u);
 }
 
+// The protobuf form is written by hand: its bytes are the ones protobuf writes
+// for the same Packet, and each one-row entry of a hashed batch the bytes of
+// the entry with only that row.
+TEST(BatchEncoderTest, ProtobufBytesAreProtobufsOwn) {
+  RoutingConfig c;
+  c.partitions_num = 2;
+  c.partition_hash = "db.t:id";
+  Fixture f(c, false);
+  f.entries = {testing::RowEntry("db", "t", canal::entry::INSERT, Inserts(0, 4))};
+  canal::entry::Entry whole;
+  ASSERT_TRUE(whole.ParseFromString(f.entries[0]));
+  canal::entry::RowChange rows;
+  ASSERT_TRUE(rows.ParseFromString(whole.storevalue()));
+  auto msgs = f.Encode(-5);
+  ASSERT_FALSE(msgs.empty());
+  size_t seen = 0;
+  for (const auto& msg : msgs) {
+    canal::protocol::Messages body;
+    body.set_batch_id(-5);
+    auto m = ParsePacket(msg.payload);
+    for (const auto& bytes : m.messages()) {
+      canal::entry::Entry e;
+      ASSERT_TRUE(e.ParseFromString(bytes));
+      canal::entry::RowChange one;
+      ASSERT_TRUE(one.ParseFromString(e.storevalue()));
+      ASSERT_EQ(one.rowdatas_size(), 1);
+      canal::entry::RowChange expected_rows = rows;
+      expected_rows.clear_rowdatas();
+      *expected_rows.add_rowdatas() = one.rowdatas(0);
+      canal::entry::Entry expected = whole;
+      expected.set_storevalue(expected_rows.SerializeAsString());
+      EXPECT_EQ(bytes, expected.SerializeAsString());
+      body.add_messages(bytes);
+      ++seen;
+    }
+    canal::protocol::Packet packet;
+    packet.set_version(1);
+    packet.set_type(canal::protocol::MESSAGES);
+    packet.set_body(body.SerializeAsString());
+    EXPECT_EQ(msg.payload, packet.SerializeAsString());
+  }
+  EXPECT_EQ(seen, 4u);
+}
+
 TEST(BatchEncoderTest, CorruptEntryIsAnErrorNamingIt) {
   for (bool flat : {true, false}) {
     Fixture f({}, flat);

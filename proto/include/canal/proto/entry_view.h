@@ -59,6 +59,7 @@
 
 #include "canal/common/status.h"
 #include "canal/entry.pb.h"
+#include "canal/proto/field_numbers.h"
 
 namespace canal::proto {
 
@@ -117,7 +118,7 @@ class HeaderView {
   canal::entry::EventType event_type() const { return event_type_; }  // Canal's default: UPDATE
   std::string_view gtid() const { return gtid_; }
   // The props, in order.
-  PairCursor props() const { return PairCursor(entry_bytes_, 1, 12); }
+  PairCursor props() const { return PairCursor(entry_bytes_, fields::entry::kHeader, fields::header::kProps); }
 
  private:
   friend class EntryView;

@@ -26,10 +26,9 @@ inline constexpr uint32_t kLengthDelimited = 2;
 inline constexpr uint32_t kFixed32 = 5;
 
 // The tag of a field numbered 1 to 15, which is one byte (every field the
-// hand-written paths use is; tests/proto/wire_test.cc checks the bytes).
-constexpr char Tag(int field, uint32_t wire_type) {
-  return static_cast<char>((field << 3) | static_cast<int>(wire_type));
-}
+// hand-written paths write is; the numbers are in field_numbers.h, and
+// tests/proto/wire_test.cc checks the bytes).
+constexpr char Tag(uint32_t field, uint32_t wire_type) { return static_cast<char>((field << 3) | wire_type); }
 
 // Bytes of `v` as a base-128 varint (1 to 10).
 inline size_t VarintSize(uint64_t v) {
@@ -101,14 +100,14 @@ inline char* WriteDelimited(char tag, std::string_view bytes, char* p) {
 }
 
 // Appends a whole field to a std::string (for parts built once and reused).
-inline void AppendVarintField(int field, uint64_t v, std::string* out) {
+inline void AppendVarintField(uint32_t field, uint64_t v, std::string* out) {
   char buf[11];
   buf[0] = Tag(field, kVarint);
   char* end = WriteVarint(v, buf + 1);
   out->append(buf, static_cast<size_t>(end - buf));
 }
 
-inline void AppendBytesField(int field, std::string_view bytes, std::string* out) {
+inline void AppendBytesField(uint32_t field, std::string_view bytes, std::string* out) {
   char buf[11];
   buf[0] = Tag(field, kLengthDelimited);
   char* end = WriteVarint(bytes.size(), buf + 1);

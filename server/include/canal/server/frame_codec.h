@@ -14,6 +14,7 @@
 
 #include "canal/common/status.h"
 #include "canal/packet.pb.h"
+#include "canal/proto/field_numbers.h"
 
 namespace canal::store {
 struct Batch;
@@ -24,7 +25,7 @@ namespace canal::server {
 inline constexpr size_t kFrameHeaderBytes = 4;
 // The version every packet we send carries; Canal's Java client refuses a
 // handshake with any other.
-inline constexpr int32_t kPacketVersion = 1;
+inline constexpr int32_t kPacketVersion = proto::values::kPacketVersion;
 
 // The length a frame header announces.
 uint32_t DecodeFrameLength(const uint8_t (&header)[kFrameHeaderBytes]);
