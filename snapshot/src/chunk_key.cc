@@ -1,0 +1,99 @@
+#include "canal/snapshot/chunk_key.h"
+
+#include <algorithm>
+
+namespace canal::snapshot {
+namespace {
+
+std::string TableName(const TableShape& shape) { return "`" + shape.schema + "`.`" + shape.table + "`"; }
+
+bool SameName(std::string_view a, std::string_view b) {
+  // MySQL column and index names compare case-insensitively.
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    unsigned char x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x < 0x80 && y < 0x80) {
+      if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x - 'A' + 'a');
+      if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y - 'A' + 'a');
+    }
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// Positions of the index's columns in the table; InvalidArgument for a name the table lacks.
+Status ResolveColumns(const TableShape& shape, const TableIndex& index, std::vector<size_t>* out) {
+  out->clear();
+  if (index.columns.empty()) {
+    return Status::InvalidArgument("index " + index.name + " of " + TableName(shape) + " has no columns");
+  }
+  for (const std::string& name : index.columns) {
+    auto it = std::find_if(shape.columns.begin(), shape.columns.end(),
+                           [&](const TableColumn& c) { return SameName(c.name, name); });
+    if (it == shape.columns.end()) {
+      return Status::InvalidArgument("index " + index.name + " of " + TableName(shape) + " names column " + name +
+                                     ", which the table does not have");
+    }
+    out->push_back(static_cast<size_t>(it - shape.columns.begin()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+bool IsIntegerType(std::string_view t) {
+  for (std::string_view n : {"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year"}) {
+    if (SameName(t, n)) return true;
+  }
+  return false;
+}
+
+Status ChooseChunkKey(const TableShape& shape, ChunkKey* key) {
+  *key = ChunkKey{};
+  if (shape.columns.empty()) return Status::InvalidArgument(TableName(shape) + " has no columns");
+
+  struct Candidate {
+    const TableIndex* index;
+    std::vector<size_t> columns;
+    size_t integers;
+  };
+  std::vector<Candidate> unique;
+  for (const TableIndex& index : shape.indexes) {
+    std::vector<size_t> cols;
+    CANAL_RETURN_IF_ERROR(ResolveColumns(shape, index, &cols));
+    if (SameName(index.name, "PRIMARY")) {
+      key->kind = ChunkKey::Kind::kPrimary;
+      key->index = index.name;
+      key->columns = std::move(cols);
+      return Status::OK();
+    }
+    if (!index.unique) continue;
+    bool all_not_null = std::all_of(cols.begin(), cols.end(), [&](size_t c) { return !shape.columns[c].nullable; });
+    if (!all_not_null) continue;
+    size_t integers = static_cast<size_t>(
+        std::count_if(cols.begin(), cols.end(), [&](size_t c) { return IsIntegerType(shape.columns[c].data_type); }));
+    unique.push_back({&index, std::move(cols), integers});
+  }
+  if (unique.empty()) return Status::OK();  // kNone
+  auto best = std::min_element(unique.begin(), unique.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.columns.size() != b.columns.size()) return a.columns.size() < b.columns.size();
+    if (a.integers != b.integers) return a.integers > b.integers;
+    return a.index->name < b.index->name;
+  });
+  key->kind = ChunkKey::Kind::kUniqueNotNull;
+  key->index = best->index->name;
+  key->columns = std::move(best->columns);
+  return Status::OK();
+}
+
+std::string DescribeChunkKey(const TableShape& shape, const ChunkKey& key) {
+  if (key.kind == ChunkKey::Kind::kNone) return "none (one consistent read)";
+  std::string s = key.kind == ChunkKey::Kind::kPrimary ? "PRIMARY (" : "UNIQUE " + key.index + " (";
+  for (size_t i = 0; i < key.columns.size(); ++i) {
+    if (i) s += ", ";
+    s += key.columns[i] < shape.columns.size() ? shape.columns[key.columns[i]].name : "?";
+  }
+  return s + ")";
+}
+
+}  // namespace canal::snapshot
