@@ -2,19 +2,10 @@
 
 #include <string>
 
+#include "canal/common/ascii_case.h"
+
 namespace canal::snapshot {
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 Status OutOfBounds(std::string_view key, uint64_t value, uint64_t min, uint64_t max, std::string_view why) {
   return Status::InvalidArgument(std::string(key) + "=" + std::to_string(value) + " is out of bounds: it must be " +
@@ -36,7 +27,7 @@ std::string_view SnapshotModeName(SnapshotMode mode) {
 Status ParseSnapshotMode(std::string_view text, SnapshotMode* mode) {
   for (SnapshotMode m : {SnapshotMode::kNever, SnapshotMode::kInitial, SnapshotMode::kInitialOnly,
                          SnapshotMode::kWhenNeeded}) {
-    if (EqualsIgnoreCase(text, SnapshotModeName(m))) {
+    if (AsciiEqualsIgnoreCase(text, SnapshotModeName(m))) {
       *mode = m;
       return Status::OK();
     }

@@ -7,6 +7,8 @@
 //      fewest columns, then the one with the most integer columns (cheaper to compare and to
 //      bind), then by name, so the choice is the same on every start;
 //   3. none: the table is read in one consistent read, streamed (ChunkKey::kind = kNone).
+// An index with an ENUM, SET or BIT column is never a chunk key (IsPageableKeyType): the server
+// orders those one way and compares them with a bound value another.
 // An index that covers a column only by a prefix (KEY (c(10))) still orders and compares by the
 // whole column, and its uniqueness carries over to the whole value, so it stays eligible.
 //
@@ -51,6 +53,9 @@ struct ChunkKey {
   std::string index;            // the index's name ("" for kNone)
   std::vector<size_t> columns;  // positions in TableShape::columns, in index order
 };
+
+// False for ENUM, SET and BIT: no index over such a column pages a table exactly.
+bool IsPageableKeyType(std::string_view data_type);
 
 // True for the integer types (TINYINT..BIGINT, YEAR, BIT is not one).
 bool IsIntegerType(std::string_view data_type);
