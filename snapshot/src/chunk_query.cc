@@ -122,16 +122,26 @@ Status PlanChunkQuery(const TableShape& shape, const ChunkKey& key, std::string_
 
   query->first = select + (filter.empty() ? "" : " WHERE " + filter) + tail;
 
+  // After the last key (k1, ..., kn), spelled out as the ranges it is:
+  //   `a` > ? OR (`a` = ? AND `b` > ?) OR (`a` = ? AND `b` = ? AND `c` > ?) ...
+  // MariaDB's range optimiser turns that into index ranges, but not the row comparison
+  // (`a`, `b`) > (?, ?), which it reads from the index's start on every chunk (EXPLAIN: type
+  // index, not range), so paging a table that way costs quadratic reads.
   std::string after;
-  if (key.columns.size() == 1) {
-    after = keys + " > ?";
-  } else {
-    after = "(" + keys + ") > (";
-    for (size_t i = 0; i < key.columns.size(); ++i) after += i ? ", ?" : "?";
-    after += ")";
+  for (size_t i = 0; i < key.columns.size(); ++i) {
+    if (i) after += " OR ";
+    if (i) after += "(";
+    for (size_t j = 0; j < i; ++j) {
+      after += QuoteIdentifier(shape.columns[key.columns[j]].name) + " = ? AND ";
+      query->parameter_keys.push_back(j);
+    }
+    after += QuoteIdentifier(shape.columns[key.columns[i]].name) + " > ?";
+    query->parameter_keys.push_back(i);
+    if (i) after += ")";
   }
+  if (key.columns.size() > 1) after = "(" + after + ")";
   query->next = select + " WHERE " + after + (filter.empty() ? "" : " AND " + filter) + tail;
-  query->parameters = key.columns.size();
+  query->parameters = query->parameter_keys.size();
   return Status::OK();
 }
 

@@ -15,7 +15,7 @@ TableShape Customer() {
   return s;
 }
 
-TEST(ChunkQueryTest, CompositeKeyPagesByRowComparison) {
+TEST(ChunkQueryTest, CompositeKeyPagesByIndexRangesNotARowComparison) {
   TableShape shape = Customer();
   ChunkKey key;
   ASSERT_TRUE(ChooseChunkKey(shape, &key).ok());
@@ -26,9 +26,26 @@ TEST(ChunkQueryTest, CompositeKeyPagesByRowComparison) {
             "ORDER BY `region`, `created` LIMIT 500");
   EXPECT_EQ(q.next,
             "SELECT `id`, `region`, `created`, `note` FROM `shop`.`customer` FORCE INDEX (`PRIMARY`) "
-            "WHERE (`region`, `created`) > (?, ?) ORDER BY `region`, `created` LIMIT 500");
-  EXPECT_EQ(q.parameters, 2u);
-  EXPECT_EQ(q.next.find(" OR "), std::string::npos) << "never an OR chain";
+            "WHERE (`region` > ? OR (`region` = ? AND `created` > ?)) ORDER BY `region`, `created` LIMIT 500");
+  EXPECT_EQ(q.parameters, 3u);
+  EXPECT_EQ(q.parameter_keys, (std::vector<size_t>{0, 0, 1}));
+  // MariaDB reads a row comparison from the index's start on every chunk.
+  EXPECT_EQ(q.next.find(") > ("), std::string::npos);
+}
+
+TEST(ChunkQueryTest, ThreeColumnKeyBindsEachPrefixOnce) {
+  TableShape shape = Customer();
+  shape.indexes = {{"PRIMARY", true, {"region", "created", "id"}}};
+  ChunkKey key;
+  ASSERT_TRUE(ChooseChunkKey(shape, &key).ok());
+  ChunkQuery q;
+  ASSERT_TRUE(PlanChunkQuery(shape, key, "id <> 0", 10, &q).ok());
+  EXPECT_NE(q.next.find("WHERE (`region` > ? OR (`region` = ? AND `created` > ?) OR "
+                        "(`region` = ? AND `created` = ? AND `id` > ?)) AND (id <> 0) ORDER BY"),
+            std::string::npos)
+      << q.next;
+  EXPECT_EQ(q.parameters, 6u);
+  EXPECT_EQ(q.parameter_keys, (std::vector<size_t>{0, 0, 1, 0, 1, 2}));
 }
 
 TEST(ChunkQueryTest, SingleColumnKeyAndAFilterOnEveryChunk) {

@@ -1,13 +1,15 @@
 // The statements a snapshot reads a table with, one chunk at a time.
 //
-// A keyed table is paged by its chunk key (chunk_key.h) with a row comparison, which the range
-// optimiser turns into one index range, never an OR chain that scans:
+// A keyed table is paged by its chunk key (chunk_key.h), each chunk starting after the last key
+// of the one before, spelled out as index ranges:
 //   first chunk:  SELECT <columns> FROM `s`.`t` FORCE INDEX (`k`) [WHERE (<filter>)]
 //                 ORDER BY `a`, `b` LIMIT <n>
-//   next chunks:  SELECT <columns> FROM `s`.`t` FORCE INDEX (`k`) WHERE (`a`, `b`) > (?, ?)
-//                 [AND (<filter>)] ORDER BY `a`, `b` LIMIT <n>
+//   next chunks:  SELECT <columns> FROM `s`.`t` FORCE INDEX (`k`)
+//                 WHERE (`a` > ? OR (`a` = ? AND `b` > ?)) [AND (<filter>)] ORDER BY `a`, `b` LIMIT <n>
 // with the last row's key values bound to the placeholders (a prepared statement, so a value is
-// compared as its column's type, never as text spliced into SQL). A table without a key is one
+// compared as its column's type, never as text spliced into SQL). Not the row comparison
+// (`a`, `b`) > (?, ?): it means the same, but MariaDB's range optimiser does not make a range of
+// it, so every chunk would read the index from its start. A table without a key is one
 // statement, SELECT <columns> FROM `s`.`t` [WHERE (<filter>)], read streamed.
 //
 // <filter> is the operator's `--where`: checked by CheckWhereClause so that it stays one
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 #include "canal/snapshot/chunk_key.h"
@@ -39,8 +42,10 @@ Status CheckWhereClause(std::string_view where);
 
 struct ChunkQuery {
   std::string first;  // the first chunk (or the whole table when the table has no key)
-  std::string next;   // after a chunk: its last row's key values bound in key order ("" when keyless)
-  size_t parameters = 0;  // placeholders in `next`: the key's columns
+  std::string next;   // after a chunk: its last row's key values bound ("" when keyless)
+  size_t parameters = 0;  // placeholders in `next`: n(n+1)/2 for a key of n columns
+  // For each placeholder of `next`, in order, the key column (position in the key) bound to it.
+  std::vector<size_t> parameter_keys;
 };
 
 // The statements for `shape` paged by `key`, `chunk_rows` rows a chunk, `where` ("" for none)
