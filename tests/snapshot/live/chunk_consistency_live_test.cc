@@ -21,8 +21,6 @@
 #include "canal/snapshot/chunk_window.h"
 #include "snapshot_live_support.h"
 #include "support/binlog_walk.h"
-#include "support/sandbox_suite.h"
-#include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::testing {
@@ -33,7 +31,7 @@ using snapshot::ChunkReader;
 using snapshot::SnapshotOptions;
 using snapshot::TableShape;
 
-constexpr uint16_t kPort = TestPort("snapshot_live");
+constexpr uint16_t kPort = kSnapshotLivePort;
 constexpr int kWriterTransactions = 4000;
 constexpr int kMinChunksRead = 300;
 
@@ -57,17 +55,11 @@ int64_t LastBefore(const std::vector<Change>& changes, const LogPosition& p) {
   return last;
 }
 
-class ChunkConsistencyLive : public SandboxSuite<MariadbSandbox, StartSuiteSandbox, kPort> {
- protected:
-  static void SetUpTestSuite() {
-    SandboxSuite::SetUpTestSuite();
-    if (sandbox_ == nullptr) return;
-    if (!sandbox_->Sql("CREATE DATABASE snap; CREATE TABLE snap.seq (id INT PRIMARY KEY, pad VARCHAR(20)); "
-                       "CREATE TABLE snap.counter (k INT PRIMARY KEY, n INT NOT NULL); "
-                       "INSERT INTO snap.counter VALUES (1, 0);")) {
-      setup_error_ = sandbox_->error();
-      sandbox_.reset();
-    }
+class ChunkConsistencyLive : public SnapshotLiveSuite<ChunkConsistencyLive> {
+ public:
+  static std::string SetupSql() {
+    return "CREATE DATABASE snap; CREATE TABLE snap.seq (id INT PRIMARY KEY, pad VARCHAR(20)); "
+           "CREATE TABLE snap.counter (k INT PRIMARY KEY, n INT NOT NULL); INSERT INTO snap.counter VALUES (1, 0);";
   }
 };
 
@@ -112,8 +104,7 @@ TEST_F(ChunkConsistencyLive, EveryChunkIsTheBinlogsStateAtItsPosition) {
   // The reader, in turn: a whole-table chunk of seq (its max id), of counter (its n), and a next
   // chunk of seq after a key a little behind the last max id seen (through the bound key), until
   // the writer is done and at least kMinChunksRead chunks were read.
-  mysql::QueryConnection conn(Login(kPort));
-  ASSERT_TRUE(conn.Connect().ok());
+  mysql::QueryConnection& conn = *conn_;
   TableShape seq_shape, counter_shape;
   ASSERT_TRUE(snapshot::LoadTableShape(&conn, "snap", "seq", &seq_shape).ok());
   ASSERT_TRUE(snapshot::LoadTableShape(&conn, "snap", "counter", &counter_shape).ok());

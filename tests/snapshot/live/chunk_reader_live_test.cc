@@ -13,8 +13,6 @@
 
 #include "canal/snapshot/chunk_query.h"
 #include "snapshot_live_support.h"
-#include "support/sandbox_suite.h"
-#include "support/test_ports.h"
 
 namespace canal::testing {
 namespace {
@@ -24,7 +22,7 @@ using snapshot::ChunkReader;
 using snapshot::SnapshotOptions;
 using snapshot::TableShape;
 
-constexpr uint16_t kPort = TestPort("snapshot_live");
+constexpr uint16_t kPort = kSnapshotLivePort;
 
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
@@ -91,24 +89,11 @@ std::string FillSql() {
   return sql + ";";
 }
 
-class ChunkReaderLive : public SandboxSuite<MariadbSandbox, StartSuiteSandbox, kPort> {
- protected:
-  static void SetUpTestSuite() {
-    SandboxSuite::SetUpTestSuite();
-    if (sandbox_ == nullptr) return;
-    if (!sandbox_->Sql(kSchema) || !sandbox_->Sql(FillSql())) {
-      setup_error_ = sandbox_->error();
-      sandbox_.reset();
-    }
-  }
-  void SetUp() override {
-    SandboxSuite::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    conn_ = std::make_unique<mysql::QueryConnection>(Login(kPort));
-    Status s = conn_->Connect();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
+class ChunkReaderLive : public SnapshotLiveSuite<ChunkReaderLive> {
+ public:
+  static std::string SetupSql() { return std::string(kSchema) + FillSql(); }
 
+ protected:
   // `SELECT * FROM snap.<table> ORDER BY <order>`, each row as text.
   std::vector<std::string> Expected(const std::string& table, const std::string& order) {
     mysql::ResultSet rs;
@@ -156,8 +141,6 @@ class ChunkReaderLive : public SandboxSuite<MariadbSandbox, StartSuiteSandbox, k
       }
     }
   }
-
-  std::unique_ptr<mysql::QueryConnection> conn_;
 };
 
 TEST_F(ChunkReaderLive, LoadsEveryIndexInOrderWithNullability) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,12 @@
 #include "canal/snapshot/chunk_reader.h"
 #include "canal/snapshot/table_shape_loader.h"
 #include "support/mariadb_sandbox.h"
+#include "support/sandbox_suite.h"
+#include "support/test_ports.h"
 
 namespace canal::testing {
+
+inline constexpr uint16_t kSnapshotLivePort = TestPort("snapshot_live");
 
 inline mysql::ConnectionOptions Login(uint16_t port, std::string user = MariadbSandbox::kUser,
                                       std::string password = MariadbSandbox::kPassword) {
@@ -88,5 +93,29 @@ inline Status ReadWholeTable(mysql::QueryConnection* conn, const std::string& sc
   }
   return Status::Aborted("more than " + std::to_string(max_chunks) + " chunks");
 }
+
+// A suite on one sandbox (the snapshot_live port), with Derived::SetupSql() run when it starts
+// and conn_ logged in as the replication user (which holds SELECT) for each test.
+template <typename Derived>
+class SnapshotLiveSuite : public SandboxSuite<MariadbSandbox, StartSuiteSandbox, kSnapshotLivePort> {
+ protected:
+  static void SetUpTestSuite() {
+    SandboxSuite::SetUpTestSuite();
+    if (sandbox_ == nullptr) return;
+    if (!sandbox_->Sql(Derived::SetupSql())) {
+      setup_error_ = sandbox_->error();
+      sandbox_.reset();
+    }
+  }
+  void SetUp() override {
+    SandboxSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    conn_ = std::make_unique<mysql::QueryConnection>(Login(kSnapshotLivePort));
+    Status s = conn_->Connect();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  std::unique_ptr<mysql::QueryConnection> conn_;
+};
 
 }  // namespace canal::testing
