@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "canal/common/ascii_case.h"
 #include "canal/snapshot/chunk_query.h"
 #include "result_binding.h"
 
@@ -141,6 +142,11 @@ Status ChunkReader::Open(const TableShape& shape, std::string_view where, const 
   m.shape = shape;
   m.table = QuoteIdentifier(shape.schema) + "." + QuoteIdentifier(shape.table);
   CANAL_RETURN_IF_ERROR(options.Validate().WithContext(m.table));
+  if (!shape.engine.empty() && !AsciiEqualsIgnoreCase(shape.engine, "InnoDB")) {
+    return Status::NotSupported(m.table + " is ENGINE=" + shape.engine +
+                                ": a consistent snapshot covers InnoDB tables only, so its rows could not be placed "
+                                "at a binlog position; convert it (ALTER TABLE ... ENGINE=InnoDB) or leave it out");
+  }
   m.options = options;
   CANAL_RETURN_IF_ERROR(ChooseChunkKey(shape, &m.key));
   CANAL_RETURN_IF_ERROR(PlanChunkQuery(shape, m.key, where, options.chunk_rows, &m.query));

@@ -24,7 +24,19 @@ Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std
       " WHERE TABLE_SCHEMA = " + conn->QuoteString(schema) + " AND TABLE_NAME = " + conn->QuoteString(table);
 
   mysql::ResultSet rs;
-  Status s = conn->Query("SELECT COLUMN_NAME, DATA_TYPE, IS_NULLABLE FROM information_schema.COLUMNS" + where +
+  Status s = conn->Query("SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES" + where, &rs);
+  if (!s.ok()) return s.WithContext("reading the table type of " + name);
+  if (!rs.rows.empty()) {
+    const std::string* type = Cell(rs.rows[0], 0);
+    const std::string* engine = Cell(rs.rows[0], 1);
+    if (type != nullptr && *type == "VIEW") {
+      // A view's rows change with no binlog event of its own: there is nothing to merge it with.
+      return Status::InvalidArgument(name + " is a view; snapshot the tables it reads instead");
+    }
+    if (engine != nullptr) shape->engine = *engine;
+  }
+
+  s = conn->Query("SELECT COLUMN_NAME, DATA_TYPE, IS_NULLABLE FROM information_schema.COLUMNS" + where +
                              " ORDER BY ORDINAL_POSITION",
                          &rs);
   if (!s.ok()) return s.WithContext("reading the columns of " + name);

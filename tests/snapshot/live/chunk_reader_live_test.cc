@@ -39,6 +39,8 @@ CREATE TABLE snap.unique_only (id INT NULL, code VARCHAR(12) NOT NULL, x INT NOT
   UNIQUE KEY uk_id (id), UNIQUE KEY uk_code (code), KEY ix_x (x));
 CREATE TABLE snap.keyless (x INT NOT NULL, y VARCHAR(10) NULL);
 CREATE TABLE snap.empty (id INT PRIMARY KEY);
+CREATE TABLE snap.plain (id INT PRIMARY KEY) ENGINE=MyISAM;
+CREATE VIEW snap.composite_view AS SELECT a, b FROM snap.composite;
 CREATE TABLE snap.blobs (id INT PRIMARY KEY, b LONGBLOB NOT NULL);
 CREATE TABLE snap.three (a INT NOT NULL, b BIGINT UNSIGNED NOT NULL, c VARBINARY(12) NOT NULL, x INT,
   PRIMARY KEY (a, b, c));
@@ -152,6 +154,7 @@ TEST_F(ChunkReaderLive, LoadsEveryIndexInOrderWithNullability) {
   EXPECT_TRUE(shape.columns[0].nullable);
   EXPECT_EQ(shape.columns[1].data_type, "varchar");
   EXPECT_FALSE(shape.columns[1].nullable);
+  EXPECT_EQ(shape.engine, "InnoDB");
   ASSERT_EQ(shape.indexes.size(), 3u);
   for (const auto& index : shape.indexes) {
     if (index.name == "ix_x") EXPECT_FALSE(index.unique);
@@ -258,6 +261,20 @@ TEST_F(ChunkReaderLive, MissingTableIsNotFoundNamingIt) {
   Status s = snapshot::LoadTableShape(conn_.get(), "snap", "no_such_table", &shape);
   EXPECT_EQ(s.code(), Status::Code::kNotFound) << s.ToString();
   EXPECT_TRUE(Contains(s.message(), "`snap`.`no_such_table`")) << s.ToString();
+}
+
+TEST_F(ChunkReaderLive, AViewAndANonTransactionalTableAreRefused) {
+  TableShape shape;
+  Status s = snapshot::LoadTableShape(conn_.get(), "snap", "composite_view", &shape);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(Contains(s.message(), "`snap`.`composite_view` is a view")) << s.ToString();
+
+  ASSERT_TRUE(snapshot::LoadTableShape(conn_.get(), "snap", "plain", &shape).ok());
+  EXPECT_EQ(shape.engine, "MyISAM");
+  ChunkReader reader(conn_.get());
+  s = reader.Open(shape, "", SnapshotOptions{});
+  EXPECT_EQ(s.code(), Status::Code::kNotSupported) << s.ToString();
+  EXPECT_TRUE(Contains(s.message(), "`snap`.`plain` is ENGINE=MyISAM")) << s.ToString();
 }
 
 TEST_F(ChunkReaderLive, UserWithoutSelectIsToldTheGrant) {

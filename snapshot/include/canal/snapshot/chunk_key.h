@@ -39,6 +39,7 @@ struct TableIndex {
 
 struct TableShape {
   std::string schema, table;
+  std::string engine;                // information_schema.TABLES.ENGINE ("" when not known)
   std::vector<TableColumn> columns;  // in ORDINAL_POSITION order
   std::vector<TableIndex> indexes;
 };

@@ -7,9 +7,11 @@
 //   <the chunk statement>                  -- prepared; the previous chunk's last key bound as values
 //   COMMIT
 // so every row handed out is as the transactions up to P left it, and no later one touched it
-// (chunk_window.h merges that with the stream). MariaDB fixes binlog_snapshot_file/_position when
-// the snapshot is taken, under the same lock as the commit order of the binlog; MySQL has no such
-// variables and is refused (NotSupported) until it gets a position source of its own.
+// (chunk_window.h merges that with the stream). MariaDB (and Percona Server) report in
+// binlog_snapshot_file/_position the binlog position that corresponds to the snapshot, whatever
+// commits after it; Oracle MySQL has no such variables and is refused (NotSupported) until it gets
+// a position source of its own. Only InnoDB takes part in the snapshot: Open refuses a table of
+// another engine (TableShape::engine), whose rows would be read as they are at that moment.
 //
 // A keyed table (chunk_key.h) is paged: a chunk stops at chunk_rows rows (the statement's LIMIT) or
 // once its rows hold chunk_bytes bytes, whichever comes first; the row that crosses the byte bound

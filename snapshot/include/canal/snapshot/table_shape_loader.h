@@ -1,6 +1,7 @@
 // LoadTableShape: a table's columns and indexes from the server's information_schema, the input
 // of ChooseChunkKey (chunk_key.h).
 //
+// TABLES gives the engine (a view is refused: its rows have no binlog events of their own);
 // COLUMNS gives the columns in ORDINAL_POSITION order with DATA_TYPE and IS_NULLABLE; STATISTICS
 // gives every index with its columns in SEQ_IN_INDEX order and NON_UNIQUE. An index over an
 // expression (MySQL 8's functional indexes: COLUMN_NAME is NULL) is left out, since it cannot
