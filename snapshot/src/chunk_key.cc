@@ -58,36 +58,37 @@ Status ChooseChunkKey(const TableShape& shape, ChunkKey* key) {
 
   struct Candidate {
     const TableIndex* index;
+    bool primary;
     std::vector<size_t> columns;
     size_t integers;
   };
-  std::vector<Candidate> unique;
+  std::vector<Candidate> candidates;
   for (const TableIndex& index : shape.indexes) {
     std::vector<size_t> cols;
     CANAL_RETURN_IF_ERROR(ResolveColumns(shape, index, &cols));
     const bool pageable =
         std::all_of(cols.begin(), cols.end(), [&](size_t c) { return IsPageableKeyType(shape.columns[c].data_type); });
     if (!pageable) continue;
-    if (SameName(index.name, "PRIMARY")) {
-      key->kind = ChunkKey::Kind::kPrimary;
-      key->index = index.name;
-      key->columns = std::move(cols);
-      return Status::OK();
+    const bool primary = SameName(index.name, "PRIMARY");
+    if (!primary) {
+      if (!index.unique) continue;
+      const bool all_not_null =
+          std::all_of(cols.begin(), cols.end(), [&](size_t c) { return !shape.columns[c].nullable; });
+      if (!all_not_null) continue;
     }
-    if (!index.unique) continue;
-    bool all_not_null = std::all_of(cols.begin(), cols.end(), [&](size_t c) { return !shape.columns[c].nullable; });
-    if (!all_not_null) continue;
-    size_t integers = static_cast<size_t>(
+    const size_t integers = static_cast<size_t>(
         std::count_if(cols.begin(), cols.end(), [&](size_t c) { return IsIntegerType(shape.columns[c].data_type); }));
-    unique.push_back({&index, std::move(cols), integers});
+    candidates.push_back({&index, primary, std::move(cols), integers});
   }
-  if (unique.empty()) return Status::OK();  // kNone
-  auto best = std::min_element(unique.begin(), unique.end(), [](const Candidate& a, const Candidate& b) {
+  if (candidates.empty()) return Status::OK();  // kNone
+  auto best = std::min_element(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.index->prefix != b.index->prefix) return !a.index->prefix;
+    if (a.primary != b.primary) return a.primary;
     if (a.columns.size() != b.columns.size()) return a.columns.size() < b.columns.size();
     if (a.integers != b.integers) return a.integers > b.integers;
     return a.index->name < b.index->name;
   });
-  key->kind = ChunkKey::Kind::kUniqueNotNull;
+  key->kind = best->primary ? ChunkKey::Kind::kPrimary : ChunkKey::Kind::kUniqueNotNull;
   key->index = best->index->name;
   key->columns = std::move(best->columns);
   return Status::OK();

@@ -56,7 +56,7 @@ Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std
                             name + " TO '" + conn->options().user + "')");
   }
 
-  s = conn->Query("SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS" + where +
+  s = conn->Query("SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS" + where +
                       " ORDER BY INDEX_NAME, SEQ_IN_INDEX",
                   &rs);
   if (!s.ok()) return s.WithContext("reading the indexes of " + name);
@@ -73,6 +73,7 @@ Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std
     }
     if (column == nullptr) expression_indexes.push_back(*index);
     else shape->indexes.back().columns.push_back(*column);
+    if (Cell(row, 3) != nullptr) shape->indexes.back().prefix = true;
   }
   std::erase_if(shape->indexes, [&](const TableIndex& i) {
     return std::find(expression_indexes.begin(), expression_indexes.end(), i.name) != expression_indexes.end();

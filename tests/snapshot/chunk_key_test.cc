@@ -109,6 +109,19 @@ TEST(ChunkKeyTest, EnumSetAndBitColumnsNeverCarryAKey) {
   for (const char* t : {"int", "varchar", "datetime", "decimal", "varbinary"}) EXPECT_TRUE(IsPageableKeyType(t)) << t;
 }
 
+TEST(ChunkKeyTest, WholeColumnIndexesComeBeforePrefixOnes) {
+  // PRIMARY KEY (url(100)) cannot be read in url order; the whole-column unique index can.
+  auto shape = Shape({{"url", "text", false}, {"hash", "binary", false}},
+                     {{"PRIMARY", true, {"url"}, true}, {"uk_hash", true, {"hash"}, false}});
+  ChunkKey key;
+  ASSERT_TRUE(ChooseChunkKey(shape, &key).ok());
+  EXPECT_EQ(key.kind, ChunkKey::Kind::kUniqueNotNull);
+  EXPECT_EQ(key.index, "uk_hash");
+  shape.indexes.pop_back();
+  ASSERT_TRUE(ChooseChunkKey(shape, &key).ok());
+  EXPECT_EQ(key.kind, ChunkKey::Kind::kPrimary) << "a prefix primary key still pages exactly, only slower";
+}
+
 TEST(ChunkKeyTest, IntegerTypes) {
   for (const char* t : {"tinyint", "SMALLINT", "mediumint", "int", "bigint", "year"}) EXPECT_TRUE(IsIntegerType(t)) << t;
   for (const char* t : {"bit", "decimal", "varchar", "datetime", "double", "int2"}) EXPECT_FALSE(IsIntegerType(t)) << t;

@@ -40,6 +40,7 @@ CREATE TABLE snap.unique_only (id INT NULL, code VARCHAR(12) NOT NULL, x INT NOT
 CREATE TABLE snap.keyless (x INT NOT NULL, y VARCHAR(10) NULL);
 CREATE TABLE snap.empty (id INT PRIMARY KEY);
 CREATE TABLE snap.plain (id INT PRIMARY KEY) ENGINE=MyISAM;
+CREATE TABLE snap.urls (url VARCHAR(500) NOT NULL, h INT NOT NULL, PRIMARY KEY (url(20)), UNIQUE KEY uk_h (h));
 CREATE VIEW snap.composite_view AS SELECT a, b FROM snap.composite;
 CREATE TABLE snap.blobs (id INT PRIMARY KEY, b LONGBLOB NOT NULL);
 CREATE TABLE snap.three (a INT NOT NULL, b BIGINT UNSIGNED NOT NULL, c VARBINARY(12) NOT NULL, x INT,
@@ -160,8 +161,14 @@ TEST_F(ChunkReaderLive, LoadsEveryIndexInOrderWithNullability) {
     if (index.name == "ix_x") EXPECT_FALSE(index.unique);
     else EXPECT_TRUE(index.unique) << index.name;
   }
+  ASSERT_TRUE(snapshot::LoadTableShape(conn_.get(), "snap", "urls", &shape).ok());
+  ASSERT_EQ(shape.indexes.size(), 2u);
+  EXPECT_EQ(shape.indexes[0].name, "PRIMARY");
+  EXPECT_TRUE(shape.indexes[0].prefix);
+  EXPECT_FALSE(shape.indexes[1].prefix);
   ASSERT_TRUE(snapshot::LoadTableShape(conn_.get(), "snap", "composite", &shape).ok());
   ASSERT_EQ(shape.indexes.size(), 1u);
+  EXPECT_FALSE(shape.indexes[0].prefix);
   EXPECT_EQ(shape.indexes[0].name, "PRIMARY");
   EXPECT_EQ(shape.indexes[0].columns, (std::vector<std::string>{"a", "b"}));
 }

@@ -1,6 +1,6 @@
 // The key a table's snapshot is paged by, chosen from the table's own columns and indexes.
 //
-// Choice, first that applies:
+// Choice, first that applies (indexes over whole columns before those over a prefix of one):
 //   1. the PRIMARY KEY;
 //   2. a UNIQUE index whose every column is NOT NULL (NULLs are not unique, so a nullable unique
 //      index could return a row in two chunks or in none); among several, the one with the
@@ -10,7 +10,9 @@
 // An index with an ENUM, SET or BIT column is never a chunk key (IsPageableKeyType): the server
 // orders those one way and compares them with a bound value another.
 // An index that covers a column only by a prefix (KEY (c(10))) still orders and compares by the
-// whole column, and its uniqueness carries over to the whole value, so it stays eligible.
+// whole column, and its uniqueness carries over to the whole value, so it stays eligible; but the
+// server cannot read it in the column's order (each chunk sorts the rest of the table), so any
+// whole-column candidate, unique or primary, comes first.
 //
 // The table's shape comes from information_schema (COLUMNS, STATISTICS); nothing here talks to
 // a database. A plain value; thread-compatible.
@@ -35,6 +37,7 @@ struct TableIndex {
   std::string name;                  // "PRIMARY" for the primary key
   bool unique = false;               // NON_UNIQUE = 0
   std::vector<std::string> columns;  // in SEQ_IN_INDEX order
+  bool prefix = false;               // some column indexed by a prefix only (STATISTICS.SUB_PART)
 };
 
 struct TableShape {
