@@ -349,7 +349,7 @@ fi
 asan_targets=(canal_unit_tests canal_fixture_tests canal_client_tests canal_client_cluster_tests
   canal_meta_tests canal_metrics_tests canal_mq_tests canal_proto_tests canal_render_tests
   canal_row_json_tests canal_schema_tests canal_server_tests canal_sink_tests canal_sink_buffer_tests
-  canal_store_tests canal_test_support_tests canal-binlog canal-cli canal-server)
+  canal_snapshot_tests canal_store_tests canal_test_support_tests canal-binlog canal-cli canal-server)
 # A unit or fixture binary missing from asan_targets would drop its tests
 # silently (gtest discovery lists only built binaries): the asan build must
 # list as many unit and fixture tests as the release build.

@@ -36,6 +36,8 @@ set(kAllowed
   "canal_decoder:canal_common,canal_schema"
   "canal_render:canal_common,canal_decoder"
   "canal_parser:canal_common,canal_schema,canal_decoder"
+  "canal_snapshot:canal_common"
+  "canal_snapshot_reader:canal_common,canal_parser,canal_snapshot"
   "canal_meta:canal_common,canal_schema,canal_coord"
   "canal_sink:canal_common,canal_schema,canal_parser,canal_render,canal_proto,canal_store,canal_wire"
   "canal_mq:canal_common,canal_proto,canal_store,canal_meta"

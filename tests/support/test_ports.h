@@ -50,6 +50,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"old_temporal", 14861, 5, "MariadbOldTemporal.*"},
     {"optmeta", 14880, 2, "*OptionalMetadataLive.*"},
     {"schema_lag", 14905, 3, "SchemaHistoryLag.* (14905-14906), SchemaHistoryRandom.* FULL (14907)"},
+    {"snapshot_live", 14951, 1, "canal_snapshot_live_tests: ChunkReaderLive.*, ChunkConsistencyLive.*"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
 };

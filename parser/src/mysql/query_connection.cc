@@ -398,4 +398,6 @@ const ServerError& QueryConnection::last_server_error() const { return impl_->la
 
 const ConnectionOptions& QueryConnection::options() const { return impl_->options; }
 
+st_mysql* QueryConnection::native_handle() { return impl_->mysql; }
+
 }  // namespace canal::mysql

@@ -19,6 +19,8 @@
 #include "canal/parser/mysql/dump_connection.h"  // ResultSet
 #include "canal/parser/mysql/server_error.h"
 
+struct st_mysql;  // Connector/C's MYSQL, for native_handle()
+
 namespace canal::mysql {
 
 struct ServerInfo {
@@ -70,6 +72,11 @@ class QueryConnection {
 
   const ServerError& last_server_error() const;
   const ConnectionOptions& options() const;
+
+  // The Connector/C handle (MYSQL*), nullptr when not connected: for callers that need what this
+  // class does not wrap (the snapshot reader's prepared statements and streamed reads). They
+  // report their own errors; last_server_error() does not see them.
+  st_mysql* native_handle();
 
  private:
   struct Impl;
