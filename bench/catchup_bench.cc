@@ -106,12 +106,19 @@ class RowCountingSink : public parser::TransactionSink {
   bool reached_ = false;
 };
 
-void BM_CatchUpFromMariadb(benchmark::State& state) {
+// False, with the benchmark marked skipped for the reason, when the setup failed.
+bool SetupOrSkip(benchmark::State& state) {
   const Setup& s = GetSetup();
   if (!s.error.empty()) {
     state.SkipWithError(s.error.c_str());
-    return;
+    return false;
   }
+  return true;
+}
+
+void BM_CatchUpFromMariadb(benchmark::State& state) {
+  if (!SetupOrSkip(state)) return;
+  const Setup& s = GetSetup();
   uint64_t rows = 0, bytes = 0;
   for (auto _ : state) {
     RowCountingSink sink(s.rows);
@@ -145,11 +152,8 @@ void BM_CatchUpFromMariadb(benchmark::State& state) {
 BENCHMARK(BM_CatchUpFromMariadb)->UseManualTime()->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond);
 
 void BM_FileDecodeSameBinlog(benchmark::State& state) {
+  if (!SetupOrSkip(state)) return;
   const Setup& s = GetSetup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
-    return;
-  }
   uint64_t rows = 0, bytes = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -13,13 +13,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <system_error>
 
+#include "bench_binlog.h"
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"
@@ -39,25 +35,7 @@ struct Input {
 
 Input LoadInput() {
   Input in;
-  if (const char* env = std::getenv("BENCH_BINLOG"); env != nullptr && *env != '\0') {
-    in.path = env;
-  } else {
-    in.path = std::string(CANAL_SHARED_DIR) + "/fixtures/binlog/mariadb-10.11/mariadb-bin.000001";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(in.path, ec)) {
-      in.error = "no input: set BENCH_BINLOG (bench/gen_bench_binlog.sh makes one) or provide " +
-                 in.path;
-      return in;
-    }
-  }
-  std::ifstream f(in.path, std::ios::binary);
-  if (!f) {
-    in.error = "cannot open " + in.path;
-    return in;
-  }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  in.bytes = std::move(ss).str();
+  canal::bench::ReadBenchBinlog(&in.path, &in.bytes, &in.error);
   return in;
 }
 

@@ -17,15 +17,12 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <system_error>
 
+#include "bench_binlog.h"
 #include "support/entry_wire_reference.h"
 #include "canal/parser/binlog/binlog_file_reader.h"
 #include "canal/parser/binlog/event.h"
@@ -104,24 +101,9 @@ Status Decode(const std::string& path, std::string bytes, Input* in) {
 
 Input LoadInput() {
   Input in;
-  if (const char* env = std::getenv("BENCH_BINLOG"); env != nullptr && *env != '\0') {
-    in.path = env;
-  } else {
-    in.path = std::string(CANAL_SHARED_DIR) + "/fixtures/binlog/mariadb-10.11/mariadb-bin.000001";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(in.path, ec)) {
-      in.error = "no input: set BENCH_BINLOG (bench/gen_bench_binlog.sh makes one) or provide " + in.path;
-      return in;
-    }
-  }
-  std::ifstream f(in.path, std::ios::binary);
-  if (!f) {
-    in.error = "cannot open " + in.path;
-    return in;
-  }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  Status s = Decode(in.path, std::move(ss).str(), &in);
+  std::string bytes;
+  if (!bench::ReadBenchBinlog(&in.path, &bytes, &in.error)) return in;
+  Status s = Decode(in.path, std::move(bytes), &in);
   if (!s.ok()) in.error = "decoding " + in.path + ": " + s.ToString();
   return in;
 }

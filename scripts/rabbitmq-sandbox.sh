@@ -154,20 +154,7 @@ kill_tree() {
 }
 
 do_stop() {
-  local pid
-  if pid=$(running_pid); then
-    log "stopping pid $pid"
-    kill -TERM "$pid" 2>/dev/null || true
-    if ! wait_gone "$pid" "$STOP_TIMEOUT_S"; then
-      log "pid $pid still running after ${STOP_TIMEOUT_S}s; killing it"
-      kill_tree "$pid"
-      wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL"
-    fi
-    rm -f "$pidfile"
-    log "stopped"
-  else
-    log "not running (port $port, dir $dir)"
-  fi
+  sandbox_stop kill_tree
   stop_epmd
   wipe_if_asked
 }

@@ -71,6 +71,30 @@ wait_gone() {
   done
 }
 
+# sandbox_stop [KILL_FN]: SIGTERM the server and wait STOP_TIMEOUT_S for it to
+# exit; past that, KILL_FN PID (default kill_pid; a server with processes of
+# its own beside PID names one that kills those too) and wait again. Removes
+# the pid file once it is gone.
+sandbox_stop() {
+  local kill_fn=${1:-kill_pid} pid
+  if pid=$(running_pid); then
+    log "stopping pid $pid"
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_gone "$pid" "$STOP_TIMEOUT_S"; then
+      log "pid $pid still running after ${STOP_TIMEOUT_S}s; killing it"
+      "$kill_fn" "$pid"
+      wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL"
+    fi
+    rm -f "$pidfile"
+    log "stopped"
+  else
+    log "not running (port $port, dir $dir)"
+  fi
+}
+
+# kill_pid PID: SIGKILL PID (gone already is fine).
+kill_pid() { kill -KILL "$1" 2>/dev/null || true; }
+
 # wipe_if_asked: with --wipe, deletes the sandbox dir, but only one this script
 # made (a start that failed early, e.g. on a busy port, leaves only its lock).
 wipe_if_asked() {

@@ -137,20 +137,8 @@ do_start() {
 }
 
 do_stop() {
-  local pid
-  if pid=$(running_pid); then
-    log "stopping pid $pid"
-    kill -TERM "$pid" 2>/dev/null || true
-    if ! wait_gone "$pid" "$STOP_TIMEOUT_S"; then
-      log "pid $pid still running after ${STOP_TIMEOUT_S}s; killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-      wait_gone "$pid" "$STOP_TIMEOUT_S" || die "pid $pid survived SIGKILL"
-    fi
-    rm -f "$pidfile"
-    log "stopped"
-  else
-    log "not running (port $port, dir $dir)"
-  fi
+  # shellcheck disable=SC2119  # the default kill suffices: ZooKeeper is one process
+  sandbox_stop
   wipe_if_asked
 }
 

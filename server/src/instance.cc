@@ -4,30 +4,10 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <optional>
 
 #include "canal/meta/meta_manager.h"
-#include "canal/meta/slowest_cursor.h"
 
 namespace canal::server {
-
-// The parser's start: the slowest subscribed client's cursor.
-class Instance::CursorSource final : public parser::CursorSource {
- public:
-  CursorSource(meta::MetaManager* meta, std::string destination) : meta_(meta), destination_(std::move(destination)) {}
-
-  Status LoadCursor(LogPosition* cursor, bool* found) override {
-    std::optional<LogPosition> slowest;
-    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &slowest));
-    *found = slowest.has_value();
-    if (*found) *cursor = std::move(*slowest);
-    return Status::OK();
-  }
-
- private:
-  meta::MetaManager* const meta_;
-  const std::string destination_;
-};
 
 namespace {
 
@@ -112,7 +92,7 @@ Status Instance::StartLocked() {
       filter.clear();
     }
   }
-  auto cursor = std::make_unique<CursorSource>(meta_, dest);
+  auto cursor = std::make_unique<SlowestCursorSource>(meta_, dest);
   std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
   parser::EventParserOptions parser_options = config_.parser;
   // Low-latency gets end when the parser has caught up, not at each entry of a backlog.

@@ -3,17 +3,9 @@
 #include <cctype>
 #include <string>
 
+#include "canal/common/trim.h"
+
 namespace canal::sink {
-
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 StatementKind ClassifyStatementKind(std::string_view sql) { return canal::schema::ClassifyStatement(sql).kind; }
 

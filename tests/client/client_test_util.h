@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -69,6 +70,17 @@ inline ConnectorOptions OptionsFor(const FakeCanalServer& server) {
   o.read_timeout = std::chrono::milliseconds(3000);
   o.connect_timeout = std::chrono::milliseconds(3000);
   return o;
+}
+
+// A server script step: Canal's refusal of an ack out of order (batch 5 acked
+// while 4 is the oldest) as the answer to the client's next ack, `*sent` set
+// once it is on the wire, then an empty answer to the get that follows.
+inline void RefuseTheAckOfBatch5(FakeSession& s, std::promise<void>* sent) {
+  pb::ClientAck ack;
+  s.Expect(pb::CLIENTACK, &ack);
+  s.SendAck(400, "batchId:5 is not the firstly:4");
+  sent->set_value();
+  s.AnswerGet(-1, {});
 }
 
 // A fake server whose one connection logs in and subscribes, runs

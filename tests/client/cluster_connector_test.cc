@@ -53,8 +53,9 @@ std::string AnInsert(int64_t offset) {
   return RowEntry("mysql-bin.000001", offset, "shop", "orders", ce::INSERT, {Row({}, {Col("id", "1")})});
 }
 
-ClusterConnectorOptions QuickOptions() {
+ClusterConnectorOptions QuickOptions(std::vector<std::string> addresses = {}) {
   ClusterConnectorOptions o;
+  o.addresses = std::move(addresses);
   o.destination = "example";
   o.username = "canal";
   o.password = "canal";
@@ -111,9 +112,7 @@ TEST(ClusterConnectorOptionsTest, RefusesAddressWithoutPortEmptyDestinationAndZe
 }
 
 TEST(ClusterConnectorOptionsTest, CallsBeforeConnectSayToConnect) {
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {DeadAddress()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({DeadAddress()}));
   Message m;
   Status s = c.GetWithoutAck(10, &m);
   EXPECT_EQ(s.code(), Status::Code::kIOError);
@@ -164,9 +163,7 @@ TEST(ClusterConnectorFixedListTest, FailsOverInOrderResubscribingWithTheSameFilt
 TEST(ClusterConnectorFixedListTest, ServesTheCommonConnectorInterface) {
   InterfaceSession session;
   FakeCanalServer server([&](FakeSession& s) { session.Serve(s); });
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {server.address()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({server.address()}));
   Message acked, empty;
   Status st = InterfaceSession::Run(c, kFilter, &acked, &empty);
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -183,9 +180,7 @@ TEST(ClusterConnectorFixedListTest, WrapsAroundToTheFirstAddress) {
       [](FakeSession& s) {
         if (AcceptResubscription(s, nullptr) && s.AnswerGet(9, {AnInsert(4)})) s.WaitForClose();
       }});
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {a.address(), DeadAddress()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({a.address(), DeadAddress()}));
   ASSERT_TRUE(c.Connect().ok());
   ASSERT_TRUE(c.Subscribe().ok());
   Message m;
@@ -275,9 +270,7 @@ TEST(ClusterConnectorFixedListTest, BatchesOfTheReplacedConnectionAreNeitherAcke
       s.WaitForClose();
     }
   });
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {a.address(), b.address()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({a.address(), b.address()}));
   ASSERT_TRUE(c.Connect().ok());
   ASSERT_TRUE(c.Subscribe().ok());
   Message m1, m2, m5;
@@ -315,9 +308,7 @@ TEST(ClusterConnectorFixedListTest, AnAckNotAppliedFailsOverAndTheBatchComesAgai
       s.WaitForClose();
     }
   });
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {a.address(), b.address()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({a.address(), b.address()}));
   ASSERT_TRUE(c.Connect().ok());
   ASSERT_TRUE(c.Subscribe().ok());
   Message m;
@@ -369,9 +360,7 @@ TEST(ClusterConnectorFixedListTest, CanalJavaServersShouldStartFirstMovesToTheNe
   FakeCanalServer b([&](FakeSession& s) {
     if (s.AcceptLoginAndSubscribe()) s.WaitForClose();
   });
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {a.address(), b.address()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({a.address(), b.address()}));
   ASSERT_TRUE(c.Connect().ok());
   Status s = c.Subscribe();
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -387,9 +376,7 @@ TEST(ClusterConnectorFixedListTest, ServerErrorNotAboutServingIsReturnedWithoutF
       s.WaitForClose();
     }
   });
-  ClusterConnectorOptions o = QuickOptions();
-  o.addresses = {a.address(), DeadAddress()};
-  ClusterConnector c(o);
+  ClusterConnector c(QuickOptions({a.address(), DeadAddress()}));
   ASSERT_TRUE(c.Connect().ok());
   ASSERT_TRUE(c.Subscribe().ok());
   Message m;

@@ -135,11 +135,7 @@ TEST(ConnectorLowWater, AShortErrorReplyAfterABigBatchIsSeenBeforeTheNextRequest
     s.SendRaw(std::string_view(framed).substr(0, framed.size() - 300'000));
     std::this_thread::sleep_for(milliseconds(30));
     s.SendRaw(std::string_view(framed).substr(framed.size() - 300'000));
-    pb::ClientAck ack;
-    s.Expect(pb::CLIENTACK, &ack);
-    s.SendAck(400, "batchId:5 is not the firstly:4");
-    error_sent.set_value();
-    s.AnswerGet(-1, {});
+    RefuseTheAckOfBatch5(s, &error_sent);
   });
   ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   Message m;

@@ -515,14 +515,8 @@ TEST(ConnectorAck, RollbackErrorAnsweringTheNextSubscribeNamesTheRollback) {
 
 TEST(ConnectorAck, AckErrorAlreadyWaitingIsReturnedBeforeSendingAndTheConnectionStays) {
   std::promise<void> error_sent;
-  SubscribedConnector t([&](FakeSession& s) {
-    pb::ClientAck ack;
-    s.Expect(pb::CLIENTACK, &ack);
-    s.SendAck(400, "batchId:5 is not the firstly:4");
-    error_sent.set_value();
-    // The failed get was not sent: the next packet is the retried GET.
-    s.AnswerGet(-1, {});
-  });
+  // The failed get is not sent: the get the script answers is the retry.
+  SubscribedConnector t([&](FakeSession& s) { RefuseTheAckOfBatch5(s, &error_sent); });
   ASSERT_TRUE(t.ready.ok()) << t.ready.ToString();
   ASSERT_TRUE(t.client.Ack(5).ok());
   error_sent.get_future().wait();

@@ -707,12 +707,7 @@ TEST_P(OnlineSchemaChangeServer, TheClientGetsEveryRowOfTAndNoShadowRow) {
   install.WriteInstance("example", StartAtPrimaryEnd(*sandbox_) + extra);
   std::string out;
   ASSERT_EQ(install.Startup(&out), 0) << out << "\n" << ReadAll(install.server_log());
-  client::ConnectorOptions co;
-  co.address = "127.0.0.1:" + std::to_string(port);
-  co.destination = "example";
-  co.connect_timeout = 2s;
-  co.read_timeout = 20s;
-  client::Connector c(co);
+  client::Connector c(ServerClientOptions(port));
   Status s = ConnectAndSubscribe(c, 30s);
   ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << ReadAll(install.server_log());
 

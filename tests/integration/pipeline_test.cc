@@ -2,9 +2,10 @@
 // EntrySink -> RingStore -> a consumer that acks batches and moves its cursor
 // in a FileMetaManager, torn down at random moments (the consumer "crashes"
 // holding an unacked batch) and rebuilt from meta.dat alone, with the parser
-// starting at the slowest client's cursor. Every row must be acked exactly
-// once over all the rounds: the cursor stands after the very entry acked, even
-// inside a transaction, so nothing acked comes back and nothing is skipped.
+// starting at the slowest client's cursor (the server's SlowestCursorSource).
+// Every row must be acked exactly once over all the rounds: the cursor stands
+// after the very entry acked, even inside a transaction, so nothing acked
+// comes back and nothing is skipped.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,9 +19,9 @@
 
 #include "canal/entry.pb.h"
 #include "canal/meta/file_meta_manager.h"
-#include "canal/meta/slowest_cursor.h"
 #include "canal/parser/event_parser.h"
 #include "canal/parser/resume_from_cursor.h"
+#include "canal/server/slowest_cursor_source.h"
 #include "canal/sink/entry_sink.h"
 #include "canal/store/ring_store.h"
 #include "support/mariadb_sandbox.h"
@@ -33,23 +34,6 @@ using namespace std::chrono_literals;
 
 constexpr uint16_t kPort = TestPort("pipeline");
 constexpr int kTxns = 600, kRowsPerTxn = 30;
-
-// The meta manager's slowest cursor as the parser's start position.
-class CursorSource : public parser::CursorSource {
- public:
-  CursorSource(meta::MetaManager* meta, std::string destination) : meta_(meta), destination_(std::move(destination)) {}
-  Status LoadCursor(LogPosition* cursor, bool* found) override {
-    std::optional<LogPosition> slowest;
-    CANAL_RETURN_IF_ERROR(meta::SlowestCursor(meta_, destination_, &slowest));
-    *found = slowest.has_value();
-    if (*found) *cursor = std::move(*slowest);
-    return Status::OK();
-  }
-
- private:
-  meta::MetaManager* meta_;
-  std::string destination_;
-};
 
 class Pipeline : public ::testing::Test {
  protected:
@@ -117,7 +101,7 @@ TEST_F(Pipeline, CrashesAtRandomMomentsNeitherRepeatNorSkipAnAckedRow) {
     sink::EntrySinkOptions sink_options;
     ASSERT_TRUE(sink_options.CompileFilters("p_db\\.t", "", "", "").ok());
     sink::EntrySink sink(std::move(sink_options), ring.get());
-    CursorSource source(&meta, client.destination);
+    server::SlowestCursorSource source(&meta, client.destination);  // the server's own
 
     parser::EventParserOptions po;
     po.destination = client.destination;

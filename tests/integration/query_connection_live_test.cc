@@ -285,6 +285,13 @@ TEST_F(QueryConnectionLive, RequiredTlsFailsAgainstAServerWithoutTls) {
 
 // ---- Sandboxes with other settings (port 13433, one at a time) ----
 
+// Connects `conn` and reads the server's settings into `info`; a failure fails
+// the test (ASSERT_NO_FATAL_FAILURE at the call).
+void ConnectAndReadServerInfo(QueryConnection* conn, ServerInfo* info) {
+  ASSERT_TRUE(conn->Connect().ok());
+  ASSERT_TRUE(conn->ReadServerInfo(info).ok());
+}
+
 TEST(QueryConnectionLiveSettings, MixedBinlogFormatIsRefusedWithTheFix) {
   if (!MariadbSandbox::Available()) GTEST_SKIP() << MariadbSandbox::SkipReason();
   SandboxOptions o;
@@ -293,9 +300,8 @@ TEST(QueryConnectionLiveSettings, MixedBinlogFormatIsRefusedWithTheFix) {
   MariadbSandbox sandbox(o);
   ASSERT_TRUE(sandbox.StartFresh()) << sandbox.error();
   QueryConnection conn(CanalLogin(kSecondPort));
-  ASSERT_TRUE(conn.Connect().ok());
   ServerInfo info;
-  ASSERT_TRUE(conn.ReadServerInfo(&info).ok());
+  ASSERT_NO_FATAL_FAILURE(ConnectAndReadServerInfo(&conn, &info));
   EXPECT_EQ(info.binlog_format, "MIXED");
   Status s = mysql::CheckReplicationSettings(info, nullptr);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
@@ -372,9 +378,8 @@ TEST(QueryConnectionLiveSettings, MinimalRowMetadataIsNamedFromInformationSchema
   MariadbSandbox sandbox(o);
   ASSERT_TRUE(sandbox.StartFresh()) << sandbox.error();
   QueryConnection conn(CanalLogin(kSecondPort));
-  ASSERT_TRUE(conn.Connect().ok());
   ServerInfo info;
-  ASSERT_TRUE(conn.ReadServerInfo(&info).ok());
+  ASSERT_NO_FATAL_FAILURE(ConnectAndReadServerInfo(&conn, &info));
   EXPECT_EQ(info.binlog_row_metadata, "MINIMAL");
   std::vector<mysql::ReplicationWarning> warnings;
   ASSERT_TRUE(mysql::CheckReplicationSettings(info, &warnings).ok());

@@ -8,7 +8,6 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
-#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -20,16 +19,15 @@
 #include "support/canal_install.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/server_suite.h"
 #include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::mq {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using canal::testing::CanalInstall;
-using canal::testing::MariadbSandbox;
 using canal::testing::TestPort;
 using testing::Change;
 using testing::KafkaMock;
@@ -46,14 +44,11 @@ constexpr uint16_t kRefusePort = TestPort("mq", 14);
 constexpr uint16_t kTooLargePort = TestPort("mq", 15);
 constexpr uint16_t kBadConfigPort = TestPort("mq", 16);
 
-class KafkaMq : public ::testing::Test {
+class KafkaMq : public canal::testing::ServerSuite<kSandboxPort> {
  protected:
-  static void SetUpTestSuite() { sandbox_ = canal::testing::StartSuiteSandbox(kSandboxPort, &setup_error_); }
-  static void TearDownTestSuite() { sandbox_.reset(); }
-
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram())) << "build the canal-server target first";
+    ServerSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     mock_ = std::make_unique<KafkaMock>(3);
     ASSERT_TRUE(mock_->ok()) << mock_->error();
     install_ = std::make_unique<CanalInstall>(
@@ -62,12 +57,6 @@ class KafkaMq : public ::testing::Test {
   void TearDown() override {
     install_.reset();  // the server goes before the brokers
     mock_.reset();
-  }
-
-  static bool Sql(const std::string& sql) {
-    const bool ok = sandbox_->Sql(sql);
-    EXPECT_TRUE(ok) << sandbox_->error();
-    return ok;
   }
 
   std::string ServerProperties(uint16_t port, bool flat, const std::string& extra = "") const {
@@ -127,8 +116,6 @@ class KafkaMq : public ::testing::Test {
     return rows;
   }
 
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
-  static inline std::string setup_error_;
   std::unique_ptr<KafkaMock> mock_;
   std::unique_ptr<CanalInstall> install_;
 };

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
 #include "mq/mq_fixture.h"
@@ -17,16 +16,15 @@
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
 #include "support/rabbitmq_sandbox.h"
+#include "support/server_suite.h"
 #include "support/test_ports.h"
 #include "support/wait.h"
 
 namespace canal::mq {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using canal::testing::CanalInstall;
-using canal::testing::MariadbSandbox;
 using canal::testing::RabbitMqSandbox;
 using canal::testing::TestPort;
 using testing::Change;
@@ -40,31 +38,25 @@ constexpr uint16_t kRestartPort = TestPort("mq", 32);
 constexpr uint16_t kKillPort = TestPort("mq", 33);
 constexpr uint16_t kUnroutablePort = TestPort("mq", 34);
 
-class RabbitMq : public ::testing::Test {
+class RabbitMq : public canal::testing::ServerSuite<kSandboxPort> {
  protected:
   static void SetUpTestSuite() {
-    sandbox_ = canal::testing::StartSuiteSandbox(kSandboxPort, &setup_error_);
+    ServerSuite::SetUpTestSuite();
     if (setup_error_.empty()) broker_ = canal::testing::StartSuiteRabbitMq(kBrokerPort, &setup_error_);
   }
   static void TearDownTestSuite() {
     broker_.reset();
-    sandbox_.reset();
+    ServerSuite::TearDownTestSuite();
   }
 
   void SetUp() override {
-    CANAL_REQUIRE_SANDBOX(sandbox_, setup_error_);
+    ServerSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     CANAL_REQUIRE_RABBITMQ(broker_, setup_error_);
-    ASSERT_TRUE(fs::exists(CanalInstall::ServerProgram())) << "build the canal-server target first";
     name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     install_ = std::make_unique<CanalInstall>("rabbitmq-mq-" + name_, kSandboxPort);
   }
   void TearDown() override { install_.reset(); }
-
-  static bool Sql(const std::string& sql) {
-    const bool ok = sandbox_->Sql(sql);
-    EXPECT_TRUE(ok) << sandbox_->error();
-    return ok;
-  }
 
   // canal.properties publishing to exchange ex.<test>, declared direct, with
   // queue q.<test> bound by routing key rk.<test>.
@@ -146,9 +138,7 @@ class RabbitMq : public ::testing::Test {
     ASSERT_TRUE(testing::StartServer(*install_));
   }
 
-  static inline std::unique_ptr<MariadbSandbox> sandbox_;
   static inline std::unique_ptr<RabbitMqSandbox> broker_;
-  static inline std::string setup_error_;
   std::string name_;
   std::unique_ptr<CanalInstall> install_;
 };

@@ -515,15 +515,15 @@ TEST(DecodeGtidTaggedEvent, TruncationAtEveryLength) {
 
 // ======================= PREVIOUS_GTIDS =======================
 
+// An untagged entry: kSidA with two intervals, [1, 6) and [7, 10) (text 1-5:7-9).
+std::string SidAEntryOfTwoIntervals() {
+  return Bytes().Sid(kSidA).LE(2, 8).LE(1, 8).LE(6, 8).LE(7, 8).LE(10, 8).str();
+}
+
 TEST(DecodePreviousGtidsEvent, UntaggedSetAndText) {
   const std::string body = Bytes()
                                .LE(2, 8)
-                               .Sid(kSidA)
-                               .LE(2, 8)
-                               .LE(1, 8)
-                               .LE(6, 8)
-                               .LE(7, 8)
-                               .LE(10, 8)
+                               .Raw(SidAEntryOfTwoIntervals())
                                .Sid(kSidB)
                                .LE(1, 8)
                                .LE(3, 8)
@@ -599,15 +599,7 @@ TEST(DecodePreviousGtidsEvent, AbsurdCountsAreRejectedBeforeAllocation) {
 }
 
 TEST(DecodePreviousGtidsEvent, TruncationAtEveryLength) {
-  for (const std::string& full : {TaggedPrevGtids(), Bytes()
-                                                         .LE(1, 8)
-                                                         .Sid(kSidA)
-                                                         .LE(2, 8)
-                                                         .LE(1, 8)
-                                                         .LE(6, 8)
-                                                         .LE(7, 8)
-                                                         .LE(10, 8)
-                                                         .str()}) {
+  for (const std::string& full : {TaggedPrevGtids(), Bytes().LE(1, 8).Raw(SidAEntryOfTwoIntervals()).str()}) {
     for (size_t len = 0; len < full.size(); ++len) {
       PreviousGtidsEvent p;
       const Status s = DecodePreviousGtidsEvent(std::string_view(full).substr(0, len), &p);

@@ -13,11 +13,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +29,7 @@ namespace canal::binlog {
 namespace {
 
 namespace jb = ::canal::testing::jb;
+using ::canal::testing::ReadFileToString;
 
 std::string Bytes(std::initializer_list<int> bytes) {
   std::string s;
@@ -522,20 +521,11 @@ struct TermCase {
 
 std::string SharedPath(const char* relative) { return std::string(CANAL_SHARED_DIR) + "/" + relative; }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
 // Loads jsonb.terms; returns false (with a reason) when the fixture is absent.
 bool LoadTermCases(std::vector<TermCase>* cases, std::string* why) {
   std::string text;
   const std::string path = SharedPath("fixtures/binlog/msmp/terms/jsonb.terms");
-  if (!ReadFile(path, &text)) {
+  if (!ReadFileToString(path, &text).ok()) {
     *why = "fixture not found: " + path;
     return false;
   }
@@ -635,7 +625,7 @@ TEST(JsonBinaryFixtureTest, CorruptedTermsNeverCrash) {
 TEST(JsonBinaryFixtureTest, OpaqueValuesInMysql9BinlogRenderLikeMysql) {
   std::string file;
   const std::string path = SharedPath("fixtures/binlog/rust_mysql_common/json-opaque.binlog");
-  if (!ReadFile(path, &file)) GTEST_SKIP() << "fixture not found: " << path;
+  if (!ReadFileToString(path, &file).ok()) GTEST_SKIP() << "fixture not found: " << path;
   // One WRITE_ROWS_V2 per row of `test (a json)`. Body: table id (6), flags (2),
   // extra-data length (2, counts itself), column count (1), columns-present
   // bitmap (1), then the row: null bitmap (1), 4-byte length, binary JSON.

@@ -6,11 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +21,7 @@ namespace canal::binlog {
 namespace {
 
 namespace jb = ::canal::testing::jb;
+using ::canal::testing::ReadFileToString;
 
 // One diff in MySQL's wire form: op, packed path length, path, and (unless
 // REMOVE) packed value length and binary value.
@@ -250,15 +249,6 @@ TEST(JsonDiffTest, ErrorClearsTheOutput) {
 
 // ------------------------------------------------------------ binlog fixture
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
 
 // Cursor over one rows event of table t(id INT, json_col JSON, name VARCHAR(100)
 // utf8mb4 [2-byte length], age INT), enough to pull the JSON bytes out.
@@ -311,7 +301,7 @@ TEST(JsonDiffFixtureTest, PartialUpdateEventOfMysql8BinlogYieldsTheUpdatedDocume
   std::string file;
   const std::string path =
       std::string(CANAL_SHARED_DIR) + "/fixtures/binlog/rust_mysql_common/json.binlog.000001";
-  if (!ReadFile(path, &file)) GTEST_SKIP() << "fixture not found: " << path;
+  if (!ReadFileToString(path, &file).ok()) GTEST_SKIP() << "fixture not found: " << path;
 
   // Before documents: the after images of the preceding full UPDATE_ROWS_V2
   // (age 24->25, 32->33, 40->41 for ids 1..6).

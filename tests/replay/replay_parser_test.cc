@@ -90,9 +90,14 @@ class ReplayParser : public ::testing::Test {
       std::this_thread::sleep_for(20ms);
     }
   }
-  static void WaitStopped(const parser::EventParser& p) {
+  // A parser into `sink`, started, once it has stopped for good or 60 s
+  // have passed (then it is still running: retrying).
+  std::unique_ptr<parser::EventParser> RunUntilStopped(RowSink* sink) {
+    auto p = MakeParser(sink);
+    p->Start();
     const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (p.running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+    while (p->running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+    return p;
   }
 
   parser::StartPosition GtidStart(size_t* k, std::vector<std::string>* expected);
@@ -338,9 +343,7 @@ TEST_F(ReplayParser, UnknownAuthPluginStopsWithAClearError) {
   if (HasFatalFailure()) return;
   primary_->SetUnknownAuthPlugin(true);
   RowSink sink;
-  auto p = MakeParser(&sink);
-  p->Start();
-  WaitStopped(*p);
+  auto p = RunUntilStopped(&sink);
   ASSERT_FALSE(p->running()) << "still retrying: " << p->status().last_error;
   const Status s = p->fatal_error();
   EXPECT_FALSE(s.ok());
@@ -355,9 +358,7 @@ TEST_F(ReplayParser, PurgedBinlogStopsWithErrorAndHint) {
   if (HasFatalFailure()) return;
   primary_->SetBinlogPurged(true);
   RowSink sink;
-  auto p = MakeParser(&sink);
-  p->Start();
-  WaitStopped(*p);
+  auto p = RunUntilStopped(&sink);
   ASSERT_FALSE(p->running()) << "still retrying: " << p->status().last_error;
   const Status s = p->fatal_error();
   EXPECT_NE(s.message().find("1236"), std::string::npos) << s.ToString();

@@ -1,5 +1,6 @@
 // ServerSuite: the base of integration suites that run the built canal-server
-// against one MariaDB sandbox of their own (with helpers for SQL on it), and
+// against one MariaDB sandbox of their own (with helpers for SQL on it);
+// ServerClientOptions, a client's options for such a server; and
 // ConnectAndSubscribe, which opens a client while the server or destination
 // starts.
 //
@@ -49,6 +50,17 @@ class ServerSuite : public SandboxSuite<MariadbSandbox, &StartSuiteSandbox, Sand
   static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
   static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
 };
+
+// A client of `destination` on the canal-server at 127.0.0.1:`port`: 2 s to
+// connect, up to 20 s for an answer (a busy server is slow, not gone).
+inline client::ConnectorOptions ServerClientOptions(uint16_t port, const std::string& destination = "example") {
+  client::ConnectorOptions o;
+  o.address = "127.0.0.1:" + std::to_string(port);
+  o.destination = destination;
+  o.connect_timeout = std::chrono::seconds(2);
+  o.read_timeout = std::chrono::seconds(20);
+  return o;
+}
 
 // Connect() and Subscribe(filter), again every 100 ms until both succeed or
 // `limit` passes (the server starting, its destination starting, or the

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "binlog/byte_reader.h"
+#include "canal/common/trim.h"
 #include "canal/parser/binlog/gtid_events.h"
 
 namespace canal::binlog {
@@ -14,12 +15,6 @@ namespace {
 
 // MySQL's limit: transaction numbers are positive and below 2^63 - 1.
 constexpr int64_t kGnoEnd = std::numeric_limits<int64_t>::max();
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';

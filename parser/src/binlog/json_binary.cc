@@ -237,6 +237,20 @@ Status AppendJsonDecimal(std::string_view data, std::string* out) {
   return Status::OK();
 }
 
+// `sep`, then `v` zero-padded to `width` digits: one field of a date or time.
+void AppendField(char sep, uint64_t v, int width, std::string* out) {
+  out->push_back(sep);
+  AppendPadded(v, width, out);
+}
+
+// HH:MM:SS.ffffff, the time of day of TIME and DATETIME as MySQL prints them.
+void AppendClock(uint64_t hour, uint64_t minute, uint64_t second, uint64_t micros, std::string* out) {
+  AppendPadded(hour, 2, out);
+  AppendField(':', minute, 2, out);
+  AppendField(':', second, 2, out);
+  AppendField('.', micros, 6, out);
+}
+
 // DATE/TIME/DATETIME/TIMESTAMP payload: MySQL's packed longlong (8 bytes LE),
 // printed as MySQL does with 6 fraction digits (DATE without a time part).
 Status AppendJsonTemporal(uint8_t field_type, std::string_view data, std::string* out) {
@@ -260,13 +274,7 @@ Status AppendJsonTemporal(uint8_t field_type, std::string_view data, std::string
     if (minute > 59 || second > 59) return Status::Corruption("JSON time field out of range");
     out->push_back('"');
     if (negative) out->push_back('-');
-    AppendPadded(hour, 2, out);
-    out->push_back(':');
-    AppendPadded(minute, 2, out);
-    out->push_back(':');
-    AppendPadded(second, 2, out);
-    out->push_back('.');
-    AppendPadded(micros, 6, out);
+    AppendClock(hour, minute, second, micros, out);
     out->push_back('"');
     return Status::OK();
   }
@@ -286,19 +294,11 @@ Status AppendJsonTemporal(uint8_t field_type, std::string_view data, std::string
   }
   out->push_back('"');
   AppendPadded(year, 4, out);
-  out->push_back('-');
-  AppendPadded(month, 2, out);
-  out->push_back('-');
-  AppendPadded(day, 2, out);
+  AppendField('-', month, 2, out);
+  AppendField('-', day, 2, out);
   if (field_type != kFieldDate) {
     out->push_back(' ');
-    AppendPadded(hour, 2, out);
-    out->push_back(':');
-    AppendPadded(minute, 2, out);
-    out->push_back(':');
-    AppendPadded(second, 2, out);
-    out->push_back('.');
-    AppendPadded(micros, 6, out);
+    AppendClock(hour, minute, second, micros, out);
   }
   out->push_back('"');
   return Status::OK();

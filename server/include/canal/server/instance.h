@@ -3,7 +3,7 @@
 // the subscribed client reads from; the MetaManager (shared by every
 // instance) holds the client's cursor.
 //
-// Start position: the parser first asks this instance (its CursorSource) for
+// Start position: the parser first asks this instance (its SlowestCursorSource) for
 // the slowest subscribed client's cursor (meta::SlowestCursor, a LogPosition;
 // the parser turns it into a start itself), so a restart — of the instance or the whole
 // daemon — resumes exactly after what every client acked; only a destination
@@ -46,6 +46,7 @@
 #include "canal/parser/event_parser.h"
 #include "canal/server/config.h"
 #include "canal/server/destination.h"
+#include "canal/server/slowest_cursor_source.h"
 #include "canal/sink/entry_sink.h"
 #include "canal/store/ring_store.h"
 
@@ -120,8 +121,6 @@ class Instance final : public ManagedDestination {
   const InstanceConfig& config() const { return config_; }
 
  private:
-  class CursorSource;
-
   Status StartLocked();
   void StopLocked();
   void StatusLoop();
@@ -138,7 +137,7 @@ class Instance final : public ManagedDestination {
   mutable std::mutex mu_;
   std::shared_ptr<store::RingStore> store_;  // the current run's (see the life-cycle note)
   std::unique_ptr<sink::EntrySink> sink_;
-  std::unique_ptr<CursorSource> cursor_;
+  std::unique_ptr<SlowestCursorSource> cursor_;  // the parser's start
   std::unique_ptr<parser::EventParser> parser_;
   std::string client_filter_;
 

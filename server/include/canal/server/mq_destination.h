@@ -20,14 +20,7 @@
 #include "canal/mq/mq_config.h"
 #include "canal/mq/publisher.h"
 #include "canal/server/config.h"
-#include "canal/server/instance.h"
-
-namespace spdlog {
-class logger;
-}
-namespace canal::meta {
-class MetaManager;
-}
+#include "canal/server/instance.h"  // also declares spdlog::logger and meta::MetaManager
 
 namespace canal::server {
 
