@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "canal/common/trim.h"
 #include "text.h"
 
 namespace canal::mq {
@@ -34,7 +35,7 @@ class Reader {
   Status Text(const char* key, std::string* out) {
     std::optional<std::string> v;
     CANAL_RETURN_IF_ERROR(r_.Get(key, &v, &source_));
-    if (v) *out = Trim(*v);
+    if (v) *out = std::string(canal::Trim(*v));
     return Status::OK();
   }
   Status Bool(const char* key, bool* out) {
@@ -69,12 +70,6 @@ class Reader {
   const PropertySource& source() const { return source_; }
 
  private:
-  static std::string Trim(std::string s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-    size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    return s.substr(i);
-  }
   const PropertyResolver& r_;
   PropertySource source_;
 };

@@ -5,17 +5,14 @@
 #include <cstdlib>
 #include <regex>
 
+#include "canal/common/trim.h"
 #include "text.h"
 
 namespace canal::mq {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using canal::Trim;
 
 // Canal splits every list on ',' and ';' and drops empty items.
 std::vector<std::string_view> SplitItems(std::string_view text) {
