@@ -74,7 +74,8 @@ Status DescribeColumn(const TableColumn& t, ColumnInfo* c) {
     c->decimals = static_cast<uint8_t>(t.numeric_scale);
     c->meta = static_cast<uint16_t>(c->precision << 8 | c->decimals);
   } else if (d == "year") {
-    c->type = ColumnType::kYear;
+    integer(ColumnType::kYear);
+    c->is_unsigned = true;  // MariaDB's SIGNEDNESS metadata marks YEAR unsigned
   } else if (d == "date") {
     c->type = ColumnType::kDate;
   } else if (d == "time" || d == "datetime" || d == "timestamp") {
@@ -179,7 +180,11 @@ Status BinlogColumnsOf(const TableShape& shape, const SnapshotColumnOptions& opt
     c.nullable = t.nullable;
     c.is_key = t.primary_key;
     if (options.schema_column_type) {
-      // As ApplySchemaProvider labels a MINIMAL-metadata table map.
+      // As ApplySchemaProvider labels a MINIMAL-metadata table map (signedness of every column).
+      if (!c.signedness_known) {
+        c.is_unsigned = t.column_type.find(" unsigned") != std::string::npos;
+        c.signedness_known = true;
+      }
       c.column_type = options.integer_display_widths ? binlog::WithDefaultDisplayWidth(t.column_type) : t.column_type;
     }
   }
