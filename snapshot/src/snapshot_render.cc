@@ -1,5 +1,8 @@
 #include "canal/snapshot/snapshot_render.h"
 
+#include <arpa/inet.h>
+
+#include <cstring>
 #include <string>
 
 #include "canal/parser/binlog/column_text.h"
@@ -109,6 +112,12 @@ Status DescribeColumn(const TableColumn& t, ColumnInfo* c) {
   } else if (IsOneOf(d, {"tinytext", "tinyblob", "text", "blob", "mediumtext", "mediumblob", "longtext", "longblob"})) {
     string_column(ColumnType::kBlob, collation);
     c->meta = d.starts_with("tiny") ? 1 : d.starts_with("medium") ? 3 : d.starts_with("long") ? 4 : 2;
+  } else if (d == "inet4" || d == "inet6" || d == "uuid") {
+    // MariaDB's fixed-size binary types: the binlog logs their stored bytes as BINARY(4) / (16).
+    string_column(ColumnType::kString, kBinaryCollation);
+    c->real_type = ColumnType::kString;
+    c->max_length = d == "inet4" ? 4 : 16;
+    c->meta = static_cast<uint16_t>(0xFE00 | c->max_length);
   } else if (d == "json") {  // MySQL's binary JSON (MariaDB's JSON is LONGTEXT in information_schema)
     c->type = ColumnType::kJson;
     c->meta = 4;
@@ -133,6 +142,39 @@ int64_t DaysFromCivil(int64_t y, uint32_t m, uint32_t d) {
   const uint32_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
   const uint32_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// The stored bytes of MariaDB's INET4, INET6 and UUID from the text SELECT sends: the address
+// in network order; the UUID's 32 hex digits in their written order (as 10.11 logs them).
+bool ParseFixedBinary(SnapshotRowConverter::TextForm form, std::string_view text, std::string* out) {
+  out->clear();
+  char buffer[64];
+  if (form == SnapshotRowConverter::TextForm::kInet4 || form == SnapshotRowConverter::TextForm::kInet6) {
+    if (text.size() >= sizeof buffer) return false;
+    std::memcpy(buffer, text.data(), text.size());
+    buffer[text.size()] = '\0';
+    unsigned char address[16];
+    const bool v4 = form == SnapshotRowConverter::TextForm::kInet4;
+    if (inet_pton(v4 ? AF_INET : AF_INET6, buffer, address) != 1) return false;
+    out->assign(reinterpret_cast<const char*>(address), v4 ? 4 : 16);
+    return true;
+  }
+  auto nibble = [](char ch) {
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+  };
+  int high = -1;
+  for (char ch : text) {
+    if (ch == '-') continue;
+    const int n = nibble(ch);
+    if (n < 0) return false;
+    if (high < 0) {
+      high = n;
+    } else {
+      out->push_back(static_cast<char>(high << 4 | n));
+      high = -1;
+    }
+  }
+  return high < 0 && out->size() == 16;
 }
 
 std::string Printable(const FieldValue& f) {
@@ -215,7 +257,14 @@ Status SnapshotRowConverter::Init(const TableShape& shape, std::vector<binlog::C
     for (size_t k = 0; k < labels.size(); ++k) labels_[i].emplace(labels[k], static_cast<uint32_t>(k));
   }
   values_.assign(columns_.size(), ColumnValue{});
-  decimals_.assign(columns_.size(), std::string());
+  scratch_.assign(columns_.size(), std::string());
+  text_forms_.assign(columns_.size(), TextForm::kAsIs);
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const std::string& d = shape.columns[i].data_type;
+    if (!binlog::IsBinaryCharset(columns_[i].charset)) continue;
+    text_forms_[i] = d == "inet4" ? TextForm::kInet4 : d == "inet6" ? TextForm::kInet6 : d == "uuid" ? TextForm::kUuid
+                                                                                                    : TextForm::kAsIs;
+  }
   return Status::OK();
 }
 
@@ -272,7 +321,7 @@ Status SnapshotRowConverter::ConvertOne(size_t i, const FieldValue& f, ColumnVal
     case ColumnType::kNewDecimal:
     case ColumnType::kDecimal: {
       CANAL_RETURN_IF_ERROR(expect(FieldKind::kBytes));
-      std::string& raw = decimals_[i];
+      std::string& raw = scratch_[i];
       raw.clear();
       Status s = binlog::AppendDecimalBinary(f.bytes, c.precision, c.decimals, &raw);
       if (!s.ok()) return Fail(i, "cannot be packed: " + std::string(s.message()), Printable(f));
@@ -381,6 +430,12 @@ Status SnapshotRowConverter::ConvertOne(size_t i, const FieldValue& f, ColumnVal
       v->kind = type != ColumnType::kGeometry && !binlog::IsBinaryCharset(c.charset) ? ColumnValue::Kind::kString
                                                                                       : ColumnValue::Kind::kBytes;
       v->raw = f.bytes;
+      if (text_forms_[i] != TextForm::kAsIs) {
+        if (!ParseFixedBinary(text_forms_[i], f.bytes, &scratch_[i])) {
+          return Fail(i, "is not an address or UUID of the column's type", Printable(f));
+        }
+        v->raw = scratch_[i];
+      }
       return Status::OK();
     default:
       return Fail(i, "is of binlog type " + std::string(binlog::ColumnTypeName(type)) + ", which is not mapped",

@@ -12,6 +12,8 @@
 namespace canal::snapshot {
 namespace {
 
+using namespace std::string_literals;
+
 using binlog::ColumnValue;
 
 constexpr uint32_t kUtf8mb4 = 45, kLatin1 = 8;
@@ -199,11 +201,35 @@ TEST_F(SnapshotRender, AValueItCannotMapIsAnErrorNamingTableColumnAndValue) {
   EXPECT_EQ(converter_.Convert(row).code(), Status::Code::kInvalidArgument);
 
   TableShape odd = shape_;
-  odd.columns.push_back(Col("ip", "inet6", "inet6"));
+  odd.columns.push_back(Col("vec", "vector", "vector(3)"));
   SnapshotRowConverter c;
   s = c.Init(odd, {});
   EXPECT_EQ(s.code(), Status::Code::kNotSupported);
-  EXPECT_NE(s.ToString().find("`ip`"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("`vec`"), std::string::npos) << s.ToString();
+}
+
+TEST(SnapshotRenderFixedBinary, InetAndUuidBecomeTheirStoredBytes) {
+  TableShape shape;
+  shape.schema = "db";
+  shape.table = "ips";
+  shape.columns = {Col("a", "inet4", "inet4"), Col("b", "inet6", "inet6"), Col("u", "uuid", "uuid")};
+  SnapshotRowConverter c;
+  ASSERT_TRUE(c.Init(shape, {}).ok());
+  EXPECT_EQ(c.columns()[1].max_length, 16u);
+  EXPECT_EQ(c.columns()[2].charset, 63u);
+  std::vector<FieldValue> row = {Bytes("192.168.0.1"), Bytes("::ffff:1.2.3.4"),
+                                 Bytes("12345678-9abc-1def-8123-456789abcdef")};
+  ASSERT_TRUE(c.Convert(row).ok());
+  EXPECT_EQ(c.values()[0].raw, "\xC0\xA8\x00\x01"s);
+  EXPECT_EQ(c.values()[1].raw, "\0\0\0\0\0\0\0\0\0\0\xFF\xFF\x01\x02\x03\x04"s);
+  EXPECT_EQ(c.values()[2].raw, "\x12\x34\x56\x78\x9a\xbc\x1d\xef\x81\x23\x45\x67\x89\xab\xcd\xef"s);
+  for (size_t bad = 0; bad < 3; ++bad) {
+    std::vector<FieldValue> wrong = row;
+    wrong[bad] = Bytes("1.2.3");
+    const Status s = c.Convert(wrong);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.ToString().find("'1.2.3'"), std::string::npos) << s.ToString();
+  }
 }
 
 TEST_F(SnapshotRender, MinimalMetadataTakesMysqlTypeFromTheSchema) {

@@ -20,8 +20,9 @@
 //   - Binary strings, BLOB, GEOMETRY: the same bytes on both sides.
 //   - MariaDB's JSON is LONGTEXT on both sides. MySQL's binary JSON (and the readers of MySQL,
 //     which ChunkReader refuses today) would come as text: marked json_is_text.
-//   - MariaDB's INET4, INET6 and UUID: SELECT sends text, the binlog the stored bytes; not mapped
-//     yet: Init refuses the table (NotSupported naming the column).
+//   - MariaDB's INET4, INET6 and UUID: SELECT sends text, the binlog the stored bytes (as
+//     BINARY(4) / BINARY(16)): the text is parsed back into them (MariaDB 10.11's order for UUID).
+//     Other types without a binlog mapping (VECTOR, ...) are refused by Init, naming the column.
 //
 // Column descriptions: built from the TableShape (LoadTableShape fills the needed fields) as a
 // MariaDB 10.5+ binlog with binlog_row_metadata FULL describes the table (names, keys,
@@ -66,6 +67,9 @@ Status BinlogColumnsOf(const TableShape& shape, const SnapshotColumnOptions& opt
 
 class SnapshotRowConverter {
  public:
+  // Binary columns whose SELECT value is text of their stored bytes (MariaDB's INET4, INET6, UUID).
+  enum class TextForm : uint8_t { kAsIs, kInet4, kInet6, kUuid };
+
   // Columns built by BinlogColumnsOf.
   Status Init(const TableShape& shape, const SnapshotColumnOptions& options);
   // The stream's own columns for the table (its TableMap's), one per shape column.
@@ -105,7 +109,8 @@ class SnapshotRowConverter {
   };
   std::vector<std::unordered_map<std::string, uint32_t, LabelHash, std::equal_to<>>> labels_;
   std::vector<binlog::ColumnValue> values_;
-  std::vector<std::string> decimals_;  // each DECIMAL column's binary bytes, reused
+  std::vector<std::string> scratch_;  // per column: DECIMAL's binary bytes, INET/UUID's stored bytes; reused
+  std::vector<TextForm> text_forms_;
   std::string key_text_;
 };
 
