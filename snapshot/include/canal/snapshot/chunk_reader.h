@@ -27,8 +27,9 @@
 // text (binary columns: charset 63).
 //
 // The session is set up by Open: REPEATABLE READ (a consistent snapshot means nothing in any other
-// isolation level) and time_zone '+00:00' (TIMESTAMP values, and the keys bound from them, never
-// meet a daylight-saving fold).
+// isolation level), time_zone '+00:00' (TIMESTAMP values, and the keys bound from them, never
+// meet a daylight-saving fold) and no PAD_CHAR_TO_FULL_LENGTH in sql_mode (CHAR values as the binlog
+// carries them).
 //
 // Errors are Status values naming the table, the step ("first chunk", "next chunk", "whole-table
 // read", "starting the consistent snapshot", ...) and the server's error, whose number is
