@@ -77,6 +77,17 @@ std::unique_ptr<MariadbSandbox> StartMinimal(uint16_t port, std::string* error, 
   return StartMinimalSuiteSandbox(port, error);
 }
 
+// The sandbox's binlog files (name.NNNNNN), in order.
+std::vector<fs::path> BinlogFiles(const std::string& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (ext.size() > 1 && ext.find_first_not_of(".0123456789") == std::string::npos) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::string Unhex(std::string_view hex) {
   std::string out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
@@ -190,13 +201,7 @@ class SameValueSuite : public SandboxSuite<MariadbSandbox, Start, Port> {
     mysql::QueryConnection schema_conn(Login(Port));
     ASSERT_TRUE(schema_conn.Connect().ok());
     mysql::InformationSchemaProvider provider(&schema_conn);
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(sandbox->binlog_dir())) {
-      const std::string ext = e.path().extension().string();
-      if (ext.size() > 1 && ext.find_first_not_of(".0123456789") == std::string::npos) files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
+    for (const fs::path& file : BinlogFiles(sandbox->binlog_dir())) {
       WalkOptions wo;
       if (minimal) wo.schema_provider = &provider;
       wo.on_row = [&](const binlog::Event&, const binlog::TableMap& t, const binlog::RowChange& c) {
@@ -367,13 +372,7 @@ TEST_F(SnapshotSameValueLive, AKeyGivesTheSameBytesFromTheSnapshotAndTheBinlog) 
   // The stream: each key's bytes from its row's latest image (the update moves one key).
   std::set<std::string> from_stream;
   std::string scratch;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(sandbox_->binlog_dir())) {
-    const std::string ext = e.path().extension().string();
-    if (ext.size() > 1 && ext.find_first_not_of(".0123456789") == std::string::npos) files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
+  for (const fs::path& file : BinlogFiles(sandbox_->binlog_dir())) {
     WalkOptions wo;
     wo.on_row = [&](const binlog::Event&, const binlog::TableMap& t, const binlog::RowChange& c) {
       if (t.db != "snapkey") return Status::OK();
