@@ -417,6 +417,40 @@ TEST_F(SnapshotSameValueLive, AKeyGivesTheSameBytesFromTheSnapshotAndTheBinlog) 
   EXPECT_EQ(from_snapshot.size(), 5u);
   EXPECT_EQ(from_snapshot, from_stream);
 }
+// A value the converter cannot map is an error naming the table, the column and the value, never
+// a wrong string: here an ENUM label added by DDL after the table's shape was read.
+TEST_F(SnapshotSameValueLive, AnUnmappableValueIsAnErrorNamingTableColumnAndValue) {
+  ASSERT_TRUE(sandbox_->Sql("CREATE DATABASE snapbad; CREATE TABLE snapbad.e (id INT PRIMARY KEY, e ENUM('a','b')); "
+                            "INSERT INTO snapbad.e VALUES (1, 'a'), (2, 'b')"))
+      << sandbox_->error();
+  mysql::QueryConnection conn(Login(TestPort("snapshot_value")));
+  ASSERT_TRUE(conn.Connect().ok());
+  snapshot::TableShape shape;
+  ASSERT_TRUE(snapshot::LoadTableShape(&conn, "snapbad", "e", &shape).ok());
+  snapshot::SnapshotRowConverter converter;
+  ASSERT_TRUE(converter.Init(shape, snapshot::SnapshotColumnOptions{}).ok());
+  ASSERT_TRUE(sandbox_->Sql("ALTER TABLE snapbad.e MODIFY e ENUM('a','b','new label'); "
+                            "INSERT INTO snapbad.e VALUES (3, 'new label')"))
+      << sandbox_->error();
+  snapshot::ChunkReader reader(&conn);
+  ASSERT_TRUE(reader.Open(shape, "", snapshot::SnapshotOptions{}).ok());
+  snapshot::ChunkResult result;
+  size_t converted = 0;
+  const Status s = reader.ReadChunk(
+      {},
+      [&](const snapshot::ChunkRow& row) {
+        CANAL_RETURN_IF_ERROR(converter.Convert(row.fields));
+        ++converted;
+        return Status::OK();
+      },
+      &result);
+  EXPECT_EQ(converted, 2u);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
+  for (const char* part : {"`snapbad`.`e`", "column `e`", "'new label'"}) {
+    EXPECT_NE(s.ToString().find(part), std::string::npos) << part << " not in: " << s.ToString();
+  }
+}
+
 TEST_F(SnapshotSameValueMinimalLive, EveryKindRendersTheSameFromTheSnapshotAndTheBinlog) { Run(true); }
 
 }  // namespace
