@@ -38,6 +38,7 @@ set(kAllowed
   "canal_parser:canal_common,canal_schema,canal_decoder"
   "canal_snapshot:canal_common"
   "canal_snapshot_reader:canal_common,canal_parser,canal_snapshot"
+  "canal_snapshot_render:canal_common,canal_decoder,canal_render,canal_snapshot"
   "canal_meta:canal_common,canal_schema,canal_coord"
   "canal_sink:canal_common,canal_schema,canal_parser,canal_render,canal_proto,canal_store,canal_wire"
   "canal_mq:canal_common,canal_proto,canal_store,canal_meta"
@@ -54,6 +55,7 @@ set(kNoMysqlClient "PkgConfig::MYSQLCLIENT,libmariadb,libmysqlclient,OpenSSL::")
 set(kRefused
   "canal_decoder:canal_parser,${kNoMysqlClient}"
   "canal_render:canal_parser,${kNoMysqlClient}"
+  "canal_snapshot_render:canal_parser,${kNoMysqlClient}"
   "canal-binlog:canal_parser,${kNoMysqlClient}"
   "canal_client:canal_coord,zookeeper"
   "canal_mq:canal_client,canal_row_json")

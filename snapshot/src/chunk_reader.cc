@@ -154,6 +154,11 @@ Status ChunkReader::Open(const TableShape& shape, std::string_view where, const 
   CANAL_RETURN_IF_ERROR(m.Wrap("setting up the session",
                                m.conn->Execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")));
   CANAL_RETURN_IF_ERROR(m.Wrap("setting up the session", m.conn->Execute("SET SESSION time_zone = '+00:00'")));
+  // CHAR values as the binlog has them, without the trailing spaces PAD_CHAR_TO_FULL_LENGTH adds.
+  CANAL_RETURN_IF_ERROR(m.Wrap(
+      "setting up the session",
+      m.conn->Execute("SET SESSION sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), "
+                      "',PAD_CHAR_TO_FULL_LENGTH,', ','))")));
 
   const bool keyed = !m.query.next.empty();
   CANAL_RETURN_IF_ERROR(m.Prepare(keyed ? "preparing the first chunk" : "preparing the whole-table read",

@@ -1,6 +1,7 @@
 #include "canal/snapshot/table_shape_loader.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "canal/snapshot/chunk_query.h"  // QuoteIdentifier
@@ -36,18 +37,37 @@ Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std
     if (engine != nullptr) shape->engine = *engine;
   }
 
-  s = conn->Query("SELECT COLUMN_NAME, DATA_TYPE, IS_NULLABLE FROM information_schema.COLUMNS" + where +
-                             " ORDER BY ORDINAL_POSITION",
-                         &rs);
+  // The collation's id is what the binlog's metadata carries for a character column.
+  s = conn->Query(
+      "SELECT c.COLUMN_NAME, c.DATA_TYPE, c.IS_NULLABLE, c.COLUMN_TYPE, c.CHARACTER_SET_NAME, co.ID, c.COLUMN_KEY, "
+      "c.NUMERIC_PRECISION, c.NUMERIC_SCALE, c.DATETIME_PRECISION, c.CHARACTER_OCTET_LENGTH "
+      "FROM information_schema.COLUMNS c LEFT JOIN information_schema.COLLATIONS co "
+      "ON co.COLLATION_NAME = c.COLLATION_NAME" +
+          where + " ORDER BY c.ORDINAL_POSITION",
+      &rs);
   if (!s.ok()) return s.WithContext("reading the columns of " + name);
+  auto number = [](const std::string* cell) -> uint64_t {
+    return cell == nullptr ? 0 : std::strtoull(cell->c_str(), nullptr, 10);
+  };
   for (const mysql::ResultRow& row : rs.rows) {
     const std::string* column = Cell(row, 0);
     const std::string* type = Cell(row, 1);
     const std::string* nullable = Cell(row, 2);
-    if (column == nullptr || type == nullptr || nullable == nullptr) {
-      return Status::Corruption("information_schema.COLUMNS of " + name + " has a NULL name, type or nullability");
+    const std::string* column_type = Cell(row, 3);
+    if (column == nullptr || type == nullptr || nullable == nullptr || column_type == nullptr) {
+      return Status::Corruption("information_schema.COLUMNS of " + name +
+                                " has a NULL name, type, column type or nullability");
     }
-    shape->columns.push_back({*column, *type, *nullable != "NO"});
+    TableColumn c{*column, *type, *nullable != "NO"};
+    c.column_type = *column_type;
+    if (const std::string* charset = Cell(row, 4)) c.charset = *charset;
+    c.collation_id = static_cast<uint32_t>(number(Cell(row, 5)));
+    c.primary_key = Cell(row, 6) != nullptr && *Cell(row, 6) == "PRI";
+    c.numeric_precision = static_cast<uint32_t>(number(Cell(row, 7)));
+    c.numeric_scale = static_cast<uint32_t>(number(Cell(row, 8)));
+    c.datetime_precision = static_cast<uint32_t>(number(Cell(row, 9)));
+    c.octet_length = number(Cell(row, 10));
+    shape->columns.push_back(std::move(c));
   }
   if (shape->columns.empty()) {
     return Status::NotFound("table " + name + " does not exist, or user '" + conn->options().user +

@@ -390,3 +390,56 @@ TEST(DecimalText, TestEncoderMatchesBytesInARealMariaDbBinlog) {
 
 }  // namespace
 }  // namespace canal::binlog
+
+namespace canal::binlog {
+namespace {
+
+std::string Packed(std::string_view text, int precision, int scale) {
+  std::string out = "prefix";  // appended after what is there
+  const Status s = AppendDecimalBinary(text, precision, scale, &out);
+  EXPECT_TRUE(s.ok()) << text << ": " << s.ToString();
+  EXPECT_EQ(out.substr(0, 6), "prefix");
+  return out.substr(6);
+}
+
+TEST(DecimalBinary, PacksTheManualsWorkedExample) {
+  EXPECT_EQ(Packed("1234567890.1234", 14, 4), Bytes({0x81, 0x0D, 0xFB, 0x38, 0xD2, 0x04, 0xD2}));
+  EXPECT_EQ(Packed("-1234567890.1234", 14, 4), Bytes({0x7E, 0xF2, 0x04, 0xC7, 0x2D, 0xFB, 0x2D}));
+}
+
+TEST(DecimalBinary, AgreesWithTheTestEncoderAndRoundTripsThroughTheText) {
+  const std::pair<std::string, std::pair<int, int>> cases[] = {
+      {"0", {1, 0}},           {"9", {1, 0}},          {"-9", {1, 0}},
+      {"0.00", {10, 2}},       {"500.00", {10, 2}},    {"-0.05", {10, 2}},
+      {"0.0001", {4, 4}},      {"-0.9999", {4, 4}},    {"99999999.99", {10, 2}},
+      {"123456789012345678.123456789012", {30, 12}},   {"-1.000000000000000000000000000001", {31, 30}},
+      {"99999999999999999999999999999999999999999999999999999999999999999", {65, 0}},
+      {"-0.12345678901234567890123456789012345678", {38, 38}},
+  };
+  for (const auto& [text, ps] : cases) {
+    const auto [p, s] = ps;
+    const std::string packed = Packed(text, p, s);
+    EXPECT_EQ(packed, EncodeDecimal(text, p, s)) << text;
+    EXPECT_EQ(Decode(packed, p, s), text) << text;
+  }
+  // Fewer fraction digits than the scale, leading zeros, "-0": the value is what counts.
+  EXPECT_EQ(Decode(Packed("7.5", 10, 3), 10, 3), "7.500");
+  EXPECT_EQ(Decode(Packed("007", 10, 0), 10, 0), "7");
+  EXPECT_EQ(Packed("-0.00", 10, 2), Packed("0.00", 10, 2));
+}
+
+TEST(DecimalBinary, RefusesWhatIsNotADecimalOfTheColumn) {
+  std::string out;
+  for (std::string_view bad : {"", "-", ".", "1e5", "abc", "1.2.3", " 1", "+1"}) {
+    const Status s = AppendDecimalBinary(bad, 10, 2, &out);
+    EXPECT_TRUE(s.code() == Status::Code::kInvalidArgument) << "'" << bad << "'";
+  }
+  EXPECT_TRUE(AppendDecimalBinary("123456789", 10, 2, &out).code() == Status::Code::kInvalidArgument);  // 9 integer digits of 8
+  EXPECT_TRUE(AppendDecimalBinary("1.234", 10, 2, &out).code() == Status::Code::kInvalidArgument);      // 3 fraction digits of 2
+  EXPECT_TRUE(AppendDecimalBinary("1", 0, 0, &out).code() == Status::Code::kInvalidArgument);
+  const Status s = AppendDecimalBinary("12x", 10, 2, &out);
+  EXPECT_NE(std::string(s.message()).find("\"12x\""), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace canal::binlog

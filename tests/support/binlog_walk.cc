@@ -10,6 +10,7 @@ WalkResult WalkBinlog(const std::string& path, const WalkOptions& options, const
   WalkResult res;
   binlog::DecoderOptions dopts;
   dopts.verify_checksum = options.verify_checksum;
+  dopts.schema_provider = options.schema_provider;
   binlog::EventDecoder decoder(dopts);
   binlog::BinlogFileReader reader(&decoder);
   res.error = bytes ? reader.OpenBuffer(path, *bytes) : reader.Open(path);

@@ -10,6 +10,7 @@
 #include "canal/common/status.h"
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/rows_event.h"
+#include "canal/parser/binlog/schema_provider.h"
 #include "canal/parser/binlog/table_map.h"
 
 namespace canal::testing {
@@ -27,6 +28,8 @@ struct WalkOptions {
   bool verify_checksum = true;
   // Keep reading after an error whose event was framed correctly (counts it).
   bool continue_after_corrupt_event = false;
+  // Names the columns of a binlog without FULL row metadata (as the sink's provider does).
+  binlog::TableSchemaProvider* schema_provider = nullptr;
   // Called for every row change with its table.
   std::function<Status(const binlog::Event&, const binlog::TableMap&, const binlog::RowChange&)> on_row;
   std::function<Status(const binlog::Event&)> on_event;

@@ -3,6 +3,7 @@
 // per table.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/parser/binlog/column_text.h"
 
@@ -208,6 +209,57 @@ std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths
       if (column.vector_dimensions != 0) AppendParenthesized(column.vector_dimensions, &s);
       return s;
     default: return std::string();
+  }
+}
+
+// Labels of "enum('a','it''s','x,y','back\\slash')" as the server prints
+// COLUMN_TYPE: quotes inside a label doubled, backslashes escaped, commas
+// allowed inside quotes. False when the text does not have that shape.
+bool ParseEnumOrSetLabels(std::string_view column_type, std::vector<std::string>* labels) {
+  labels->clear();
+  const size_t open = column_type.find('(');
+  if (open == std::string_view::npos) return false;
+  size_t i = open + 1;
+  const size_t n = column_type.size();
+  while (true) {
+    if (i >= n || column_type[i] != '\'') return false;
+    ++i;
+    std::string label;
+    bool closed = false;
+    while (i < n) {
+      const char c = column_type[i];
+      if (c == '\'') {
+        if (i + 1 < n && column_type[i + 1] == '\'') {
+          label += '\'';
+          i += 2;
+          continue;
+        }
+        ++i;
+        closed = true;
+        break;
+      }
+      if (c == '\\' && i + 1 < n) {
+        const char e = column_type[i + 1];
+        switch (e) {
+          case '0': label += '\0'; break;
+          case 'n': label += '\n'; break;
+          case 'r': label += '\r'; break;
+          case 't': label += '\t'; break;
+          case 'Z': label += '\x1a'; break;
+          default: label += e;
+        }
+        i += 2;
+        continue;
+      }
+      label += c;
+      ++i;
+    }
+    if (!closed) return false;
+    labels->push_back(std::move(label));
+    if (i >= n) return false;
+    if (column_type[i] == ')') return true;
+    if (column_type[i] != ',') return false;
+    ++i;
   }
 }
 

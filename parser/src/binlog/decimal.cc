@@ -225,4 +225,62 @@ char* WriteDecimalText(std::string_view raw, int precision, int scale, char* out
   return WriteGroups(g, scale > 0, out);
 }
 
+// The inverse of AppendDecimalText: the digits in groups of nine, the integer
+// part's short group first and the fraction's last, each group big-endian in
+// its byte count; then the sign flips as described at the top.
+Status AppendDecimalBinary(std::string_view text, int precision, int scale, std::string* out) {
+  auto refuse = [&](const char* why) {
+    return Status::InvalidArgument("\"" + std::string(text.substr(0, 80)) + "\" is not a DECIMAL(" +
+                                   std::to_string(precision) + "," + std::to_string(scale) + ") value: " + why);
+  };
+  if (!ValidPrecisionScale(precision, scale)) return refuse("no such DECIMAL");
+  const bool negative = !text.empty() && text[0] == '-';
+  std::string_view body = negative ? text.substr(1) : text;
+  const size_t point = body.find('.');
+  std::string_view whole = body.substr(0, point);
+  std::string_view fraction = point == std::string_view::npos ? std::string_view() : body.substr(point + 1);
+  if (whole.empty() && fraction.empty()) return refuse("no digits");
+  for (std::string_view part : {whole, fraction}) {
+    for (char c : part) {
+      if (c < '0' || c > '9') return refuse("not a digit");
+    }
+  }
+  while (!whole.empty() && whole[0] == '0') whole.remove_prefix(1);
+  const int intg = precision - scale;
+  if (static_cast<int>(whole.size()) > intg) return refuse("too many integer digits");
+  if (static_cast<int>(fraction.size()) > scale) return refuse("too many fraction digits");
+
+  const size_t start = out->size();
+  // Digit `i` of the integer part counted from its most significant place of
+  // `intg` (the missing leading ones are zeros); of the fraction, padded with zeros.
+  auto whole_digit = [&](int i) {
+    const int at = i - (intg - static_cast<int>(whole.size()));
+    return at < 0 ? 0 : whole[static_cast<size_t>(at)] - '0';
+  };
+  auto fraction_digit = [&](int i) {
+    return i < static_cast<int>(fraction.size()) ? fraction[static_cast<size_t>(i)] - '0' : 0;
+  };
+  auto put_group = [&](auto digit, int from, int count) {
+    uint32_t v = 0;
+    for (int i = from; i < from + count; ++i) v = v * 10 + static_cast<uint32_t>(digit(i));
+    for (int b = kDigitBytes[static_cast<size_t>(count)] - 1; b >= 0; --b) {
+      out->push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+    }
+  };
+  const int lead = intg % kDigitsPerGroup;
+  if (lead > 0) put_group(whole_digit, 0, lead);
+  for (int at = lead; at < intg; at += kDigitsPerGroup) put_group(whole_digit, at, kDigitsPerGroup);
+  int at = 0;
+  for (; at + kDigitsPerGroup <= scale; at += kDigitsPerGroup) put_group(fraction_digit, at, kDigitsPerGroup);
+  if (at < scale) put_group(fraction_digit, at, scale - at);
+
+  bool zero = true;
+  for (size_t i = start; i < out->size(); ++i) zero = zero && (*out)[i] == 0;
+  if (negative && !zero) {  // "-0.00" is stored as 0, as the server does
+    for (size_t i = start; i < out->size(); ++i) (*out)[i] = static_cast<char>(~(*out)[i]);
+  }
+  (*out)[start] = static_cast<char>((*out)[start] ^ 0x80);
+  return Status::OK();
+}
+
 }  // namespace canal::binlog

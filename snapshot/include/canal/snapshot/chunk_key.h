@@ -31,6 +31,15 @@ struct TableColumn {
   std::string name;
   std::string data_type;  // information_schema.COLUMNS.DATA_TYPE, e.g. "int", "varchar", "datetime"
   bool nullable = true;
+  // What the binlog's column metadata says of the column, for rendering its values
+  // (snapshot_render.h); LoadTableShape fills them, a shape built by hand may leave them.
+  std::string column_type{};  // COLUMN_TYPE: "int(10) unsigned", "enum('a','b')", "decimal(10,2)"
+  std::string charset{};      // CHARACTER_SET_NAME; "" when NULL (numbers, dates, binary strings)
+  uint32_t collation_id = 0;  // information_schema.COLLATIONS.ID of COLLATION_NAME; 0 when NULL
+  bool primary_key = false;   // COLUMN_KEY = 'PRI'
+  uint32_t numeric_precision = 0, numeric_scale = 0;  // DECIMAL's precision and scale
+  uint32_t datetime_precision = 0;                    // TIME, DATETIME, TIMESTAMP: fractional digits
+  uint64_t octet_length = 0;                          // CHARACTER_OCTET_LENGTH: a string's bytes at most
 };
 
 struct TableIndex {

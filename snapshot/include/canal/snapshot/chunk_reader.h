@@ -27,8 +27,9 @@
 // text (binary columns: charset 63).
 //
 // The session is set up by Open: REPEATABLE READ (a consistent snapshot means nothing in any other
-// isolation level) and time_zone '+00:00' (TIMESTAMP values, and the keys bound from them, never
-// meet a daylight-saving fold).
+// isolation level), time_zone '+00:00' (TIMESTAMP values, and the keys bound from them, never
+// meet a daylight-saving fold) and no PAD_CHAR_TO_FULL_LENGTH in sql_mode (CHAR values as the binlog
+// carries them).
 //
 // Errors are Status values naming the table, the step ("first chunk", "next chunk", "whole-table
 // read", "starting the consistent snapshot", ...) and the server's error, whose number is
@@ -50,34 +51,10 @@
 #include "canal/common/status.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "canal/snapshot/chunk_key.h"
+#include "canal/snapshot/field_value.h"
 #include "canal/snapshot/snapshot_options.h"
 
 namespace canal::snapshot {
-
-// A DATE, DATETIME, TIMESTAMP or TIME value's fields as the server sent them.
-struct TimeValue {
-  uint32_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  uint32_t microsecond = 0;
-  bool negative = false;  // TIME only
-};
-
-enum class FieldKind : uint8_t { kNull, kSigned, kUnsigned, kDouble, kTime, kBytes };
-
-// A value's type and, for every kind but kBytes, the value itself.
-struct TypedValue {
-  FieldKind kind = FieldKind::kNull;
-  uint8_t field_type = 0;  // the server's column type (MYSQL_TYPE_*: 3 LONG, 12 DATETIME, 253 VAR_STRING, ...)
-  bool binary = false;     // charset 63: bytes are not text
-  int64_t i64 = 0;
-  uint64_t u64 = 0;
-  double f64 = 0;
-  TimeValue time;
-};
-
-// One column of one row, valid only during the callback that receives it.
-struct FieldValue : TypedValue {
-  std::string_view bytes;
-};
 
 // A key column's value kept past its row: what the next chunk's statement is bound with.
 struct KeyValue : TypedValue {

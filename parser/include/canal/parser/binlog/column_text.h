@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 #include "canal/parser/binlog/table_map.h"
@@ -80,5 +81,16 @@ std::string ColumnTypeText(const ColumnInfo& column, bool integer_display_widths
 // declared without one ("int(10) unsigned", "year(4)"); other text unchanged.
 // A schema history parsed from DDL knows no width the DDL did not write.
 std::string WithDefaultDisplayWidth(std::string_view column_type);
+
+// The labels of an ENUM or SET column from its COLUMN_TYPE as the server prints
+// it ("enum('a','it''s','x,y')": quotes doubled, backslashes escaped, commas
+// allowed inside quotes). False when the text does not have that shape.
+bool ParseEnumOrSetLabels(std::string_view column_type, std::vector<std::string>* labels);
+
+// MySQL's binary DECIMAL(precision, scale) of the decimal text "[-]digits[.digits]"
+// (as the server sends a DECIMAL value), appended to *out: the bytes a rows
+// event carries for that value. InvalidArgument when the text is not a decimal
+// or does not fit the column (more integer or fraction digits than it has).
+Status AppendDecimalBinary(std::string_view text, int precision, int scale, std::string* out);
 
 }  // namespace canal::binlog
