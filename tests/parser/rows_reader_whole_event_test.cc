@@ -124,6 +124,26 @@ TEST(RowsReaderWholeEvent, CorruptMiddleRowThatFailsRowsLaterYieldsNoRow) {
   EXPECT_NE(s.ToString().find("mariadb-bin.000042: offset 123456"), std::string::npos) << s.ToString();
 }
 
+TEST(RowsReaderWholeEvent, ALengthPastTheDeclaredMaximumIsRefusedEvenWhenTheEventStillAligns) {
+  const TableMap t = Table();
+  // Row 3's VARCHAR(20) says 30 bytes and the event holds exactly that many before its BIGINT:
+  // every row parses and the event ends where it should, so only the declared maximum shows
+  // that the value swallowed bytes that are not its own (a corrupt length can swallow whole
+  // rows this way).
+  const std::string swallowed(30, 'x');
+  const std::string rows = Rows(1, 2) + Row(3, swallowed);
+  ExpectNoRowAndError(Event(t, rows), "row 3, column 2 (v)");
+  RowsReader reader;
+  std::vector<uint32_t> ids;
+  const Status s = Drain(&reader, Event(t, rows), &ids);
+  EXPECT_NE(s.ToString().find("length 30 is past the column's declared maximum of 20 byte(s)"), std::string::npos)
+      << s.ToString();
+  // The maximum itself, and an empty value, are values.
+  ids.clear();
+  ASSERT_TRUE(Drain(&reader, Event(t, Rows(1, 2) + Row(3, std::string(20, 'y')) + Row(4, "")), &ids).ok());
+  EXPECT_EQ(ids, (std::vector<uint32_t>{1, 2, 3, 4}));
+}
+
 TEST(RowsReaderWholeEvent, EventsPastTheHeldRowsAreCheckedWholeToo) {
   const TableMap t = Table();
   const uint32_t count = RowsReader::kHeldValues + 500;  // 3 values a row: past what is held

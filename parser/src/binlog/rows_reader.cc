@@ -69,6 +69,7 @@ enum Op : uint8_t {
   kRaw,        // `width` bytes as they are (DECIMAL)
   kBit,        // big-endian unsigned of `width` bytes
   kPrefixed,   // `width`-byte little-endian length, then the bytes
+  kBounded,    // kPrefixed whose length is at most `max_len` (CHAR, VARCHAR)
 };
 
 ColumnValue::Kind TextOrBytes(const ColumnInfo& col) {
@@ -78,6 +79,7 @@ ColumnValue::Kind TextOrBytes(const ColumnInfo& col) {
 }  // namespace
 
 void RowsReader::BuildPlan(const TableMap& table) {
+  static_assert(sizeof(Step) == 8, "a plan step stays 8 bytes: it is read per column per row");
   plan_.resize(table.columns.size());
   for (size_t i = 0; i < table.columns.size(); ++i) {
     const ColumnInfo& col = table.columns[i];
@@ -143,7 +145,13 @@ void RowsReader::BuildPlan(const TableMap& table) {
         break;
       case ColumnType::kVarchar:
       case ColumnType::kVarString:
-      case ColumnType::kString: fixed(kPrefixed, col.max_length > 255 ? 2 : 1, TextOrBytes(col)); break;
+      case ColumnType::kString:
+        fixed(kPrefixed, col.max_length > 255 ? 2 : 1, TextOrBytes(col));
+        if (col.max_length <= UINT16_MAX) {
+          s.op = kBounded;
+          s.max_len = static_cast<uint16_t>(col.max_length);
+        }
+        break;
       case ColumnType::kTinyBlob:
       case ColumnType::kMediumBlob:
       case ColumnType::kLongBlob:
@@ -430,9 +438,10 @@ Status RowsReader::ReadImage(std::string_view present, size_t present_count, boo
           v.u64 = rows::BigEndian(word, s.drop);
           v.kind = ColumnValue::Kind::kUnsigned;
           break;
-        case kPrefixed: {
+        case kPrefixed:
+        case kBounded: {
           const uint64_t len = rows::ZeroExtend(word, s.drop);
-          if (len > avail - s.width) goto checked;
+          if (len > avail - s.width || (s.op == kBounded && len > s.max_len)) goto checked;
           v.kind = s.kind;
           v.raw = std::string_view(reinterpret_cast<const char*>(p + s.width), len);
           p += len;
@@ -476,12 +485,18 @@ Status RowsReader::ReadValue(const ColumnInfo& col, size_t ci, ColumnValue* v) {
     return Status::OK();
   };
   // Length-prefixed value with an `lb`-byte little-endian length.
-  auto prefixed = [&](size_t lb, ColumnValue::Kind kind) -> Status {
+  auto prefixed = [&](size_t lb, ColumnValue::Kind kind, uint64_t max_len = UINT64_MAX) -> Status {
     if (!need(lb)) return past_end(lb);
     uint64_t len = LoadLE(p_, lb);
     if (len > avail - lb) {
       return Error("length " + std::to_string(len) + " points outside the event (" + std::to_string(avail - lb) +
                        " byte(s) left)",
+                   ci);
+    }
+    if (len > max_len) {
+      // Without this a corrupt length inside the event reads the next values (rows) as this one's.
+      return Error("length " + std::to_string(len) + " is past the column's declared maximum of " +
+                       std::to_string(max_len) + " byte(s)",
                    ci);
     }
     v->kind = kind;
@@ -602,9 +617,8 @@ Status RowsReader::ReadValue(const ColumnInfo& col, size_t ci, ColumnValue* v) {
     }
     case ColumnType::kVarchar:
     case ColumnType::kVarString:
-      return prefixed(col.max_length > 255 ? 2 : 1, text_or_bytes());
     case ColumnType::kString:
-      return prefixed(col.max_length > 255 ? 2 : 1, text_or_bytes());
+      return prefixed(col.max_length > 255 ? 2 : 1, text_or_bytes(), col.max_length);
     case ColumnType::kTinyBlob:
     case ColumnType::kMediumBlob:
     case ColumnType::kLongBlob:

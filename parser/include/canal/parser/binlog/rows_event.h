@@ -86,6 +86,9 @@ class RowsReader {
     uint8_t fsp = 0;     // TIME2/DATETIME2/TIMESTAMP2
     ColumnValue::Kind kind = ColumnValue::Kind::kNull;
     ColumnType type = ColumnType::kNull;  // the column's real_type
+    // kBounded (CHAR/VARCHAR): the declared maximum in bytes, which a length past is corrupt.
+    // 16 bits hold every CHAR/VARCHAR maximum, and keep a Step 8 bytes.
+    uint16_t max_len = 0;
   };
 
   void BuildPlan(const TableMap& table);
