@@ -179,7 +179,7 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
         if (mode.kind == HashMode::Kind::kPrimaryKey) {
           use = col.is_key();
         } else {
-          for (const std::string& c : mode.columns) use = use || EqualsIgnoreCase(c, col.name());
+          for (const std::string& c : mode.columns) use = use || AsciiEqualsIgnoreCase(c, col.name());
         }
         if (use) hash ^= JavaStringHash(col.value());
       }

@@ -42,9 +42,9 @@ class Reader {
     std::string v;
     CANAL_RETURN_IF_ERROR(Text(key, &v));
     if (v.empty()) return Status::OK();
-    if (EqualsIgnoreCase(v, "true")) {
+    if (AsciiEqualsIgnoreCase(v, "true")) {
       *out = true;
-    } else if (EqualsIgnoreCase(v, "false")) {
+    } else if (AsciiEqualsIgnoreCase(v, "false")) {
       *out = false;
     } else {
       return Bad(key, v, "true or false");
@@ -125,7 +125,7 @@ Status LoadKafka(const PropertyResolver& resolver, const Properties& props, MqSe
       out->kafka["sasl.username"] = JaasValue(value, "username");
       out->kafka["sasl.password"] = JaasValue(value, "password");
     } else if (StartsWith(key, "kafka.kerberos.")) {
-      if (key == "kafka.kerberos.enable" && EqualsIgnoreCase(value, "true")) {
+      if (key == "kafka.kerberos.enable" && AsciiEqualsIgnoreCase(value, "true")) {
         return r.Bad(key, value, "false: Kerberos is not supported by this server (use SASL/SCRAM or PLAIN)");
       }
     } else {
@@ -182,8 +182,8 @@ Status LoadRabbit(const PropertyResolver& resolver, MqSettings* out) {
   CANAL_RETURN_IF_ERROR(r.Text("rabbitmq.deliveryMode", &mode));
   if (mode == "1" || mode == "2") {
     o.persistent = mode == "2";
-  } else if (EqualsIgnoreCase(mode, "direct") || EqualsIgnoreCase(mode, "fanout") || EqualsIgnoreCase(mode, "topic") ||
-             EqualsIgnoreCase(mode, "headers")) {
+  } else if (AsciiEqualsIgnoreCase(mode, "direct") || AsciiEqualsIgnoreCase(mode, "fanout") || AsciiEqualsIgnoreCase(mode, "topic") ||
+             AsciiEqualsIgnoreCase(mode, "headers")) {
     o.exchange_type = mode;
     std::transform(o.exchange_type.begin(), o.exchange_type.end(), o.exchange_type.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -235,13 +235,13 @@ Status LoadMqSettings(const PropertyResolver& resolver, const Properties& props,
   Reader r(resolver);
   std::string mode;
   CANAL_RETURN_IF_ERROR(r.Text("canal.serverMode", &mode));
-  if (mode.empty() || EqualsIgnoreCase(mode, "tcp")) {
+  if (mode.empty() || AsciiEqualsIgnoreCase(mode, "tcp")) {
     out->mode = ServerMode::kTcp;
-  } else if (EqualsIgnoreCase(mode, "kafka")) {
+  } else if (AsciiEqualsIgnoreCase(mode, "kafka")) {
     out->mode = ServerMode::kKafka;
-  } else if (EqualsIgnoreCase(mode, "rabbitMQ")) {
+  } else if (AsciiEqualsIgnoreCase(mode, "rabbitMQ")) {
     out->mode = ServerMode::kRabbitMq;
-  } else if (EqualsIgnoreCase(mode, "rocketMQ") || EqualsIgnoreCase(mode, "pulsarMQ")) {
+  } else if (AsciiEqualsIgnoreCase(mode, "rocketMQ") || AsciiEqualsIgnoreCase(mode, "pulsarMQ")) {
     return r.Bad("canal.serverMode", mode, "tcp, kafka or rabbitMQ: this server does not publish to " + mode);
   } else {
     return r.Bad("canal.serverMode", mode, "tcp, kafka or rabbitMQ");

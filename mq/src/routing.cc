@@ -62,7 +62,7 @@ struct Router::Pattern {
     return Status::OK();
   }
   bool Matches(std::string_view name) const {
-    if (!regex) return EqualsIgnoreCase(plain, name);
+    if (!regex) return AsciiEqualsIgnoreCase(plain, name);
     return std::regex_match(name.begin(), name.end(), *regex);
   }
 };
@@ -165,7 +165,7 @@ Status Router::Create(const RoutingConfig& config, std::unique_ptr<Router>* out)
     if (colon != std::string_view::npos && colon > 0) {
       std::string_view cols = Trim(item.substr(colon + 1));
       pattern = Trim(item.substr(0, colon));
-      if (EqualsIgnoreCase(cols, "$pk$")) {
+      if (AsciiEqualsIgnoreCase(cols, "$pk$")) {
         p.mode.kind = HashMode::Kind::kPrimaryKey;
       } else {
         p.mode.kind = HashMode::Kind::kColumns;

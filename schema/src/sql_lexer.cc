@@ -1,5 +1,7 @@
 #include "canal/schema/sql_lexer.h"
 
+#include "canal/common/ascii_case.h"
+
 namespace canal::schema {
 namespace {
 
@@ -20,13 +22,7 @@ std::string AsciiUpper(std::string_view s) {
   return out;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Upper(a[i]) != Upper(b[i])) return false;
-  }
-  return true;
-}
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return AsciiEqualsIgnoreCase(a, b); }
 
 bool Token::IsWord(std::string_view upper) const { return kind == TokenKind::kWord && EqualsIgnoreCase(text, upper); }
 

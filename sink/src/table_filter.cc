@@ -3,19 +3,13 @@
 #include <re2/re2.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "canal/common/ascii_case.h"
 #include "canal/common/trim.h"
 
 namespace canal::sink {
 
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 RE2::Options PatternOptions() {
   RE2::Options o;
@@ -161,7 +155,7 @@ const std::vector<std::string>* FieldFilter::ColumnsFor(std::string_view schema,
 bool FieldFilter::Lists(std::string_view schema, std::string_view table, std::string_view column) const {
   const auto* cols = ColumnsFor(schema, table);
   if (cols == nullptr) return false;
-  return std::any_of(cols->begin(), cols->end(), [&](const std::string& c) { return EqualsIgnoreCase(c, column); });
+  return std::any_of(cols->begin(), cols->end(), [&](const std::string& c) { return AsciiEqualsIgnoreCase(c, column); });
 }
 
 }  // namespace canal::sink

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string>
 
+#include "canal/common/ascii_case.h"
+
 namespace canal::store {
 namespace {
 
@@ -28,17 +30,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 Status ParseUint32(std::string_view key, std::string_view value, uint32_t* out) {
@@ -93,9 +84,9 @@ Status RingStoreOptions::SetFromProperty(std::string_view key, std::string_view 
     return Status::OK();
   }
   if (key == kModeKey) {
-    if (EqualsIgnoreCase(v, "MEMSIZE")) {
+    if (AsciiEqualsIgnoreCase(v, "MEMSIZE")) {
       batch_mode = BatchMode::kMemSize;
-    } else if (EqualsIgnoreCase(v, "ITEMSIZE")) {
+    } else if (AsciiEqualsIgnoreCase(v, "ITEMSIZE")) {
       batch_mode = BatchMode::kItemSize;
     } else {
       return BadValue(key, value, "must be MEMSIZE or ITEMSIZE");
@@ -103,9 +94,9 @@ Status RingStoreOptions::SetFromProperty(std::string_view key, std::string_view 
     return Status::OK();
   }
   if (key == kDdlIsolationKey) {
-    if (EqualsIgnoreCase(v, "true")) {
+    if (AsciiEqualsIgnoreCase(v, "true")) {
       ddl_isolation = true;
-    } else if (EqualsIgnoreCase(v, "false")) {
+    } else if (AsciiEqualsIgnoreCase(v, "false")) {
       ddl_isolation = false;
     } else {
       return BadValue(key, value, "must be true or false");

@@ -4,22 +4,12 @@
 #include <string_view>
 #include <vector>
 
+#include "canal/common/ascii_case.h"
 #include "canal/parser/mysql/query_connection.h"
 
 namespace canal::mysql {
 
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
-    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 std::string Shown(const std::string& value) { return value.empty() ? "unknown (not reported)" : value; }
 
@@ -36,20 +26,20 @@ Status CheckReplicationSettings(const ServerInfo& info, std::vector<ReplicationW
         "server_id is 0, and a server with server_id 0 refuses replicas; set server_id to a non-zero value "
         "(SET GLOBAL server_id=1, and in my.cnf)");
   }
-  if (!EqualsIgnoreCase(info.binlog_format, "ROW")) {
+  if (!AsciiEqualsIgnoreCase(info.binlog_format, "ROW")) {
     return Status::InvalidArgument("binlog_format is " + Shown(info.binlog_format) +
                                    "; set binlog_format=ROW (SET GLOBAL binlog_format=ROW, and in my.cnf)");
   }
   if (warnings == nullptr) return Status::OK();
 
   // Servers before MySQL 5.6 have no binlog_row_image and always log full rows.
-  if (!info.binlog_row_image.empty() && !EqualsIgnoreCase(info.binlog_row_image, "FULL")) {
+  if (!info.binlog_row_image.empty() && !AsciiEqualsIgnoreCase(info.binlog_row_image, "FULL")) {
     warnings->push_back({ReplicationWarning::Kind::kRowImage, "binlog_row_image is " + info.binlog_row_image +
                         "; Canal needs FULL for whole before/after images (updates and deletes will carry only "
                         "the columns the server logged); set binlog_row_image=FULL (SET GLOBAL "
                         "binlog_row_image=FULL, and in my.cnf)"});
   }
-  if (!EqualsIgnoreCase(info.binlog_row_metadata, "FULL")) {
+  if (!AsciiEqualsIgnoreCase(info.binlog_row_metadata, "FULL")) {
     const std::string what = info.binlog_row_metadata.empty()
                                  ? std::string("the server has no binlog_row_metadata (before MySQL 8.0.1 / "
                                                "MariaDB 10.5)")
@@ -64,7 +54,7 @@ Status CheckReplicationSettings(const ServerInfo& info, std::vector<ReplicationW
                                "my.cnf)")});
   }
   // MySQL without GTIDs still replicates by file and position; say so only.
-  if (!info.mariadb && !info.gtid_mode.empty() && !EqualsIgnoreCase(info.gtid_mode, "ON")) {
+  if (!info.mariadb && !info.gtid_mode.empty() && !AsciiEqualsIgnoreCase(info.gtid_mode, "ON")) {
     warnings->push_back({ReplicationWarning::Kind::kGtidMode,
                          "gtid_mode is " + info.gtid_mode +
                              " (informational): positions are tracked by binlog file and offset only"});
