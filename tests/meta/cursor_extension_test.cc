@@ -1,6 +1,7 @@
 // LogPosition::transaction_begin in Canal's JSON: an extra "transactionBegin"
 // member only when set, read back exactly, and absent for boundary cursors so
 // those stay byte for byte what Canal writes.
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -119,4 +120,47 @@ TEST(CursorExtensionTest, FileMetaManagerKeepsTransactionBeginAcrossRestart) {
 }
 
 }  // namespace
+
+// LogPosition::snapshot: a snapshot's progress rides with the cursor as an object member
+// "snapshot", only while set, so the ack that moves the cursor makes it durable.
+LogPosition WithSnapshotProgress() {
+  LogPosition p = Pos("mysql-bin.000004", 13885);
+  p.snapshot = std::make_shared<const std::string>(R"({"id":"s1","tables":[{"name":"shop.customer","after":["42"]}]})");
+  return p;
+}
+
+TEST(CursorExtensionTest, SnapshotProgressIsAnObjectMemberReadBackExactly) {
+  const std::string text = EncodeMetaFile(WithCursor(WithSnapshotProgress()));
+  EXPECT_NE(text.find(R"("snapshot":{"id":"s1",)"), std::string::npos) << text;
+  DestinationMeta decoded;
+  ASSERT_TRUE(DecodeMetaFile(text, &decoded).ok());
+  ASSERT_TRUE(decoded.clients[0].cursor->snapshot != nullptr);
+  EXPECT_EQ(*decoded.clients[0].cursor, WithSnapshotProgress());
+  LogPosition p;
+  LogIdentity id;
+  ASSERT_TRUE(DecodeCursor(EncodeCursor(WithSnapshotProgress(), LogIdentity{}), &p, &id).ok());
+  EXPECT_EQ(p, WithSnapshotProgress());
+}
+
+TEST(CursorExtensionTest, NoSnapshotMemberWithoutProgressAndPositionsWithDifferentProgressDiffer) {
+  EXPECT_EQ(EncodeMetaFile(WithCursor(Pos("mysql-bin.000004", 13885))).find("snapshot"), std::string::npos);
+  LogPosition other = WithSnapshotProgress();
+  other.snapshot = std::make_shared<const std::string>(R"({"id":"s2"})");
+  EXPECT_NE(other, WithSnapshotProgress());
+  EXPECT_NE(Pos("mysql-bin.000004", 13885), WithSnapshotProgress());
+}
+
+TEST(CursorExtensionTest, SnapshotMemberThatIsNotAnObjectIsCorruptionNamingIt) {
+  for (const char* value : {"1", "\"x\"", "[]", "true"}) {
+    const std::string text =
+        std::string(R"({"destination":"example","clientDatas":[{"clientIdentity":{"clientId":1,"destination":"example"},)"
+                    R"("cursor":{"postion":{"journalName":"a","position":40,"snapshot":)") +
+        value + "}}}]}";
+    DestinationMeta decoded;
+    Status s = DecodeMetaFile(text, &decoded);
+    EXPECT_TRUE(s.IsCorruption()) << value << ": " << s.ToString();
+    EXPECT_NE(s.message().find("snapshot"), std::string::npos) << s.ToString();
+  }
+}
+
 }  // namespace canal::meta

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 
@@ -28,10 +29,16 @@ struct LogPosition {
   // the position is a transaction boundary. Binlog events start at 4 or
   // later, so 0 never names a real transaction.
   uint64_t transaction_begin = 0;
+  // A snapshot's progress as of this position (snapshot/snapshot_progress.h: a JSON object's
+  // text), null when no snapshot is under way. It rides with the position so that the ack
+  // that moves a cursor here makes it durable in the same write (meta.dat, ZooKeeper): a
+  // restart resumes the snapshot after the last acked chunk. Shared, so an entry's copy costs
+  // a reference count, not the text.
+  std::shared_ptr<const std::string> snapshot;
 
   bool empty() const { return journal_name.empty(); }
 
-  // Stream order; GTID, timestamp, server id and transaction_begin do not take
+  // Stream order; GTID, timestamp, server id, transaction_begin and snapshot do not take
   // part (two cursors at one offset never differ in transaction_begin).
   friend bool operator<(const LogPosition& a, const LogPosition& b) {
     return std::tie(a.journal_name, a.position, a.included) < std::tie(b.journal_name, b.position, b.included);
@@ -39,7 +46,11 @@ struct LogPosition {
   friend bool operator==(const LogPosition& a, const LogPosition& b) {
     return a.journal_name == b.journal_name && a.position == b.position && a.included == b.included &&
            a.server_id == b.server_id && a.gtid == b.gtid && a.timestamp_ms == b.timestamp_ms &&
-           a.transaction_begin == b.transaction_begin;
+           a.transaction_begin == b.transaction_begin && SameSnapshot(a, b);
+  }
+  static bool SameSnapshot(const LogPosition& a, const LogPosition& b) {
+    if (a.snapshot == b.snapshot) return true;
+    return a.snapshot != nullptr && b.snapshot != nullptr && *a.snapshot == *b.snapshot;
   }
   friend bool operator!=(const LogPosition& a, const LogPosition& b) { return !(a == b); }
   friend bool operator<=(const LogPosition& a, const LogPosition& b) { return !(b < a); }
