@@ -122,10 +122,11 @@ TEST(CursorExtensionTest, FileMetaManagerKeepsTransactionBeginAcrossRestart) {
 }  // namespace
 
 // LogPosition::snapshot: a snapshot's progress rides with the cursor as an object member
-// "snapshot", only while set, so the ack that moves the cursor makes it durable.
+// "snapshot", only while set, so the ack that moves the cursor makes it durable. Progress text is
+// canonical JSON (keys sorted), as the meta writer dumps it.
 LogPosition WithSnapshotProgress() {
   LogPosition p = Pos("mysql-bin.000004", 13885);
-  p.snapshot = std::make_shared<const std::string>(R"({"id":"s1","tables":[{"name":"shop.customer","after":["42"]}]})");
+  p.snapshot = std::make_shared<const std::string>(R"({"id":"s1","tables":[{"after":["42"],"name":"shop.customer"}]})");
   return p;
 }
 
