@@ -82,15 +82,35 @@ Status EntryBuilder::QueryEntry(const EntryContext& ctx, std::string_view schema
 }
 
 Status EntryBuilder::BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::string* out) {
-  // Written on the wire like rows entries: two per transaction, so on
-  // single-row transactions protobuf objects here cost ~12% of the server.
-  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONBEGIN, static_cast<int64_t>(thread_id), {}, out);
-  return Status::OK();
+  return BeginEntry(ctx, thread_id, {}, out);
 }
 
 Status EntryBuilder::EndEntry(const EntryContext& ctx, std::string_view transaction_id, std::string* out) {
-  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONEND, 0, transaction_id, out);
+  return EndEntry(ctx, transaction_id, {}, out);
+}
+
+Status EntryBuilder::BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::span<const HeaderProp> props,
+                                std::string* out) {
+  // Written on the wire like rows entries: two per transaction, so on
+  // single-row transactions protobuf objects here cost ~12% of the server.
+  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONBEGIN, static_cast<int64_t>(thread_id), {}, props, out);
   return Status::OK();
+}
+
+Status EntryBuilder::EndEntry(const EntryContext& ctx, std::string_view transaction_id,
+                              std::span<const HeaderProp> props, std::string* out) {
+  wire::WriteTransactionEntry(ctx, entry::TRANSACTIONEND, 0, transaction_id, props, out);
+  return Status::OK();
+}
+
+Status EntryBuilder::SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                                 std::string* rows) {
+  return impl_->rows.AppendInsertRow(t, values, rows);
+}
+
+Status EntryBuilder::SnapshotRowsEntry(const EntryContext& ctx, const binlog::TableMap& t, std::string_view rows,
+                                       uint64_t row_count, std::span<const HeaderProp> props, std::string* out) {
+  return impl_->rows.WriteRowsEntry(ctx, t, rows, row_count, props, out);
 }
 
 }  // namespace canal::sink

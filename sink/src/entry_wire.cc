@@ -1,60 +1,18 @@
 #include "canal/sink/entry_wire.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "canal/common/utf8.h"
 #include "canal/parser/binlog/column_text.h"
-#include "canal/proto/field_numbers.h"
 #include "canal/render/canal_sql_type.h"
 #include "canal/render/canal_value.h"
+#include "entry_wire_fields.h"
 
 namespace canal::sink::wire {
 
 namespace {
 
-// canal.entry's field numbers (canal/proto/field_numbers.h), as the one-byte
-// tags they make.
-namespace fields = proto::fields;
-namespace values = proto::values;
-namespace entry_field {
-constexpr char kHeader = Tag(fields::entry::kHeader, kLengthDelimited);
-constexpr char kEntryType = Tag(fields::entry::kEntryType, kVarint);
-constexpr char kStoreValue = Tag(fields::entry::kStoreValue, kLengthDelimited);
-}  // namespace entry_field
-namespace header_field {
-constexpr char kVersion = Tag(fields::header::kVersion, kVarint);
-constexpr char kLogfileName = Tag(fields::header::kLogfileName, kLengthDelimited);
-constexpr char kLogfileOffset = Tag(fields::header::kLogfileOffset, kVarint);
-constexpr char kServerId = Tag(fields::header::kServerId, kVarint);
-constexpr char kServerenCode = Tag(fields::header::kServerenCode, kLengthDelimited);
-constexpr char kExecuteTime = Tag(fields::header::kExecuteTime, kVarint);
-constexpr char kSourceType = Tag(fields::header::kSourceType, kVarint);
-constexpr char kSchemaName = Tag(fields::header::kSchemaName, kLengthDelimited);
-constexpr char kTableName = Tag(fields::header::kTableName, kLengthDelimited);
-constexpr char kEventLength = Tag(fields::header::kEventLength, kVarint);
-constexpr char kEventType = Tag(fields::header::kEventType, kVarint);
-constexpr char kProps = Tag(fields::header::kProps, kLengthDelimited);
-constexpr char kGtid = Tag(fields::header::kGtid, kLengthDelimited);
-}  // namespace header_field
-namespace transaction_field {  // TransactionBegin and TransactionEnd share these numbers
-static_assert(fields::transaction_begin::kExecuteTime == fields::transaction_end::kExecuteTime &&
-              fields::transaction_begin::kTransactionId == fields::transaction_end::kTransactionId);
-constexpr char kExecuteTime = Tag(fields::transaction_begin::kExecuteTime, kVarint);
-constexpr char kTransactionId = Tag(fields::transaction_begin::kTransactionId, kLengthDelimited);
-constexpr char kThreadId = Tag(fields::transaction_begin::kThreadId, kVarint);
-}  // namespace transaction_field
-namespace pair_field {
-constexpr char kKey = Tag(fields::pair::kKey, kLengthDelimited);
-constexpr char kValue = Tag(fields::pair::kValue, kLengthDelimited);
-}  // namespace pair_field
-namespace change_field {
-constexpr char kTableId = Tag(fields::row_change::kTableId, kVarint);
-constexpr char kEventType = Tag(fields::row_change::kEventType, kVarint);
-constexpr char kIsDdl = Tag(fields::row_change::kIsDdl, kVarint);
-constexpr char kRowDatas = Tag(fields::row_change::kRowDatas, kLengthDelimited);
-}  // namespace change_field
 namespace row_field {
 constexpr char kBeforeColumns = Tag(fields::row_data::kBeforeColumns, kLengthDelimited);
 constexpr char kAfterColumns = Tag(fields::row_data::kAfterColumns, kLengthDelimited);
@@ -69,15 +27,6 @@ constexpr char kIsNull = Tag(fields::column::kIsNull, kVarint);
 constexpr char kValue = Tag(fields::column::kValue, kLengthDelimited);
 constexpr uint32_t kMysqlType = fields::column::kMysqlType;
 }  // namespace column_field
-
-// canal.entry enum values the rows entry uses.
-constexpr uint64_t kEntryTypeRowData = values::entry_type::kRowData;
-constexpr uint64_t kSourceTypeMysql = values::source_type::kMysql;
-constexpr int32_t kEventInsert = values::event_type::kInsert, kEventUpdate = values::event_type::kUpdate,
-                  kEventDelete = values::event_type::kDelete;
-
-constexpr std::string_view kServerEncoding = "UTF-8";
-constexpr std::string_view kRowsCountKey = "rowsCount";
 
 // Tables whose plans are kept; a server streams from far fewer hot tables.
 constexpr size_t kMaxCachedTables = 64;
@@ -120,71 +69,6 @@ bool SameColumns(const std::vector<binlog::ColumnInfo>& a, const std::vector<bin
   }
   return true;
 }
-
-// proto3 leaves a scalar out when it holds its default (0, "").
-size_t OptionalVarintSize(uint64_t v) { return v == 0 ? 0 : 1 + VarintSize(v); }
-size_t OptionalBytesSize(std::string_view s) { return s.empty() ? 0 : DelimitedSize(s.size()); }
-
-char* WriteOptionalVarint(char tag, uint64_t v, char* p) {
-  if (v == 0) return p;
-  *p++ = tag;
-  return WriteVarint(v, p);
-}
-
-char* WriteOptionalBytes(char tag, std::string_view s, char* p) {
-  return s.empty() ? p : WriteDelimited(tag, s, p);
-}
-
-// An entry's Header: from the context, the table (empty for transaction
-// boundaries), the event type and, when `rows_count` is not empty, the
-// rowsCount prop. Size first, then the bytes, as protobuf writes them.
-struct HeaderFields {
-  const EntryContext& ctx;
-  std::string_view db, table;
-  int32_t event_type = 0;  // kNoEventType: left out (transaction boundaries, as Canal's)
-  std::string_view rows_count;
-
-  uint64_t offset() const { return Int64Bits(static_cast<int64_t>(ctx.position.position)); }
-  uint64_t server_id() const { return Int64Bits(ctx.position.server_id); }
-  uint64_t time() const { return Int64Bits(ctx.position.timestamp_ms); }
-  uint64_t event_length() const { return Int64Bits(static_cast<int64_t>(ctx.event_length)); }
-  size_t PairSize() const { return DelimitedSize(kRowsCountKey.size()) + OptionalBytesSize(rows_count); }
-
-  size_t Size() const {
-    return 2 + OptionalBytesSize(ctx.position.journal_name) + OptionalVarintSize(offset()) +
-           OptionalVarintSize(server_id()) + DelimitedSize(kServerEncoding.size()) + OptionalVarintSize(time()) + 2 +
-           OptionalBytesSize(db) + OptionalBytesSize(table) + OptionalVarintSize(event_length()) +
-           (event_type == kNoEventType ? 0 : 1 + VarintSize(Int32Bits(event_type))) + (rows_count.empty() ? 0 : DelimitedSize(PairSize())) +
-           OptionalBytesSize(ctx.position.gtid);
-  }
-
-  // Writes the Header message's fields (not its own tag and length).
-  char* Write(char* p) const {
-    *p++ = header_field::kVersion;
-    *p++ = 1;
-    p = WriteOptionalBytes(header_field::kLogfileName, ctx.position.journal_name, p);
-    p = WriteOptionalVarint(header_field::kLogfileOffset, offset(), p);
-    p = WriteOptionalVarint(header_field::kServerId, server_id(), p);
-    p = WriteDelimited(header_field::kServerenCode, kServerEncoding, p);
-    p = WriteOptionalVarint(header_field::kExecuteTime, time(), p);
-    *p++ = header_field::kSourceType;
-    p = WriteVarint(kSourceTypeMysql, p);
-    p = WriteOptionalBytes(header_field::kSchemaName, db, p);
-    p = WriteOptionalBytes(header_field::kTableName, table, p);
-    p = WriteOptionalVarint(header_field::kEventLength, event_length(), p);
-    if (event_type != kNoEventType) {
-      *p++ = header_field::kEventType;
-      p = WriteVarint(Int32Bits(event_type), p);
-    }
-    if (!rows_count.empty()) {
-      *p++ = header_field::kProps;
-      p = WriteVarint(PairSize(), p);
-      p = WriteDelimited(pair_field::kKey, kRowsCountKey, p);
-      p = WriteOptionalBytes(pair_field::kValue, rows_count, p);
-    }
-    return WriteOptionalBytes(header_field::kGtid, ctx.position.gtid, p);
-  }
-};
 
 }  // namespace
 
@@ -416,12 +300,12 @@ bool RowsEntryWriter::WriteFixedColumn(const ColumnPlan& cp, const binlog::Table
   return true;
 }
 
-Status RowsEntryWriter::WriteImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
-                                   const ImageSpec& spec, size_t* at_io) {
+Status RowsEntryWriter::WriteImage(const TablePlan& plan, const binlog::TableMap& t,
+                                   std::span<const binlog::ColumnValue> values, const ImageSpec& spec, size_t* at_io) {
   size_t at = *at_io;
-  const size_t n = std::min(img.values.size(), plan.plans.size());
+  const size_t n = std::min(values.size(), plan.plans.size());
   for (size_t i = 0; i < n; ++i) {
-    const binlog::ColumnValue& v = img.values[i];
+    const binlog::ColumnValue& v = values[i];
     const ColumnPlan* plan_of_value = &plan.plans[i];
     if (v.kind == binlog::ColumnValue::Kind::kUnsigned && v.u64 > plan_of_value->keep_up_to) [[unlikely]] {
       plan_of_value = &plan.promoted[i];
@@ -447,6 +331,37 @@ Status RowsEntryWriter::WriteImage(const TablePlan& plan, const binlog::TableMap
   return Status::OK();
 }
 
+// The RowData's length goes in the room the last row's took, and the body is
+// moved when it needs more or less.
+Status RowsEntryWriter::WriteRowData(const TablePlan& plan, const binlog::TableMap& t, const RowImages& row,
+                                     size_t* at_io) {
+  ++row_serial_;
+  const size_t row_at = *at_io;
+  const size_t body_at = row_at + 1 + row_length_guess_;
+  Room(body_at);
+  size_t at = body_at;
+  if (row.has_before) {
+    CANAL_RETURN_IF_ERROR(WriteImage(plan, t, row.before, {row_field::kBeforeColumns, false, row.update}, &at));
+  }
+  if (row.has_after) {
+    // An update without a before image marks every after column updated.
+    const ImageSpec spec{row_field::kAfterColumns, true, row.update && row.has_before};
+    CANAL_RETURN_IF_ERROR(WriteImage(plan, t, row.after, spec, &at));
+  }
+  const size_t body = at - body_at;
+  char* data = building_.data();
+  if (const size_t length_size = VarintSize(body); length_size != row_length_guess_) [[unlikely]] {
+    data = Room(at + length_size);
+    std::memmove(data + row_at + 1 + length_size, data + body_at, body);
+    at = row_at + 1 + length_size + body;
+    row_length_guess_ = length_size;
+  }
+  data[row_at] = change_field::kRowDatas;
+  WriteVarint(body, data + row_at + 1);
+  *at_io = at;
+  return Status::OK();
+}
+
 Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out,
                               uint64_t* row_count) {
   const binlog::TableMap& t = *rows.table;
@@ -455,93 +370,49 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
                                                                      : kEventDelete;
   const TablePlan& plan = PlanFor(t);
   if (before_.size() < plan.plans.size()) before_.resize(plan.plans.size());
-  const uint64_t table_id_bits = Int64Bits(static_cast<int64_t>(rows.table_id));
-  // RowChange's fields before the rows: tableId, eventType, isDdl (oneofs: always there).
-  const size_t change_fields = OptionalVarintSize(table_id_bits) + 1 + VarintSize(Int32Bits(type)) + 2;
+  HeaderFields header{ctx, t.db, t.table, type, {}, {}};
+  const RowsPrefix prefix{header, Int64Bits(static_cast<int64_t>(rows.table_id)), type};
   // Everything before the first RowData, for `n` rows taking `rows_size` bytes.
   char count_buf[24];
-  const auto prefix_of = [&](uint64_t n, size_t rows_size, HeaderFields* header) {
-    const char* count_end = std::to_chars(count_buf, count_buf + sizeof count_buf, n).ptr;
-    header->rows_count = std::string_view(count_buf, static_cast<size_t>(count_end - count_buf));
-    return DelimitedSize(header->Size()) + 2 + 1 + VarintSize(change_fields + rows_size) + change_fields;
+  const auto prefix_of = [&](uint64_t n, size_t rows_size) {
+    header.rows_count = CountText(n, count_buf);
+    return prefix.Size(rows_size);
   };
-  HeaderFields header{ctx, t.db, t.table, type, {}};
 
   // The rows are written once, straight into building_, after room for the
   // prefix as long as the last entry's was (the same row count and size
   // class, most often); each RowData after room for a length as long as the
   // last one's. A wrong guess moves the bytes after it.
-  const size_t rows_begin = prefix_of(last_rows_, last_rows_size_, &header);
+  const size_t rows_begin = prefix_of(last_rows_, last_rows_size_);
   size_t at = rows_begin;
   uint64_t n = 0;
-  const ImageSpec before_spec{row_field::kBeforeColumns, false, rows.info.kind == binlog::RowsKind::kUpdate};
-  const ImageSpec after_spec{row_field::kAfterColumns, true, rows.info.kind == binlog::RowsKind::kUpdate};
+  const bool update = rows.info.kind == binlog::RowsKind::kUpdate;
   reader_.Reset(rows);
   while (true) {
     bool done = false;
     CANAL_RETURN_IF_ERROR(reader_.Next(&change_, &done));
     if (done) break;
-    ++row_serial_;
-    const size_t row_at = at;
-    const size_t body_at = row_at + 1 + row_length_guess_;
-    Room(body_at);
-    at = body_at;
-    Status s;
-    if (change_.has_before) s = WriteImage(plan, t, change_.before, before_spec, &at);
-    if (s.ok() && change_.has_after) {
-      // An update without a before image marks every after column updated.
-      ImageSpec spec = after_spec;
-      spec.update = spec.update && change_.has_before;
-      s = WriteImage(plan, t, change_.after, spec, &at);
-    }
-    if (!s.ok()) {
+    const RowImages images{change_.before.values, change_.after.values, change_.has_before, change_.has_after,
+                           update};
+    if (Status s = WriteRowData(plan, t, images, &at); !s.ok()) {
       return s.WithContext(ctx.position.journal_name + ": offset " + std::to_string(ctx.position.position) + ": `" +
                            t.db + "`.`" + t.table + "` row " + std::to_string(n + 1));
     }
-    const size_t body = at - body_at;
-    char* data = building_.data();
-    if (const size_t length_size = VarintSize(body); length_size != row_length_guess_) [[unlikely]] {
-      data = Room(at + length_size);
-      std::memmove(data + row_at + 1 + length_size, data + body_at, body);
-      at = row_at + 1 + length_size + body;
-      row_length_guess_ = length_size;
-    }
-    data[row_at] = change_field::kRowDatas;
-    WriteVarint(body, data + row_at + 1);
     ++n;
   }
   // A big value's text is not held while the entry is.
   if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
 
   const size_t rows_size = at - rows_begin;
-  const size_t prefix = prefix_of(n, rows_size, &header);
-  char* const data = Room(std::max(prefix, rows_begin) + rows_size);
-  if (prefix != rows_begin) [[unlikely]] {
-    std::memmove(data + prefix, data + rows_begin, rows_size);
+  const size_t prefix_size = prefix_of(n, rows_size);
+  char* const data = Room(std::max(prefix_size, rows_begin) + rows_size);
+  if (prefix_size != rows_begin) [[unlikely]] {
+    std::memmove(data + prefix_size, data + rows_begin, rows_size);
   }
   last_rows_ = n;
   last_rows_size_ = rows_size;
-  char* p = data;
-  *p++ = entry_field::kHeader;
-  p = WriteVarint(header.Size(), p);
-  p = header.Write(p);
-  *p++ = entry_field::kEntryType;
-  p = WriteVarint(kEntryTypeRowData, p);
-  *p++ = entry_field::kStoreValue;
-  p = WriteVarint(change_fields + rows_size, p);
-  p = WriteOptionalVarint(change_field::kTableId, table_id_bits, p);
-  *p++ = change_field::kEventType;
-  p = WriteVarint(Int32Bits(type), p);
-  *p++ = change_field::kIsDdl;
-  *p++ = 0;
-  if (static_cast<size_t>(p - data) != prefix) {
-    // The size pass and the write pass disagree: a bug in this file, never bad
-    // input (the tests compare every byte with protobuf's). Refuse the entry.
-    return Status::Aborted("internal error building the rows entry of `" + t.db + "`.`" + t.table + "` at " +
-                           ctx.position.journal_name + ":" + std::to_string(ctx.position.position) + ": wrote " +
-                           std::to_string(p - data) + " bytes of its prefix, sized " + std::to_string(prefix));
-  }
-  const size_t total = prefix + rows_size;
+  CANAL_RETURN_IF_ERROR(prefix.Write(t, rows_size, data));
+  const size_t total = prefix_size + rows_size;
   if (total <= kCopiedEntryBytes) {
     // Copied: building_ stays in cache for the next entry, and one memcpy
     // fills the caller's buffer (a ring slot's, not touched for a lap).
@@ -556,34 +427,25 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   return Status::OK();
 }
 
-void WriteTransactionEntry(const EntryContext& ctx, uint64_t entry_type, int64_t thread_id,
-                           std::string_view transaction_id, std::string* out) {
-  const HeaderFields header{ctx, {}, {}, kNoEventType, {}};
-  const size_t header_size = header.Size();
-  // TransactionBegin / TransactionEnd: executeTime, transactionId, threadId
-  // (begin only).
-  const uint64_t time = Int64Bits(ctx.position.timestamp_ms);
-  const uint64_t thread = Int64Bits(thread_id);
-  const size_t value_size = OptionalVarintSize(time) + OptionalBytesSize(transaction_id) + OptionalVarintSize(thread);
-  // storeValue is left out when empty, as protobuf leaves out empty bytes.
-  const size_t total =
-      DelimitedSize(header_size) + 1 + VarintSize(entry_type) + (value_size != 0 ? DelimitedSize(value_size) : 0);
-  out->resize(total);
-  char* p = out->data();
-  *p++ = entry_field::kHeader;
-  p = WriteVarint(header_size, p);
-  p = header.Write(p);
-  *p++ = entry_field::kEntryType;
-  p = WriteVarint(entry_type, p);
-  if (value_size != 0) {
-    *p++ = entry_field::kStoreValue;
-    p = WriteVarint(value_size, p);
-    p = WriteOptionalVarint(transaction_field::kExecuteTime, time, p);
-    p = WriteOptionalBytes(transaction_field::kTransactionId, transaction_id, p);
-    p = WriteOptionalVarint(transaction_field::kThreadId, thread, p);
+// Written at the start of building_, which is warm (Room zero-fills only what
+// it grows), then appended: one copy of the row's bytes. Writing in *rows
+// itself would zero-fill its growth row by row.
+Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                                        std::string* rows) {
+  if (values.size() != t.columns.size()) {
+    return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "`: " +
+                                   std::to_string(values.size()) + " values for " +
+                                   std::to_string(t.columns.size()) + " columns");
   }
-  // The size pass and the write pass must agree (the rows entry checks the same way).
-  if (static_cast<size_t>(p - out->data()) != total) out->resize(static_cast<size_t>(p - out->data()));
+  const TablePlan& plan = PlanFor(t);
+  size_t at = 0;
+  if (Status s = WriteRowData(plan, t, RowImages{{}, values, false, true, false}, &at); !s.ok()) {
+    return s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
+  }
+  rows->append(building_.data(), at);
+  if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
+  ReleaseIfHuge(&building_);  // a huge row's buffer is not kept beside the rows
+  return Status::OK();
 }
 
 }  // namespace canal::sink::wire

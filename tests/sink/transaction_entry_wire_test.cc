@@ -10,6 +10,7 @@
 #include "support/entry_wire_reference.h"
 #include "canal/entry.pb.h"
 #include "canal/sink/entry_builder.h"
+#include "canal/sink/entry_sink.h"
 
 namespace canal::sink {
 namespace {
@@ -65,6 +66,27 @@ TEST(TransactionEntryWire, DefaultsAreLeftOutAsProtobufLeavesThemOut) {
 
 TEST(TransactionEntryWire, ExtremeValuesMatchProtobuf) {
   ExpectSame(Extreme(), ~uint64_t{0}, std::string(1000, '9'), "extreme");
+}
+
+// A snapshot chunk's BEGIN/END carry header props; the Extreme context's long
+// file name and GTID put them after multi-byte lengths.
+TEST(TransactionEntryWire, HeaderPropsMatchProtobuf) {
+  const std::string long_value(200, 'v');
+  const HeaderProp props[] = {{kSnapshotPropKey, kSnapshotPropValue}, {"", ""}, {"k", long_value}};
+  for (const EntryContext& ctx : {Ordinary(), EntryContext{}, Extreme()}) {
+    EntryBuilder b;
+    std::string got = "left over from an earlier entry";
+    ASSERT_TRUE(b.BeginEntry(ctx, 5, props, &got).ok());
+    EXPECT_TRUE(got == wire::ReferenceTransactionEntry(ctx, true, 5, "", props));
+    ASSERT_TRUE(b.EndEntry(ctx, "", props, &got).ok());
+    EXPECT_TRUE(got == wire::ReferenceTransactionEntry(ctx, false, 0, "", props));
+    entry::Entry parsed;
+    ASSERT_TRUE(parsed.ParseFromString(got));
+    ASSERT_EQ(parsed.header().props_size(), 3);
+    EXPECT_EQ(parsed.header().props(0).key(), "snapshot");
+    EXPECT_EQ(parsed.header().props(0).value(), "true");
+    EXPECT_EQ(parsed.header().props(2).value(), long_value);
+  }
 }
 
 }  // namespace

@@ -24,6 +24,14 @@ void FillHeader(const EntryContext& ctx, std::string_view schema, std::string_vi
   h->set_gtid(ctx.position.gtid);
 }
 
+void AddProps(std::span<const HeaderProp> props, entry::Header* h) {
+  for (const HeaderProp& prop : props) {
+    entry::Pair* p = h->add_props();
+    p->set_key(std::string(prop.key));
+    p->set_value(std::string(prop.value));
+  }
+}
+
 bool Keep(const EntryBuilderOptions& options, const binlog::TableMap& t, const binlog::ColumnInfo& c) {
   if (options.fields && options.fields->ColumnsFor(t.db, t.table) && !options.fields->Lists(t.db, t.table, c.name)) {
     return false;
@@ -88,7 +96,7 @@ ReferenceRowsEntryBuilder::ReferenceRowsEntryBuilder(const EntryBuilderOptions& 
 ReferenceRowsEntryBuilder::~ReferenceRowsEntryBuilder() = default;
 
 Status ReferenceRowsEntryBuilder::Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out,
-                                        uint64_t* row_count) {
+                                        uint64_t* row_count, std::span<const HeaderProp> extra_props) {
   State& m = *state_;
   const EntryBuilderOptions& options = m.options;
   entry::Entry& e = m.e;
@@ -130,6 +138,7 @@ Status ReferenceRowsEntryBuilder::Write(const EntryContext& ctx, const binlog::R
   entry::Pair* p = e.mutable_header()->add_props();
   p->set_key("rowsCount");
   p->set_value(std::to_string(n));
+  AddProps(extra_props, e.mutable_header());
   e.set_entrytype(entry::ROWDATA);
   change.SerializeToString(e.mutable_storevalue());
   out->clear();
@@ -139,9 +148,10 @@ Status ReferenceRowsEntryBuilder::Write(const EntryContext& ctx, const binlog::R
 }
 
 std::string ReferenceTransactionEntry(const EntryContext& ctx, bool begin, uint64_t thread_id,
-                                      const std::string& transaction_id) {
+                                      const std::string& transaction_id, std::span<const HeaderProp> props) {
   entry::Entry e;
   FillHeader(ctx, "", "", kNoEventType, e.mutable_header());
+  AddProps(props, e.mutable_header());
   if (begin) {
     entry::TransactionBegin b;
     b.set_executetime(ctx.position.timestamp_ms);

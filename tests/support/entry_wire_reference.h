@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "canal/common/status.h"
@@ -22,8 +23,10 @@ class ReferenceRowsEntryBuilder {
   explicit ReferenceRowsEntryBuilder(const EntryBuilderOptions& options);
   ~ReferenceRowsEntryBuilder();
 
-  // Same contract as EntryBuilder::RowsEntry.
-  Status Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out, uint64_t* row_count);
+  // Same contract as EntryBuilder::RowsEntry; `extra_props` follow rowsCount
+  // in the header (a snapshot entry's marker).
+  Status Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out, uint64_t* row_count,
+               std::span<const HeaderProp> extra_props = {});
 
  private:
   struct State;
@@ -33,6 +36,6 @@ class ReferenceRowsEntryBuilder {
 // The TRANSACTIONBEGIN (begin) or TRANSACTIONEND entry as EntryBuilder wrote
 // it with protobuf objects before wire::WriteTransactionEntry.
 std::string ReferenceTransactionEntry(const EntryContext& ctx, bool begin, uint64_t thread_id,
-                                      const std::string& transaction_id);
+                                      const std::string& transaction_id, std::span<const HeaderProp> props = {});
 
 }  // namespace canal::sink::wire

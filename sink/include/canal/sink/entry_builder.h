@@ -11,13 +11,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "canal/common/log_position.h"
 #include "canal/common/status.h"
 #include "canal/parser/binlog/events.h"
+#include "canal/parser/binlog/column_value.h"
 #include "canal/parser/binlog/rows_event.h"
+#include "canal/parser/binlog/table_map.h"
 #include "canal/render/canal_value.h"
 #include "canal/sink/table_filter.h"
 
@@ -27,6 +30,12 @@ namespace canal::sink {
 struct EntryContext {
   LogPosition position;     // file, offset of the event, server id, GTID, time (ms)
   uint64_t event_length = 0;
+};
+
+// One entry header prop (canal.entry.Pair): written after the entry's own
+// (rowsCount), in the order given. The views must outlive the call.
+struct HeaderProp {
+  std::string_view key, value;
 };
 
 struct EntryBuilderOptions {
@@ -57,6 +66,30 @@ class EntryBuilder {
   // TRANSACTIONEND (the XID as transactionId; "" when none).
   Status BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::string* out);
   Status EndEntry(const EntryContext& ctx, std::string_view transaction_id, std::string* out);
+  // The same with header props (a snapshot chunk's marker).
+  Status BeginEntry(const EntryContext& ctx, uint64_t thread_id, std::span<const HeaderProp> props, std::string* out);
+  Status EndEntry(const EntryContext& ctx, std::string_view transaction_id, std::span<const HeaderProp> props,
+                  std::string* out);
+
+  // ---- snapshot rows (a table's existing rows, as INSERTs) ----
+  // A snapshot driver renders rows on its reader threads with a builder of its
+  // own made from the sink's EntryBuilderOptions (same field filters), then
+  // hands them to the sink, which wraps them in entries with SnapshotRowsEntry.
+
+  // Appends to *rows one RowData field (RowChange.rowDatas: tag, length, the
+  // afterColumns of an inserted row) of `values` (one per column of `t`):
+  // exactly the bytes RowsEntry writes for that row of a WRITE_ROWS event.
+  // InvalidArgument when values.size() != t.columns.size(); a value that does
+  // not render is its error naming the table. On error *rows is as it was. No
+  // allocation per row once warm (beyond *rows' own growth).
+  Status SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows);
+
+  // Replaces *out with a ROWDATA entry, eventType INSERT, of `row_count` rows
+  // whose RowData fields are `rows` (SnapshotRow's, concatenated, copied
+  // verbatim): header schema/table from t, props rowsCount then `props`,
+  // RowChange tableId t.table_id (left out when 0). The bytes protobuf writes.
+  Status SnapshotRowsEntry(const EntryContext& ctx, const binlog::TableMap& t, std::string_view rows,
+                           uint64_t row_count, std::span<const HeaderProp> props, std::string* out);
 
  private:
   struct Impl;

@@ -98,6 +98,11 @@ struct EntrySinkOptions {
                         std::string_view black_field);
 };
 
+// The header prop on every entry of a snapshot chunk (BEGIN, each ROWDATA,
+// END): how a client tells a table's existing rows from the stream's inserts.
+inline constexpr std::string_view kSnapshotPropKey = "snapshot";
+inline constexpr std::string_view kSnapshotPropValue = "true";
+
 // What the sink has done, for metrics and tests (relaxed counters).
 struct EntrySinkStats {
   uint64_t transactions = 0;          // complete transactions seen (last pieces)

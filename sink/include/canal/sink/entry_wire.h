@@ -8,12 +8,15 @@
 //
 // What a column carries that does not change from row to row (index, sqlType,
 // name, isKey, mysqlType, whether the field filters keep it) is encoded once per
-// table map and reused while the table's definition stays the same.
+// table map and reused while the table's definition stays the same. A
+// snapshot's rows (AppendInsertRow) go through the same plan and image writer,
+// and WriteRowsEntry wraps them in the entry Write would have made.
 #pragma once
 
 #include <cstddef>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,12 +47,13 @@ using proto::wire::WriteVarint;
 
 // Replaces *out with a TRANSACTIONBEGIN or TRANSACTIONEND entry (entry_type,
 // canal.entry.EntryType) whose header has no table and no event type (Canal
-// leaves the oneof unset there: a Java client reads its default, UPDATE), and
-// whose store value is a TransactionBegin (thread_id) or a TransactionEnd
-// (transaction_id): the bytes protobuf writes for the same objects, with no
-// objects and, once *out has grown, no allocation.
+// leaves the oneof unset there: a Java client reads its default, UPDATE), the
+// header props `props` (none for a binlog transaction), and whose store value
+// is a TransactionBegin (thread_id) or a TransactionEnd (transaction_id): the
+// bytes protobuf writes for the same objects, with no objects and, once *out
+// has grown, no allocation.
 void WriteTransactionEntry(const EntryContext& ctx, uint64_t entry_type, int64_t thread_id,
-                           std::string_view transaction_id, std::string* out);
+                           std::string_view transaction_id, std::span<const HeaderProp> props, std::string* out);
 
 // HeaderFields' event type meaning "leave the field out".
 inline constexpr int32_t kNoEventType = -1;
@@ -65,6 +69,19 @@ class RowsEntryWriter {
   // Same contract as EntryBuilder::RowsEntry: *out is replaced by the entry,
   // *row_count gets the number of rows; on error *out is left as it was.
   Status Write(const EntryContext& ctx, const binlog::RowsEvent& rows, std::string* out, uint64_t* row_count);
+
+  // A snapshot row (EntryBuilder::SnapshotRow): appends to *rows the RowData
+  // field Write writes for the same row of a WRITE_ROWS event of `t` (the same
+  // plan and image writer). The row is written in the writer's warm buffer
+  // and appended, one copy of its bytes; *rows is untouched on error.
+  Status AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows);
+
+  // The ROWDATA INSERT entry around rows AppendInsertRow wrote
+  // (EntryBuilder::SnapshotRowsEntry). *out is replaced (its capacity
+  // reused); `rows` is copied verbatim after the prefix. Uses no plan: any
+  // writer may wrap rows another one rendered with the same options.
+  Status WriteRowsEntry(const EntryContext& ctx, const binlog::TableMap& t, std::string_view rows, uint64_t row_count,
+                        std::span<const HeaderProp> extra_props, std::string* out);
 
   // Tables whose column encodings are cached (for tests).
   size_t cached_tables() const { return tables_.size(); }
@@ -118,6 +135,12 @@ class RowsEntryWriter {
     bool after = false;        // compared with the before image when `update`
     bool update = false;
   };
+  // One row's images: before (delete, update) and after (insert, update).
+  struct RowImages {
+    std::span<const binlog::ColumnValue> before, after;
+    bool has_before = false, has_after = false;
+    bool update = false;  // an UPDATE_ROWS event's row
+  };
 
   const TablePlan& PlanFor(const binlog::TableMap& t);
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
@@ -132,8 +155,10 @@ class RowsEntryWriter {
                      size_t at);
   bool WriteFixedColumn(const ColumnPlan& cp, const binlog::TableMap& t, const binlog::ColumnValue& v, uint32_t column,
                         const ImageSpec& spec, size_t* at);
-  Status WriteImage(const TablePlan& plan, const binlog::TableMap& t, const binlog::RowImage& img,
+  Status WriteImage(const TablePlan& plan, const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
                     const ImageSpec& spec, size_t* at);
+  // One RowData field (tag, length, images) at *at in building_; *at is moved past it.
+  Status WriteRowData(const TablePlan& plan, const binlog::TableMap& t, const RowImages& row, size_t* at);
   const BeforeValue* BeforeOf(size_t column) const {
     return before_[column].row == row_serial_ ? &before_[column] : nullptr;
   }
