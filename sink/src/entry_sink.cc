@@ -121,6 +121,13 @@ std::shared_ptr<const TableFilter> EntrySink::CurrentFilter() const {
   return active_filter_;
 }
 
+void EntrySink::RefreshFilter() {
+  if (const uint64_t v = filter_version_.load(std::memory_order_acquire); v != txn_filter_version_) {
+    txn_filter_ = CurrentFilter();
+    txn_filter_version_ = v;
+  }
+}
+
 bool EntrySink::Keeps(const TableFilter* filter, std::string_view schema, std::string_view table) const {
   return filter == nullptr || filter->Accepts(schema, table);
 }
@@ -135,6 +142,9 @@ EntrySinkStats EntrySink::stats() const {
   s.filtered_events = filtered_events_.load(std::memory_order_relaxed);
   s.skipped_transactions = skipped_transactions_.load(std::memory_order_relaxed);
   s.empty_markers = empty_markers_.load(std::memory_order_relaxed);
+  s.snapshot_chunks = snapshot_chunks_.load(std::memory_order_relaxed);
+  s.snapshot_entries = snapshot_entries_.load(std::memory_order_relaxed);
+  s.snapshot_rows = snapshot_rows_put_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -198,6 +208,8 @@ void EntrySink::SetMeta(store::EntryKind kind) {
   p.timestamp_ms = ctx_.position.timestamp_ms;
   p.included = false;
   p.transaction_begin = 0;
+  // Assigned only when it changed: a shared_ptr copy is two atomic operations.
+  if (p.snapshot != snapshot_progress_) p.snapshot = snapshot_progress_;
 }
 
 // The store keeps its own copy of what is put: an entry buffer that grew for
@@ -277,10 +289,7 @@ Status EntrySink::OnTransaction(const Transaction& txn) {
     // A continuation without its first piece is a restart inside a
     // transaction: its BEGIN went out before (a cursor can only stand inside
     // a transaction after something of it was put), so its END must follow.
-    if (const uint64_t v = filter_version_.load(std::memory_order_acquire); v != txn_filter_version_) {
-      txn_filter_ = CurrentFilter();
-      txn_filter_version_ = v;
-    }
+    RefreshFilter();
     has_begin_ = !txn.first_piece();
     begin_put_ = !txn.first_piece();
     open_ = true;
@@ -426,6 +435,108 @@ void EntrySink::OnIdle(const LogPosition& position) {
   if (open_ || pending_->count == 0) return;
   // A stopped store fails the next OnTransaction too; nothing to report here.
   PutEmptyMarker().PermitUncheckedError();
+}
+
+// ---- snapshot chunks --------------------------------------------------------
+
+Status EntrySink::PutSnapshotChunk(const SnapshotChunkOut& chunk) {
+  if (chunk.table == nullptr) return Status::InvalidArgument("a snapshot chunk names no table");
+  const binlog::TableMap& t = *chunk.table;
+  const auto what = [&] { return "the snapshot chunk of `" + t.db + "`.`" + t.table + "`"; };
+  if (open_) {
+    return Status::InvalidArgument(what() + " came inside a transaction; chunks go out only between transactions");
+  }
+  for (const std::string_view row : chunk.rows) {
+    if (row.empty()) return Status::InvalidArgument(what() + " has an empty row (not a RowData field)");
+  }
+  if (store_->stopped()) return Status::Aborted(what() + ": the store is stopped");
+  staged_full_ = false;  // nothing carries over from a call that failed
+  RefreshFilter();
+  const bool dropped =
+      !Keeps(txn_filter_.get(), t.db, t.table) || options_.event_types.DropsRows(binlog::RowsKind::kWrite);
+  if (!dropped && !chunk.rows.empty()) {
+    CANAL_RETURN_IF_ERROR(PutSnapshotEntries(chunk));
+    NoteSafePut();  // `at` is at or after every transaction skipped so far
+    Bump(snapshot_chunks_);
+  }
+  SetSnapshotProgress(chunk.progress_after);
+  return Status::OK();
+}
+
+Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
+  const binlog::TableMap& t = *chunk.table;
+  LogPosition& p = ctx_.position;  // the header's: the boundary, the read's time, no GTID
+  p.journal_name.assign(chunk.at.journal_name);
+  p.position = chunk.at.position;
+  p.server_id = chunk.at.server_id;
+  p.gtid.clear();
+  p.timestamp_ms = chunk.execute_time_ms;
+  p.included = false;
+  p.transaction_begin = 0;
+  ctx_.event_length = 0;
+  const HeaderProp marker[] = {{kSnapshotPropKey, kSnapshotPropValue}};
+  const bool boundaries = !options_.event_types.DropsTransactionEntries();
+  if (boundaries) {
+    FitNext(small_need_);
+    CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, 0, marker, &next_));
+    NoteBuilt(&small_need_);
+    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionBegin, 0, chunk.at.snapshot));
+  }
+  const std::span<const std::string_view> rows = chunk.rows;
+  for (size_t i = 0; i < rows.size();) {
+    // Rows up to the byte bound (at least one). Views that follow each other
+    // in memory are one run, wrapped without a copy of their own.
+    size_t j = i, bytes = 0;
+    bool one_run = true;
+    while (j < rows.size() && (j == i || bytes + rows[j].size() <= kSnapshotEntryRowBytes)) {
+      one_run = one_run && (j == i || rows[j].data() == rows[j - 1].data() + rows[j - 1].size());
+      bytes += rows[j].size();
+      ++j;
+    }
+    std::string_view group(rows[i].data(), bytes);
+    if (!one_run) {
+      snapshot_rows_.clear();
+      for (size_t k = i; k < j; ++k) snapshot_rows_.append(rows[k]);
+      group = snapshot_rows_;
+    }
+    const auto count = static_cast<uint32_t>(j - i);
+    FitNext(bytes + small_need_ + t.db.size() + t.table.size() + 64);  // the rows, and a header with names
+    CANAL_RETURN_IF_ERROR(builder_.SnapshotRowsEntry(ctx_, t, group, count, marker, &next_));
+    const bool last = j == rows.size() && !boundaries;
+    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kOther, count,
+                                           last ? chunk.progress_after : chunk.at.snapshot));
+    Bump(snapshot_rows_put_, count);
+    i = j;
+  }
+  if (boundaries) {
+    FitNext(small_need_);
+    CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, {}, marker, &next_));
+    NoteBuilt(&small_need_);
+    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionEnd, 0, chunk.progress_after));
+  }
+  return Status::OK();
+}
+
+Status EntrySink::PutSnapshotEntry(const LogPosition& at, store::EntryKind kind, uint32_t rows,
+                                   const std::shared_ptr<const std::string>& progress) {
+  store::EntryMeta& m = next_meta();
+  m.kind = kind;
+  m.safe_resume_point = true;  // every entry: resuming at `at` with its progress repeats at most this chunk
+  m.rows = rows;
+  LogPosition& p = m.position;
+  p.journal_name.assign(at.journal_name);
+  p.position = at.position;
+  p.server_id = at.server_id;
+  p.gtid.assign(at.gtid);
+  p.timestamp_ms = at.timestamp_ms;
+  p.included = at.included;
+  p.transaction_begin = at.transaction_begin;
+  if (p.snapshot != progress) p.snapshot = progress;
+  CANAL_RETURN_IF_ERROR(store_->Put(&next_, m));
+  ReleaseIfOversized(&next_);  // the buffer the ring handed back
+  Bump(entries_);
+  Bump(snapshot_entries_);
+  return Status::OK();
 }
 
 }  // namespace canal::sink

@@ -135,5 +135,88 @@ TEST(EntrySinkBuffers, EntriesBuiltInRecycledBuffersAreWhole) {
   }
 }
 
+// Snapshot rows are rendered on the driver's reader threads and put as chunks
+// on the stream's. Once warm, rendering allocates nothing (the rows' buffer
+// keeps its capacity), and a chunk whose rows make one ROWDATA entry puts it
+// in buffers the ring hands back. Chunks of several big entries of unequal
+// sizes allocate at most one buffer per ROWDATA entry (the ring frees or
+// copies a buffer far bigger than the entry put in it), never one per row.
+struct SnapshotWorkload {
+  size_t render_allocations = 0, sink_allocations = 0, rows_entries = 0;
+};
+
+SnapshotWorkload RunSnapshotChunks(const std::string& long_name) {
+  const auto table = testing_support::ItemsTable();
+  EntryBuilder driver;
+  std::string buffer;
+  std::vector<size_t> ends;
+  std::vector<std::string_view> views;
+  ends.reserve(200);
+  views.reserve(200);
+  const std::string names[] = {"pear", std::string(300, 'n'), "caf\xc3\xa9", long_name};
+  auto render = [&] {
+    buffer.clear();
+    ends.clear();
+    for (int64_t i = 0; i < 200; ++i) {
+      binlog::ColumnValue v[2];
+      testing_support::ItemsRow(i, names[i % 4], v);
+      EXPECT_TRUE(driver.SnapshotRow(*table, v, &buffer).ok());
+      ends.push_back(buffer.size());
+    }
+    views.clear();
+    for (size_t i = 0, from = 0; i < ends.size(); from = ends[i++]) {
+      views.emplace_back(buffer.data() + from, ends[i] - from);
+    }
+  };
+  // A ring whose retained budget (slots x memunit: 4 MiB) holds the chunks'
+  // entry buffers, turning over every few chunks.
+  store::RingStoreOptions ro;
+  ro.buffer_size = 64;
+  ro.buffer_memunit = 64 << 10;
+  ro.batch_mode = store::BatchMode::kItemSize;
+  std::unique_ptr<RingStore> store;
+  EXPECT_TRUE(RingStore::Create(ro, &store).ok());
+  EntrySink sink(EntrySinkOptions{}, store.get());
+  store::Batch batch;
+  batch.entries.reserve(4096);
+  SnapshotChunkOut chunk;
+  chunk.table = table.get();
+  chunk.at.journal_name = "mysql-bin.000042";
+  chunk.at.position = 4;
+  chunk.at.snapshot = std::make_shared<const std::string>("{}");
+  chunk.progress_after = std::make_shared<const std::string>("{1}");
+  SnapshotWorkload w;
+  for (int round = 0; round < 300; ++round) {
+    if (round == 100) w = SnapshotWorkload{};  // warm: the ring's slots have turned over many times
+    {
+      testing::CountAllocations count;
+      render();
+      w.render_allocations += count.allocations();
+    }
+    chunk.rows = views;
+    const uint64_t entries = sink.stats().snapshot_entries;
+    {
+      testing::CountAllocations count;
+      EXPECT_TRUE(sink.PutSnapshotChunk(chunk).ok());
+      w.sink_allocations += count.allocations();
+    }
+    w.rows_entries += sink.stats().snapshot_entries - entries - 2;  // less BEGIN and END
+    TakeAll(store.get(), &batch);
+  }
+  EXPECT_EQ(sink.stats().snapshot_rows, 300u * 200);
+  return w;
+}
+
+TEST(EntrySinkBuffers, WarmSnapshotRowsAndChunksAllocateNothing) {
+  const SnapshotWorkload one_entry = RunSnapshotChunks(std::string(50, 'l'));  // ~75 KiB of rows a chunk
+  EXPECT_EQ(one_entry.rows_entries, 200u);
+  EXPECT_EQ(one_entry.render_allocations, 0u);
+  EXPECT_EQ(one_entry.sink_allocations, 0u);
+  const SnapshotWorkload big = RunSnapshotChunks(std::string(5000, 'l'));  // ~280 KiB: entries of 256 and 24 KiB
+  EXPECT_EQ(big.rows_entries, 400u);
+  EXPECT_EQ(big.render_allocations, 0u);
+  EXPECT_LE(big.sink_allocations, big.rows_entries);
+}
+
 }  // namespace
 }  // namespace canal::sink

@@ -42,24 +42,45 @@
 // Like Canal's, this pair goes out even under transaction.entry: without it
 // such a cursor could never move.
 //
+// Snapshot chunks: PutSnapshotChunk puts the rows a snapshot read from a
+// table (rendered by the driver's own EntryBuilder::SnapshotRow) as one
+// transaction of INSERTs at a stream boundary: TRANSACTIONBEGIN, ROWDATA
+// entries of at most kSnapshotEntryRowBytes of rows, TRANSACTIONEND, every one
+// marked with the header prop kSnapshotPropKey=kSnapshotPropValue. Every one
+// is a safe resume point at the boundary; all but the last carry the
+// snapshot's progress before the chunk (a resume there reads the chunk again:
+// an unacked chunk is repeated, never lost), the last the progress after it.
+// From then on every entry the sink puts carries that progress
+// (SetSnapshotProgress), so whichever ack moves a cursor past the chunk also
+// stores the progress with it.
+//
 // Threads: OnTransaction and OnIdle run on the parse thread; Put blocks while
 // the store is full (back-pressure) and a stopped store makes OnTransaction
-// return Aborted, which stops the parser. Entry bytes go through buffers the
-// sink reuses: no allocation per row once warm.
+// return Aborted, which stops the parser. PutSnapshotChunk and
+// SetSnapshotProgress are called on the same thread, or by one thread at a
+// time serialised with OnTransaction/OnIdle, and only between transactions:
+// never between the pieces of a large one (the sink holds nothing staged
+// between OnTransaction calls, and a chunk inside a transaction would split
+// it). Entry bytes go through buffers the sink reuses: no allocation per row
+// once warm.
 #pragma once
 
 #include "canal/schema/statement.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "canal/common/log_position.h"
 #include "canal/common/status.h"
+#include "canal/parser/binlog/table_map.h"
 #include "canal/parser/transaction.h"
 #include "canal/sink/entry_builder.h"
 #include "canal/sink/event_type_filter.h"
@@ -79,7 +100,9 @@ struct EntrySinkOptions {
   // canal.instance.filter.query.* / dml.* / transaction.entry
   EventTypeFilter event_types;
   // How values are written. Its `fields` / `black_fields` are ignored: the
-  // sink points them at the two filters above.
+  // sink points them at the two filters above. A snapshot driver renders rows
+  // with an EntryBuilder of these options pointed the same way, so its rows
+  // are the bytes the sink would write.
   EntryBuilderOptions entries;
 
   // Empty-transaction pair: at most this often (milliseconds since a
@@ -102,6 +125,25 @@ struct EntrySinkOptions {
 // END): how a client tells a table's existing rows from the stream's inserts.
 inline constexpr std::string_view kSnapshotPropKey = "snapshot";
 inline constexpr std::string_view kSnapshotPropValue = "true";
+// Rows (RowData bytes) of one snapshot ROWDATA entry at most; a larger row is
+// an entry of its own. Like a rows event's entry, it keeps batches and the
+// client's buffers near the stream's sizes.
+inline constexpr size_t kSnapshotEntryRowBytes = size_t{256} << 10;
+
+// A snapshot chunk as the sink puts it (PutSnapshotChunk).
+struct SnapshotChunkOut {
+  const binlog::TableMap* table = nullptr;  // names the rows' table and columns
+  // RowData fields, each as EntryBuilder::SnapshotRow appended it. Views that
+  // follow each other in memory (one buffer) are copied once, into the entry.
+  std::span<const std::string_view> rows;
+  // The stream boundary the chunk goes out at: file, end offset of the last
+  // transaction handed to OnTransaction (at or after every one of them),
+  // included=false, server id, gtid; its `snapshot` is the progress before
+  // this chunk.
+  LogPosition at;
+  std::shared_ptr<const std::string> progress_after;  // the progress once this chunk is acked
+  int64_t execute_time_ms = 0;  // header executeTime of the chunk's entries (when it was read)
+};
 
 // What the sink has done, for metrics and tests (relaxed counters).
 struct EntrySinkStats {
@@ -113,6 +155,9 @@ struct EntrySinkStats {
   uint64_t filtered_events = 0;       // rows events and statements dropped by a filter
   uint64_t skipped_transactions = 0;  // transactions that put nothing
   uint64_t empty_markers = 0;         // empty BEGIN/END pairs put
+  uint64_t snapshot_chunks = 0;       // snapshot chunks that put entries
+  uint64_t snapshot_entries = 0;      // their entries (BEGIN, ROWDATA, END; also in `entries`)
+  uint64_t snapshot_rows = 0;         // their rows (not in `rows`)
 };
 
 class EntrySink final : public parser::TransactionSink {
@@ -138,6 +183,20 @@ class EntrySink final : public parser::TransactionSink {
   // pattern. Any thread.
   Status SetSubscriptionFilter(std::string_view regex);
 
+  // Puts a snapshot chunk (see "Snapshot chunks" above) and then holds
+  // SetSnapshotProgress(chunk.progress_after). Nothing is put, the progress
+  // still moves, when the chunk has no rows (the caller dropped them all), the
+  // table filter refuses its table or the dml.insert switch drops inserts;
+  // without BEGIN/END (transaction.entry) the last ROWDATA carries the
+  // progress after. InvalidArgument for a null table, an empty row view, or a
+  // call inside a transaction; Aborted once the store is stopped (the
+  // progress then stays). Only between transactions.
+  Status PutSnapshotChunk(const SnapshotChunkOut& chunk);
+
+  // From now on every entry the sink puts carries `progress` as its meta
+  // position's `snapshot` (null: none). Only between transactions.
+  void SetSnapshotProgress(std::shared_ptr<const std::string> progress) { snapshot_progress_ = std::move(progress); }
+
   EntrySinkStats stats() const;
 
  private:
@@ -152,6 +211,8 @@ class EntrySink final : public parser::TransactionSink {
   // will need.
   void NoteBuilt(size_t* need) const;
   bool Keeps(const TableFilter* filter, std::string_view schema, std::string_view table) const;
+  // txn_filter_ as the subscription now says (the lock only when it changed).
+  void RefreshFilter();
   void SetContext(const parser::Transaction& txn, const parser::TxEvent& e);
   void SetMeta(store::EntryKind kind);
   // Puts the staged entry (if any) and stages the one just built in next_.
@@ -162,6 +223,10 @@ class EntrySink final : public parser::TransactionSink {
   Status PutEmptyMarker();
   void NoteSafePut();
   void NoteSkipped(const parser::Transaction& txn);
+  Status PutSnapshotEntries(const SnapshotChunkOut& chunk);
+  // Puts next_ as a snapshot entry: a safe resume point at `at` carrying `progress`.
+  Status PutSnapshotEntry(const LogPosition& at, store::EntryKind kind, uint32_t rows,
+                          const std::shared_ptr<const std::string>& progress);
 
   const EntrySinkOptions options_;
   store::RingStore* const store_;
@@ -201,13 +266,19 @@ class EntrySink final : public parser::TransactionSink {
   size_t rows_need_ = 0;   // bytes of a recent ROWDATA entry (the largest)
   size_t small_need_ = 0;  // bytes of a recent TRANSACTIONBEGIN/END entry
 
+  // The snapshot's progress every entry carries (SetSnapshotProgress); the
+  // metas copy it only when it changed, so no reference count moves per entry
+  // but the ring's own copy (none while null).
+  std::shared_ptr<const std::string> snapshot_progress_;
+  std::string snapshot_rows_;  // a snapshot entry's rows, when their views are not one run of memory
+
   std::unique_ptr<PendingEmpty> pending_;
   int64_t last_advance_ms_ = 0;
 
   // Written by the parse thread only (Bump: no locked read-modify-write on
   // the hot path), read relaxed by stats() from any thread.
   std::atomic<uint64_t> transactions_{0}, pieces_{0}, entries_{0}, rows_entries_{0}, rows_{0}, filtered_events_{0},
-      skipped_transactions_{0}, empty_markers_{0};
+      skipped_transactions_{0}, empty_markers_{0}, snapshot_chunks_{0}, snapshot_entries_{0}, snapshot_rows_put_{0};
 };
 
 // The table a DDL statement is about: CREATE/ALTER/DROP/TRUNCATE/RENAME
