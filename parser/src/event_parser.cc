@@ -393,6 +393,14 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     if (options_.on_caught_up) options_.on_caught_up();
   });
 
+  // Where the stream stands before its first event: a sink that merges other rows with the
+  // stream (a snapshot) learns the start now, not at the first transaction or heartbeat.
+  if (plan.point.skip_until == 0 && !plan.point.file.empty() && !buffer_.in_transaction()) {
+    LogPosition start;
+    start.journal_name = plan.point.file;
+    start.position = plan.point.position;
+    sink_->OnIdle(start);
+  }
   DumpStream stream(&dump);
   DumpSource source(&stream, plan.point.file, dump_from, info.binlog_checksum == "CRC32",
                     dump_from == plan.point.position ? 0 : plan.point.position);

@@ -622,6 +622,27 @@ Status ReadSchemaHistory(KeyReader& keys, InstanceConfig* config, const CanalCon
   return Status::OK();
 }
 
+// canal.instance.snapshot.* (docs/snapshot.md): read with wide bounds here so that Validate's
+// message (the key, the bounds and why) is the one a bad value gets.
+Status ReadSnapshot(KeyReader& keys, InstanceConfig* config) {
+  snapshot::SnapshotOptions& o = config->snapshot;
+  std::string mode;
+  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.snapshot.mode", "never", &mode));
+  CANAL_RETURN_IF_ERROR(snapshot::ParseSnapshotMode(mode, &o.mode));
+  constexpr uint64_t kWide = uint64_t{1} << 62;
+  uint64_t threads = o.threads;
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.snapshot.threads", o.threads, 0, kWide,
+                                               "a number of reader threads", &threads));
+  o.threads = static_cast<uint32_t>(std::min<uint64_t>(threads, UINT32_MAX));
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.snapshot.chunk.rows", o.chunk_rows, 0, kWide,
+                                               "a number of rows", &o.chunk_rows));
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.snapshot.chunk.bytes", o.chunk_bytes, 0, kWide,
+                                               "a number of bytes", &o.chunk_bytes));
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.snapshot.window.keys", o.window_keys, 0, kWide,
+                                               "a number of keys", &o.window_keys));
+  return o.Validate();
+}
+
 }  // namespace
 
 Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destination, const std::string& path,
@@ -646,6 +667,7 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(ReadRing(keys, path, &config));
   CANAL_RETURN_IF_ERROR(ReadFilters(keys, path, &config));
   CANAL_RETURN_IF_ERROR(ReadSchemaHistory(keys, &config, canal, destination));
+  CANAL_RETURN_IF_ERROR(ReadSnapshot(keys, &config).WithContext(path));
   *out = std::move(config);
   return Status::OK();
 }

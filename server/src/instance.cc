@@ -2,14 +2,35 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
+#include "canal/common/ascii_case.h"
 #include "canal/meta/meta_manager.h"
+#include "canal/parser/mysql/query_connection.h"
+#include "snapshot_output.h"
 
 namespace canal::server {
 
 namespace {
+
+// when_needed after a purge: the parser must not resume at the purged cursor (it falls back to
+// canal.instance.master.* or the primary's end) until a client acks an entry of the new run.
+class SkipPurgedCursor final : public parser::CursorSource {
+ public:
+  SkipPurgedCursor(std::unique_ptr<parser::CursorSource> inner, std::string file)
+      : inner_(std::move(inner)), file_(std::move(file)) {}
+  Status LoadCursor(LogPosition* cursor, bool* found) override {
+    CANAL_RETURN_IF_ERROR(inner_->LoadCursor(cursor, found));
+    if (*found && cursor->snapshot == nullptr && cursor->journal_name == file_) *found = false;
+    return Status::OK();
+  }
+
+ private:
+  std::unique_ptr<parser::CursorSource> inner_;
+  const std::string file_;
+};
 
 // How long Stop lets the parser stop on its own before stopping the ring
 // under it (a Put waiting for space wakes only then).
@@ -92,13 +113,42 @@ Status Instance::StartLocked() {
       filter.clear();
     }
   }
-  auto cursor = std::make_unique<SlowestCursorSource>(meta_, dest);
+  std::unique_ptr<parser::CursorSource> cursor = std::make_unique<SlowestCursorSource>(meta_, dest);
+
+  // A snapshot, when one runs, stands between the parser and the sink (snapshot_merger.h).
+  snapshot::SnapshotProgress progress;
+  bool run_snapshot = false;
+  CANAL_RETURN_IF_ERROR(PlanSnapshot(cursor.get(), filter, &progress, &run_snapshot).WithContext("starting destination " + dest));
+  std::unique_ptr<SinkChunkOutput> snapshot_output;
+  std::unique_ptr<snapshot::SnapshotMerger> merger;
+  std::unique_ptr<snapshot::SnapshotRunner> runner;
+  parser::TransactionSink* stream_sink = sink.get();
+  if (!purged_cursor_file_.empty()) {
+    cursor = std::make_unique<SkipPurgedCursor>(std::move(cursor), purged_cursor_file_);
+    purged_cursor_file_.clear();
+  }
+  if (run_snapshot) {
+    snapshot_output = std::make_unique<SinkChunkOutput>(sink.get());
+    const size_t window_keys = config_.snapshot.window_keys;
+    merger = std::make_unique<snapshot::SnapshotMerger>(sink.get(), snapshot_output.get(), window_keys,
+                                                        std::max<size_t>(window_keys * 256, size_t{16} << 20));
+    merger->Begin(progress, [this] { OnSnapshotComplete(); });
+    snapshot::SnapshotRunnerOptions ro;
+    ro.destination = dest;
+    ro.connection = config_.parser.master;
+    ro.options = config_.snapshot;
+    ro.make_writer = [this] { return std::make_unique<BuilderRowWriter>(config_.sink); };
+    ro.log = log_;
+    runner = std::make_unique<snapshot::SnapshotRunner>(std::move(ro), merger.get());
+    stream_sink = merger.get();
+  }
+
   std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
   parser::EventParserOptions parser_options = config_.parser;
   // Low-latency gets end when the parser has caught up, not at each entry of a backlog.
   shared_ring->TrackCatchUp();
   parser_options.on_caught_up = [r = shared_ring] { r->ProducerCaughtUp(); };
-  auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), sink.get(), cursor.get(), log_);
+  auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), stream_sink, cursor.get(), log_);
 
   log_->info("[{}] starting: primary {} as {}, filter '{}' black '{}', ring {} entries {} x {} B, from {}", dest,
              config_.parser.master.Address(), config_.parser.master.user, config_.filter_regex,
@@ -112,8 +162,13 @@ Status Instance::StartLocked() {
     parser_ = std::move(parser);
     client_filter_ = filter;
     status_stop_ = false;
+    snapshot_output_ = std::move(snapshot_output);
+    merger_ = std::move(merger);
+    runner_ = std::move(runner);
+    snapshot_complete_handled_ = false;
   }
   parser_->Start();
+  if (runner_) runner_->Start(progress);
   running_.store(true, std::memory_order_release);
   status_thread_ = std::thread([this] { StatusLoop(); });
   return Status::OK();
@@ -133,6 +188,8 @@ void Instance::StopLocked() {
   // for a full ring: stop the ring too once the parser has stopped or had a
   // moment to see its stop flag (so the ring's Aborted is not reported as a
   // failure). The stopper thread says when the parser is down.
+  // A keyless table's read may hold the parse thread: the merger lets it go first.
+  if (merger_) merger_->Stop();
   struct {
     std::mutex mu;
     std::condition_variable cv;
@@ -150,11 +207,15 @@ void Instance::StopLocked() {
   }
   store_->Stop();
   stopper.join();
+  if (runner_) runner_->Stop();  // its readers woke from the merger or the stopped ring
 
   const LogPosition at = parser_->status().position;
   log_->info("[{}] stopped {}", config_.destination, at.empty() ? std::string("before reading any event") : "at " + at.ToString());
   std::lock_guard<std::mutex> lock(mu_);
+  runner_.reset();
   parser_.reset();
+  merger_.reset();
+  snapshot_output_.reset();
   cursor_.reset();
   sink_.reset();
 }
@@ -199,6 +260,11 @@ InstanceStatus Instance::status() const {
   }
   st.client_filter = client_filter_;
   st.primary = config_.parser.master.Address();
+  st.purged_resnapshots = purged_resnapshots_.load();
+  if (runner_) {
+    st.snapshot_active = true;
+    st.snapshot = runner_->status();
+  }
   return st;
 }
 
@@ -221,7 +287,158 @@ std::string Instance::StatusLine() const {
           std::to_string(st.store_capacity) + " entries " + Bytes(st.store.held_bytes);
   if (st.store_byte_bound != 0) line += "/" + Bytes(st.store_byte_bound);
   line += ", " + std::to_string(st.store.put_sequence - st.store.get_sequence) + " not yet fetched";
+  if (st.snapshot_active) {
+    const snapshot::SnapshotRunStatus& sn = st.snapshot;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, ", snapshot %s %s: %" PRIu64 "/%" PRIu64 " tables, %" PRIu64 " rows sent (%.0f rows/s)",
+                  sn.id.c_str(), sn.state.c_str(), sn.tables_done, sn.tables_total, sn.rows_sent, sn.rows_per_second);
+    line += buf;
+    if (sn.eta_ms > 0) line += ", about " + std::to_string((sn.eta_ms + 999) / 1000) + " s left";
+  }
   return line;
+}
+
+Status Instance::PlanSnapshot(parser::CursorSource* cursor, const std::string& client_filter,
+                              snapshot::SnapshotProgress* progress, bool* run) {
+  *run = false;
+  const snapshot::SnapshotMode mode = config_.snapshot.mode;
+  LogPosition at;
+  bool found = false;
+  CANAL_RETURN_IF_ERROR(cursor->LoadCursor(&at, &found));
+  if (found && at.snapshot != nullptr) {
+    // A snapshot was under way when the destination stopped: it goes on after its last acked chunk.
+    Status s = snapshot::SnapshotProgress::Decode(*at.snapshot, progress);
+    if (!s.ok()) {
+      return s.WithContext("the cursor's snapshot progress (meta.dat or ZooKeeper) does not read; remove its "
+                           "\"snapshot\" member to stream without the snapshot, or the cursor to start again");
+    }
+    if (mode == snapshot::SnapshotMode::kNever) {
+      log_->warn("[{}] snapshot {} was under way when the destination stopped; it goes on although "
+                 "canal.instance.snapshot.mode=never (the mode decides only whether a new one starts)",
+                 config_.destination, progress->id);
+    }
+    log_->info("[{}] snapshot {} resumes at the cursor {}: {} of {} tables done", config_.destination, progress->id,
+               at.ToString(), progress->TablesDone(), progress->tables.size());
+    *run = !progress->Complete();
+    return Status::OK();
+  }
+  std::string reason = "no cursor yet";
+  if (found && mode == snapshot::SnapshotMode::kWhenNeeded) {
+    // when_needed: a cursor whose binlog the primary has purged cannot be resumed; the rows are
+    // read again instead of the destination stopping, and the stream starts afresh.
+    bool purged = false;
+    CANAL_RETURN_IF_ERROR(CursorFilePurged(at, &purged));
+    if (!purged) return Status::OK();
+    log_->warn("[{}] the cursor {} names a binlog the primary {} no longer has (purged); "
+               "canal.instance.snapshot.mode=when_needed: taking a new snapshot of every table of the filter and "
+               "streaming from the primary's position now",
+               config_.destination, at.ToString(), config_.parser.master.Address());
+    purged_cursor_file_ = at.journal_name;
+    ++purged_resnapshots_;
+    reason = "the cursor's binlog " + at.journal_name + " was purged";
+  } else if (found || mode == snapshot::SnapshotMode::kNever) {
+    return Status::OK();
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  progress->id = std::string(found ? "resnapshot-" : "initial-") + std::to_string(now_ms);
+  progress->started_ms = now_ms;
+  CANAL_RETURN_IF_ERROR(ListSnapshotTables(client_filter, &progress->tables));
+  if (progress->tables.empty()) {
+    log_->warn("[{}] canal.instance.snapshot.mode={}: no InnoDB table of {} is in the filter's scope ('{}' black "
+               "'{}'); nothing to snapshot, streaming only",
+               config_.destination, snapshot::SnapshotModeName(mode), config_.parser.master.Address(),
+               client_filter.empty() ? config_.filter_regex : client_filter, config_.filter_black_regex);
+    return Status::OK();
+  }
+  log_->info("[{}] canal.instance.snapshot.mode={} and {}: snapshot {} of {} tables, then the stream",
+             config_.destination, snapshot::SnapshotModeName(mode), reason, progress->id, progress->tables.size());
+  *run = true;
+  return Status::OK();
+}
+
+Status Instance::CursorFilePurged(const LogPosition& cursor, bool* purged) {
+  *purged = false;
+  mysql::QueryConnection conn(config_.parser.master);
+  std::vector<mysql::BinaryLogFile> files;
+  Status s = conn.Connect();
+  if (s.ok()) s = conn.ShowBinaryLogs(&files);
+  CANAL_RETURN_IF_ERROR(s.WithContext("checking whether the cursor's binlog " + cursor.journal_name + " is still on " +
+                                      config_.parser.master.Address()));
+  *purged = std::none_of(files.begin(), files.end(),
+                         [&](const mysql::BinaryLogFile& f) { return f.name == cursor.journal_name; });
+  return Status::OK();
+}
+
+// Every base table the destination's filter accepts (the subscribed client's, when it has one).
+// Tables of an engine without consistent snapshots (MyISAM, ...) are left out with a WARN line:
+// their rows cannot be placed exactly in the stream.
+Status Instance::ListSnapshotTables(const std::string& client_filter, std::vector<snapshot::TableProgress>* tables) {
+  std::shared_ptr<const sink::TableFilter> filter = config_.sink.table_filter;
+  if (!client_filter.empty()) {
+    std::unique_ptr<sink::TableFilter> f;
+    if (sink::TableFilter::Create(client_filter, config_.filter_black_regex, &f).ok()) filter = std::move(f);
+  }
+  mysql::QueryConnection conn(config_.parser.master);
+  CANAL_RETURN_IF_ERROR(conn.Connect().WithContext("listing the tables to snapshot on " +
+                                                   config_.parser.master.Address()));
+  mysql::ResultSet rs;
+  CANAL_RETURN_IF_ERROR(conn.Query("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE "
+                                   "TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ('mysql', "
+                                   "'information_schema', 'performance_schema', 'sys') ORDER BY 1, 2",
+                                   &rs)
+                            .WithContext("listing the tables to snapshot on " + config_.parser.master.Address()));
+  for (const auto& row : rs.rows) {
+    if (row.size() < 3 || !row[0].has_value() || !row[1].has_value()) continue;
+    if (filter != nullptr && !filter->Accepts(*row[0], *row[1])) continue;
+    const std::string engine = row[2].value_or("");
+    if (!AsciiEqualsIgnoreCase(engine, "InnoDB")) {
+      log_->warn("[{}] snapshot: `{}`.`{}` uses engine {}; a consistent snapshot covers InnoDB tables only, so its "
+                 "rows are not read (its changes still stream)",
+                 config_.destination, *row[0], *row[1], engine.empty() ? std::string("(none)") : engine);
+      continue;
+    }
+    snapshot::TableProgress t;
+    t.schema = *row[0];
+    t.table = *row[1];
+    tables->push_back(std::move(t));
+  }
+  return Status::OK();
+}
+
+void Instance::OnSnapshotComplete() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot_complete_ = true;
+  }
+  status_cv_.notify_all();
+}
+
+// On the status thread: the merger said the last table is done.
+void Instance::FinishSnapshot() {
+  snapshot::SnapshotRunStatus st;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!runner_) return;
+    runner_->MarkComplete();
+    st = runner_->status();
+  }
+  log_->info("[{}] snapshot {} complete: {} tables, {} rows sent in {:.1f} s ({:.0f} rows/s; {} chunks read again, {} "
+             "rows left to the stream's newer version)",
+             config_.destination, st.id, st.tables_total, st.rows_sent, static_cast<double>(st.elapsed_ms) / 1000,
+             st.rows_per_second, st.redone, st.dropped_rows);
+  if (config_.snapshot.mode == snapshot::SnapshotMode::kInitialOnly) {
+    log_->info("[{}] canal.instance.snapshot.mode=initial_only: the stream stops here; clients read what the ring "
+               "holds",
+               config_.destination);
+    parser::EventParser* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p = parser_.get();
+    }
+    if (p != nullptr) p->Stop();
+  }
 }
 
 void Instance::StatusLoop() {
@@ -231,7 +448,15 @@ void Instance::StatusLoop() {
   bool reported_failure = false;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    if (status_cv_.wait_for(lock, options_.status_interval, [this] { return status_stop_; })) return;
+    if (status_cv_.wait_for(lock, options_.status_interval,
+                            [this] { return status_stop_ || (snapshot_complete_ && !snapshot_complete_handled_); })) {
+      if (status_stop_) return;
+      snapshot_complete_handled_ = true;
+      lock.unlock();
+      FinishSnapshot();
+      lock.lock();
+      continue;
+    }
     lock.unlock();
     InstanceStatus st = status();
     const auto now = Clock::now();

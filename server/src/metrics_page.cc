@@ -201,6 +201,33 @@ void OwnSeries(Page& p, const ServerReport& r) {
   p.Family(
       "canal_instance_upstream_reconnects", "Reconnections to the primary", MetricType::kCounter,
       [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.reconnects; }); });
+  // Snapshots (docs/snapshot.md): progress of the one running or last run in this server run.
+  p.Family("canal_instance_snapshot_rows_sent", "Snapshot rows sent to the destination's clients",
+           MetricType::kCounter, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.snapshot.rows_sent; });
+           });
+  p.Family("canal_instance_snapshot_rows_read", "Snapshot rows read from the primary (chunks read again count)",
+           MetricType::kCounter, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.snapshot.rows_read; });
+           });
+  p.Family("canal_instance_snapshot_tables_done", "Snapshot tables done", MetricType::kGauge, [&](TextWriter& w) {
+    PerInstance(w, r, [](const DestinationReport& d) { return d.status.snapshot.tables_done; });
+  });
+  p.Family("canal_instance_snapshot_tables_total", "Snapshot tables in all", MetricType::kGauge, [&](TextWriter& w) {
+    PerInstance(w, r, [](const DestinationReport& d) { return d.status.snapshot.tables_total; });
+  });
+  p.Family("canal_instance_snapshot_eta_seconds", "Estimated seconds left of the running snapshot (-1: unknown)",
+           MetricType::kGauge, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) {
+               const int64_t eta = d.status.snapshot.eta_ms;
+               return eta < 0 ? -1.0 : static_cast<double>(eta) / 1000;
+             });
+           });
+  p.Family("canal_instance_snapshot_after_purged_binlog", "Snapshots taken because the cursor's binlog was purged "
+           "(canal.instance.snapshot.mode=when_needed)",
+           MetricType::kCounter, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.purged_resnapshots; });
+           });
   p.Family("canal_instance_binlog_read_file_index", "Number of the binlog file last read", MetricType::kGauge,
            [&](TextWriter& w) {
              PerInstance(w, r, [](const DestinationReport& d) {

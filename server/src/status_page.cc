@@ -43,6 +43,26 @@ json DestinationJson(const DestinationReport& d, int64_t now_ms) {
                  {"bytes", ring.held_bytes},
                  {"byte_bound", s.store_byte_bound}};
     j["errors_by_kind"] = s.parser.errors;
+    if (s.snapshot_active) {
+      const snapshot::SnapshotRunStatus& sn = s.snapshot;
+      j["snapshot"] = {{"id", sn.id},
+                       {"state", sn.state},
+                       {"tables_total", sn.tables_total},
+                       {"tables_done", sn.tables_done},
+                       {"rows_read", sn.rows_read},
+                       {"rows_sent", sn.rows_sent},
+                       {"rows_estimate", sn.rows_estimate},
+                       {"rows_per_second", sn.rows_per_second},
+                       {"eta_ms", sn.eta_ms},
+                       {"chunks", sn.chunks},
+                       {"chunks_read_again", sn.redone},
+                       {"rows_left_to_the_stream", sn.dropped_rows},
+                       {"elapsed_ms", sn.elapsed_ms},
+                       {"last_error", sn.last_error.empty() ? json(nullptr) : json(sn.last_error)}};
+    } else {
+      j["snapshot"] = nullptr;
+    }
+    j["snapshots_after_purged_binlog"] = s.purged_resnapshots;
     if (!s.parser.last_error.empty()) {
       j["last_error"] = {{"message", s.parser.last_error},
                          {"time_ms", s.parser.last_error_ms},

@@ -454,7 +454,9 @@ Status EntrySink::PutSnapshotChunk(const SnapshotChunkOut& chunk) {
   RefreshFilter();
   const bool dropped =
       !Keeps(txn_filter_.get(), t.db, t.table) || options_.event_types.DropsRows(binlog::RowsKind::kWrite);
-  if (!dropped && !chunk.rows.empty()) {
+  // A piece that closes a transaction an earlier piece opened puts its END even with no rows.
+  const bool closes_open_piece = !chunk.begin && chunk.end && snapshot_piece_open_;
+  if (!dropped && (!chunk.rows.empty() || closes_open_piece)) {
     CANAL_RETURN_IF_ERROR(PutSnapshotEntries(chunk));
     NoteSafePut();  // `at` is at or after every transaction skipped so far
     Bump(snapshot_chunks_);
@@ -476,7 +478,11 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
   ctx_.event_length = 0;
   const HeaderProp marker[] = {{kSnapshotPropKey, kSnapshotPropValue}};
   const bool boundaries = !options_.event_types.DropsTransactionEntries();
-  if (boundaries) {
+  // A piece in the middle of a keyless read goes out without its own BEGIN (the first piece's
+  // opened the transaction) and, unless it is the last, without END.
+  const bool begin = boundaries && (chunk.begin || !snapshot_piece_open_);
+  const bool end = boundaries && chunk.end;
+  if (begin) {
     FitNext(small_need_);
     CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, 0, marker, &next_));
     NoteBuilt(&small_need_);
@@ -502,17 +508,19 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
     const auto count = static_cast<uint32_t>(j - i);
     FitNext(bytes + small_need_ + t.db.size() + t.table.size() + 64);  // the rows, and a header with names
     CANAL_RETURN_IF_ERROR(builder_.SnapshotRowsEntry(ctx_, t, group, count, marker, &next_));
-    const bool last = j == rows.size() && !boundaries;
+    const bool last = j == rows.size() && !boundaries && chunk.end;
     CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kOther, count,
                                            last ? chunk.progress_after : chunk.at.snapshot));
     Bump(snapshot_rows_put_, count);
     i = j;
   }
-  if (boundaries) {
+  snapshot_piece_open_ = begin || (snapshot_piece_open_ && !end);
+  if (end) {
     FitNext(small_need_);
     CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, {}, marker, &next_));
     NoteBuilt(&small_need_);
     CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionEnd, 0, chunk.progress_after));
+    snapshot_piece_open_ = false;
   }
   return Status::OK();
 }

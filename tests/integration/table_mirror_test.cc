@@ -31,6 +31,7 @@
 #include "support/canal_install.h"
 #include "support/client_test_names.h"
 #include "support/mariadb_sandbox.h"
+#include "support/mirror_suite.h"
 #include "support/server_suite.h"
 #include "support/sql_session.h"
 #include "support/table_compare.h"
@@ -595,52 +596,7 @@ std::string Workload::AlterTables() {
 
 // Two sandboxes: the source (ServerSuite's, with canal-server's binlog
 // settings) and the mirror, started side by side.
-class MirrorOracle : public ServerSuite<kSourcePort> {
- protected:
-  static void SetUpTestSuite() {
-    std::thread mirror([] { mirror_ = StartSuiteSandbox(kMirrorPort, &mirror_error_); });
-    ServerSuite::SetUpTestSuite();
-    mirror.join();
-  }
-  static void TearDownTestSuite() {
-    mirror_.reset();
-    ServerSuite::TearDownTestSuite();
-  }
-  void SetUp() override {
-    ServerSuite::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    CANAL_REQUIRE_SANDBOX(mirror_, mirror_error_);
-  }
-
-  // The same SQL on both servers.
-  static void BothSql(const std::string& sql) {
-    ASSERT_TRUE(sandbox_->Sql(sql)) << sandbox_->error();
-    ASSERT_TRUE(mirror_->Sql(sql)) << mirror_->error();
-  }
-
-  static inline std::unique_ptr<MariadbSandbox> mirror_;
-  static inline std::string mirror_error_;
-};
-
-// A thread's first error, for the main thread to print.
-class FirstError {
- public:
-  void Set(const std::string& text) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (text_.empty()) text_ = text;
-    failed_ = true;
-  }
-  std::string Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return text_;
-  }
-  bool failed() const { return failed_; }
-
- private:
-  mutable std::mutex mu_;
-  std::string text_;
-  std::atomic<bool> failed_{false};
-};
+class MirrorOracle : public MirrorSuite<kSourcePort, kMirrorPort> {};
 
 uint64_t Seed() {
   const char* env = std::getenv("CANAL_MIRROR_SEED");

@@ -330,7 +330,14 @@ Status TableMirror::ApplyEntry(const entry::Entry& e) {
         s = Assignments(after, true, ", ", &set);
         if (s.ok()) s = Match(before, false, &where);
         if (s.ok() && !set.empty()) s = Run("UPDATE " + table + " SET " + set + " WHERE " + where, &matched);
-        if (s.ok() && !set.empty() && matched == 0) ++counts_.missed_updates;
+        if (s.ok() && !set.empty() && matched == 0) {
+          // The row is not here yet: a snapshot leaves a row the stream changed after the chunk's
+          // point to the stream, whose full after image is the row (docs/snapshot.md), so an
+          // update is an upsert of it.
+          ++counts_.missed_updates;
+          s = Replace(table, after, &sql);
+          if (s.ok()) s = Run(sql);
+        }
       }
     } else {
       const Columns& before = row.beforecolumns();

@@ -53,6 +53,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"snapshot_live", 14951, 1, "canal_snapshot_live_tests: ChunkReaderLive.*, ChunkConsistencyLive.*"},
     {"snapshot_value", 14961, 2, "SnapshotSameValueLive.* (14961), SnapshotSameValueMinimalLive.* (14962)"},
     {"mirror", 15010, 4, "MirrorOracle.*: the source and mirror sandboxes (15010, 15011), canal-servers (15012-15013)"},
+    {"snapshot_e2e", 15020, 4, "SnapshotE2e.*: the source and mirror sandboxes (15020, 15021), canal-server (15022)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
 };

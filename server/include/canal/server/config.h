@@ -29,6 +29,7 @@
 #include "canal/parser/event_parser.h"
 #include "canal/server/session_server.h"
 #include "canal/sink/entry_sink.h"
+#include "canal/snapshot/snapshot_options.h"
 #include "canal/store/ring_store_options.h"
 
 namespace canal::server {
@@ -85,6 +86,7 @@ struct InstanceConfig {
   // sink; compiled into `sink` already.
   std::string filter_regex, filter_black_regex, filter_field, filter_black_field;
   sink::EntrySinkOptions sink;
+  snapshot::SnapshotOptions snapshot;  // canal.instance.snapshot.*
 };
 
 // Where a destination's instance.properties lives.

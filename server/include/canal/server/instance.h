@@ -48,6 +48,8 @@
 #include "canal/server/destination.h"
 #include "canal/server/slowest_cursor_source.h"
 #include "canal/sink/entry_sink.h"
+#include "canal/snapshot/snapshot_merger.h"
+#include "canal/snapshot/snapshot_runner.h"
 #include "canal/store/ring_store.h"
 
 namespace spdlog {
@@ -59,6 +61,8 @@ class MetaManager;
 
 namespace canal::server {
 
+class SinkChunkOutput;
+
 // A snapshot for status lines and tests.
 struct InstanceStatus {
   bool running = false;
@@ -69,6 +73,9 @@ struct InstanceStatus {
   uint64_t store_byte_bound = 0;
   std::string client_filter;
   std::string primary;  // canal.instance.master.address (host:port)
+  bool snapshot_active = false;  // a snapshot ran or runs in this run of the destination
+  uint64_t purged_resnapshots = 0;  // snapshots taken because the cursor's binlog was purged
+  snapshot::SnapshotRunStatus snapshot;
 };
 
 // What the registry runs for each destination: Instance in the daemon, a
@@ -124,6 +131,15 @@ class Instance final : public ManagedDestination {
   Status StartLocked();
   void StopLocked();
   void StatusLoop();
+  // Whether this start runs a snapshot (docs/snapshot.md, "Modes"), and over what: the one the
+  // cursor says is under way, or, with mode initial/initial_only and no cursor, every table of
+  // the filter's scope.
+  Status PlanSnapshot(parser::CursorSource* cursor, const std::string& client_filter,
+                      snapshot::SnapshotProgress* progress, bool* run);
+  Status CursorFilePurged(const LogPosition& cursor, bool* purged);
+  Status ListSnapshotTables(const std::string& client_filter, std::vector<snapshot::TableProgress>* tables);
+  void OnSnapshotComplete();
+  void FinishSnapshot();
 
   const InstanceConfig config_;
   meta::MetaManager* const meta_;
@@ -137,9 +153,17 @@ class Instance final : public ManagedDestination {
   mutable std::mutex mu_;
   std::shared_ptr<store::RingStore> store_;  // the current run's (see the life-cycle note)
   std::unique_ptr<sink::EntrySink> sink_;
-  std::unique_ptr<SlowestCursorSource> cursor_;  // the parser's start
+  std::unique_ptr<parser::CursorSource> cursor_;  // the parser's start (SlowestCursorSource)
   std::unique_ptr<parser::EventParser> parser_;
   std::string client_filter_;
+  // The snapshot of this run, when one runs (between the parser and the sink).
+  std::unique_ptr<SinkChunkOutput> snapshot_output_;
+  std::unique_ptr<snapshot::SnapshotMerger> merger_;
+  std::unique_ptr<snapshot::SnapshotRunner> runner_;
+  bool snapshot_complete_ = false;  // guarded by mu_; handled by the status thread
+  bool snapshot_complete_handled_ = false;
+  std::string purged_cursor_file_;  // PlanSnapshot -> StartLocked (lifecycle_mu_)
+  std::atomic<uint64_t> purged_resnapshots_{0};  // when_needed snapshots after a purged cursor
 
   // Status thread.
   std::thread status_thread_;

@@ -143,6 +143,10 @@ struct SnapshotChunkOut {
   LogPosition at;
   std::shared_ptr<const std::string> progress_after;  // the progress once this chunk is acked
   int64_t execute_time_ms = 0;  // header executeTime of the chunk's entries (when it was read)
+  // Whether this call opens (TRANSACTIONBEGIN) and closes (TRANSACTIONEND) the chunk's
+  // transaction: a keyless table's one read goes out in pieces of one transaction, the first
+  // with begin, the last with end (which puts its END even with no rows of its own).
+  bool begin = true, end = true;
 };
 
 // What the sink has done, for metrics and tests (relaxed counters).
@@ -272,6 +276,7 @@ class EntrySink final : public parser::TransactionSink {
   std::shared_ptr<const std::string> snapshot_progress_;
   std::string snapshot_rows_;  // a snapshot entry's rows, when their views are not one run of memory
 
+  bool snapshot_piece_open_ = false;  // a keyless read's transaction is open (PutSnapshotChunk)
   std::unique_ptr<PendingEmpty> pending_;
   int64_t last_advance_ms_ = 0;
 

@@ -56,11 +56,6 @@
 
 namespace canal::snapshot {
 
-// A key column's value kept past its row: what the next chunk's statement is bound with.
-struct KeyValue : TypedValue {
-  std::string bytes;
-};
-
 struct ChunkRow {
   std::span<const FieldValue> fields;  // one per TableShape column, in table order
   uint64_t bytes = 0;                  // what the row counts against chunk_bytes

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace canal::snapshot {
@@ -31,6 +32,12 @@ struct TypedValue {
 // One column of one row, valid only during the callback that receives it.
 struct FieldValue : TypedValue {
   std::string_view bytes;
+};
+
+// A key column's value kept past its row: what the next chunk's statement is bound with, and
+// what a snapshot's progress stores (snapshot_progress.h).
+struct KeyValue : TypedValue {
+  std::string bytes;
 };
 
 }  // namespace canal::snapshot

@@ -81,6 +81,9 @@ class SnapshotRowConverter {
   Status Convert(std::span<const FieldValue> fields);
   std::span<const binlog::ColumnValue> values() const { return values_; }
   const std::vector<binlog::ColumnInfo>& columns() const { return columns_; }
+  // The columns values() are rendered under: columns() with text columns in utf8mb4, the charset
+  // the reader's connection receives text in (so a latin1 value is not converted twice).
+  const std::vector<binlog::ColumnInfo>& render_columns() const { return text_columns_; }
   bool integer_display_widths() const { return integer_display_widths_; }
 
   // Column.value of value `i` of the last Convert (not NULL), appended: render's text, through

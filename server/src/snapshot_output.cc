@@ -1,0 +1,39 @@
+#include "snapshot_output.h"
+
+namespace canal::server {
+
+namespace {
+
+sink::EntryBuilderOptions BuilderOptions(const sink::EntrySinkOptions& options) {
+  sink::EntryBuilderOptions o = options.entries;
+  o.fields = options.field_filter.get();
+  o.black_fields = options.black_field_filter.get();
+  return o;
+}
+
+}  // namespace
+
+Status SinkChunkOutput::PutChunk(const snapshot::EmittedChunk& chunk) {
+  sink::SnapshotChunkOut out;
+  out.table = chunk.table;
+  out.rows = chunk.rows;
+  out.at = chunk.at;
+  out.progress_after = chunk.progress_after;
+  out.execute_time_ms = chunk.execute_time_ms;
+  out.begin = chunk.begin;
+  out.end = chunk.end;
+  return sink_->PutSnapshotChunk(out);
+}
+
+void SinkChunkOutput::SetProgress(std::shared_ptr<const std::string> progress) {
+  sink_->SetSnapshotProgress(std::move(progress));
+}
+
+BuilderRowWriter::BuilderRowWriter(const sink::EntrySinkOptions& options) : builder_(BuilderOptions(options)) {}
+
+Status BuilderRowWriter::Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
+                                std::string* rows) {
+  return builder_.SnapshotRow(table, values, rows);
+}
+
+}  // namespace canal::server

@@ -1,0 +1,36 @@
+// The snapshot driver's two ends in a destination (snapshot/snapshot_merger.h, snapshot_runner.h):
+// chunks go out through the destination's EntrySink, and each reader renders rows with an
+// EntryBuilder made from the same options (value format, field filters), so a snapshot row's
+// Column bytes are the ones the sink writes for the same row read from the binlog.
+#pragma once
+
+#include <memory>
+
+#include "canal/sink/entry_builder.h"
+#include "canal/sink/entry_sink.h"
+#include "canal/snapshot/snapshot_merger.h"
+#include "canal/snapshot/snapshot_runner.h"
+
+namespace canal::server {
+
+class SinkChunkOutput final : public snapshot::ChunkOutput {
+ public:
+  explicit SinkChunkOutput(sink::EntrySink* sink) : sink_(sink) {}
+  Status PutChunk(const snapshot::EmittedChunk& chunk) override;
+  void SetProgress(std::shared_ptr<const std::string> progress) override;
+
+ private:
+  sink::EntrySink* const sink_;
+};
+
+class BuilderRowWriter final : public snapshot::RowWriter {
+ public:
+  explicit BuilderRowWriter(const sink::EntrySinkOptions& options);
+  Status Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
+                std::string* rows) override;
+
+ private:
+  sink::EntryBuilder builder_;
+};
+
+}  // namespace canal::server

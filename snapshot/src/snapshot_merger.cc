@@ -1,0 +1,400 @@
+#include "canal/snapshot/snapshot_merger.h"
+
+#include <algorithm>
+
+#include "canal/schema/statement.h"
+#include "canal/snapshot/snapshot_render.h"
+
+namespace canal::snapshot {
+
+void ChunkRows::Clear() {
+  rows.clear();
+  row_ends.clear();
+  keys.clear();
+  key_ends.clear();
+  snapshot = LogPosition();
+  last_key.clear();
+  exhausted = false;
+  read_ms = 0;
+}
+
+void ChunkRows::AddRow(std::string_view key) {
+  row_ends.push_back(rows.size());
+  keys.append(key);
+  key_ends.push_back(keys.size());
+}
+
+struct SnapshotMerger::Window {
+  WindowId id = 0;
+  size_t table = 0;
+  ChunkKey key;
+  ChunkWindow window;
+  bool broken = false;             // a stream row's key could not be made: read again
+  std::vector<LogPosition> ddls;   // DDLs on the table delivered while open
+
+  Window(WindowId i, size_t t, ChunkKey k, const LogPosition& at, size_t keys, size_t bytes)
+      : id(i), table(t), key(std::move(k)), window(at, keys, bytes) {}
+};
+
+struct SnapshotMerger::TableState {
+  uint64_t ddl_generation = 0;
+  std::vector<Window*> windows;
+};
+
+SnapshotMerger::SnapshotMerger(parser::TransactionSink* inner, ChunkOutput* output, size_t window_keys,
+                               size_t window_bytes)
+    : inner_(inner), output_(output), window_keys_(window_keys), window_bytes_(window_bytes) {}
+
+SnapshotMerger::~SnapshotMerger() = default;
+
+void SnapshotMerger::Begin(SnapshotProgress progress, std::function<void()> on_complete) {
+  std::function<void()> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    progress_ = std::move(progress);
+    on_complete_ = std::move(on_complete);
+    tables_.clear();
+    for (size_t i = 0; i < progress_.tables.size(); ++i) tables_.push_back(std::make_unique<TableState>());
+    stats_.tables_total = progress_.tables.size();
+    stats_.tables_done = progress_.TablesDone();
+    stats_.complete = progress_.Complete();
+    progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
+    output_->SetProgress(progress_text_);
+    if (stats_.complete) done = on_complete_;
+  }
+  if (done) done();
+}
+
+void SnapshotMerger::SetStreamStart(const LogPosition& start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!has_delivered_ && !start.empty()) Deliver(start);
+}
+
+void SnapshotMerger::Deliver(const LogPosition& p) {
+  if (!has_delivered_ || !StreamBefore(p, delivered_)) {
+    delivered_.journal_name.assign(p.journal_name);
+    delivered_.position = p.position;
+    delivered_.server_id = p.server_id;
+    delivered_.gtid.assign(p.gtid);
+    delivered_.timestamp_ms = p.timestamp_ms;
+    delivered_.included = false;
+    delivered_.transaction_begin = 0;
+    has_delivered_ = true;
+  }
+  cv_.notify_all();
+}
+
+void SnapshotMerger::NoteRows(const parser::TxEvent& e) {
+  const binlog::TableMap& t = *e.table;
+  // Which tracked table: windows are few (one per reader), so a scan beats a map here.
+  std::vector<Window*>* windows = nullptr;
+  for (size_t i = 0; i < progress_.tables.size(); ++i) {
+    if (tables_[i]->windows.empty()) continue;
+    const TableProgress& tp = progress_.tables[i];
+    if (tp.table == t.table && tp.schema == t.db) {
+      windows = &tables_[i]->windows;
+      break;
+    }
+  }
+  if (windows == nullptr) return;
+  LogPosition at;
+  at.journal_name = current_file_;
+  at.position = e.offset;
+  reader_.Reset(e.rows);
+  for (;;) {
+    bool done = false;
+    Status s = reader_.Next(&change_, &done);
+    if (!s.ok()) {
+      for (Window* w : *windows) w->broken = true;  // the sink reports the event itself
+      return;
+    }
+    if (done) return;
+    for (Window* w : *windows) {
+      for (int image = 0; image < 2; ++image) {
+        const bool has = image == 0 ? change_.has_before : change_.has_after;
+        if (!has) continue;
+        const binlog::RowImage& img = image == 0 ? change_.before : change_.after;
+        encoder_.Clear();
+        if (!AppendStreamKey(t, img.values, w->key, &encoder_, &scratch_).ok()) {
+          w->broken = true;
+          continue;
+        }
+        w->window.NoteChange(encoder_.key(), at);
+      }
+    }
+  }
+}
+
+void SnapshotMerger::NoteDdl(const parser::TxEvent& e, const std::string& txn_file) {
+  const schema::StatementClass c = schema::ClassifyStatement(e.sql);
+  if (c.kind != schema::StatementKind::kDdl || !schema::MayChangeColumns(c)) return;
+  const std::string_view db = c.db.empty() ? e.db : std::string_view(c.db);
+  // A statement that names no table we can read (or RENAME, which names several) counts for
+  // every table: reading a chunk again is never wrong.
+  const bool every = c.table.empty() || c.verb == schema::DdlVerb::kRename;
+  LogPosition at;
+  at.journal_name = txn_file;
+  at.position = e.offset;
+  for (size_t i = 0; i < progress_.tables.size(); ++i) {
+    const TableProgress& tp = progress_.tables[i];
+    if (!every && !(tp.table == c.table && tp.schema == db)) continue;
+    ++tables_[i]->ddl_generation;
+    for (Window* w : tables_[i]->windows) w->ddls.push_back(at);
+  }
+}
+
+Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!in_transaction_) {
+    // A keyless read holds the stream: only transactions that begin before its P go by.
+    LogPosition begin;
+    begin.journal_name = txn.file;
+    begin.position = txn.begin_offset;
+    while (hold_ && !stopped_ && !(hold_limit_known_ && StreamBefore(begin, hold_limit_))) {
+      stream_waiting_ = true;
+      waiting_at_ = begin;
+      cv_.notify_all();
+      cv_.wait(lock);
+    }
+    stream_waiting_ = false;
+  }
+  if (!windows_.empty() || !stats_.complete) {
+    current_file_.assign(txn.file);
+    for (const parser::TxEvent& e : txn.events) {
+      if (e.kind == parser::TxEventKind::kRows && !windows_.empty()) {
+        NoteRows(e);
+      } else if (e.kind == parser::TxEventKind::kQuery) {
+        NoteDdl(e, txn.file);
+      }
+    }
+  }
+  Status s = inner_->OnTransaction(txn);
+  if (!s.ok()) return s;
+  in_transaction_ = !txn.last_piece;
+  if (txn.last_piece) {
+    LogPosition end;
+    end.journal_name = txn.file;
+    end.position = txn.end_offset;
+    end.server_id = txn.server_id;
+    end.gtid = txn.gtid;
+    end.timestamp_ms = int64_t{txn.timestamp} * 1000;
+    Deliver(end);
+  }
+  return Status::OK();
+}
+
+void SnapshotMerger::OnIdle(const LogPosition& position) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!in_transaction_) Deliver(position);
+  inner_->OnIdle(position);
+}
+
+bool SnapshotMerger::OpenWindow(size_t table_index, const ChunkKey& key, WindowId* id, uint64_t* ddl_generation) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stopped_ || has_delivered_; });
+  if (stopped_ || table_index >= tables_.size()) return false;
+  auto w = std::make_unique<Window>(next_window_++, table_index, key, delivered_, window_keys_, window_bytes_);
+  *id = w->id;
+  *ddl_generation = tables_[table_index]->ddl_generation;
+  tables_[table_index]->windows.push_back(w.get());
+  windows_.push_back(std::move(w));
+  return true;
+}
+
+void SnapshotMerger::CloseWindow(WindowId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(windows_.begin(), windows_.end(), [id](const auto& w) { return w->id == id; });
+  if (it == windows_.end()) return;
+  auto& list = tables_[(*it)->table]->windows;
+  list.erase(std::remove(list.begin(), list.end(), it->get()), list.end());
+  windows_.erase(it);
+}
+
+void SnapshotMerger::Advance(size_t table_index, const ChunkRows& chunk, uint64_t rows_out, bool done,
+                               std::shared_ptr<const std::string>* after) {
+  TableProgress& t = progress_.tables[table_index];
+  if (!chunk.last_key.empty()) t.after = chunk.last_key;
+  t.rows += rows_out;
+  if (done && t.state != TableSnapshotState::kDone) {
+    t.state = TableSnapshotState::kDone;
+    ++stats_.tables_done;
+  } else if (!done) {
+    t.state = TableSnapshotState::kReading;
+  }
+  stats_.complete = progress_.Complete();
+  *after = stats_.complete ? nullptr : progress_.EncodeShared();
+}
+
+SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& chunk, const binlog::TableMap& table,
+                                                  Status* error) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = std::find_if(windows_.begin(), windows_.end(), [id](const auto& w) { return w->id == id; });
+  if (it == windows_.end()) {
+    *error = Status::InvalidArgument("no such snapshot window");
+    return OfferResult::kStopped;
+  }
+  Window* w = it->get();
+  w->window.SetSnapshotPoint(chunk.snapshot);
+  cv_.wait(lock, [&] { return stopped_ || (has_delivered_ && w->window.Passed(delivered_)); });
+  const auto close = [&] {
+    auto& list = tables_[w->table]->windows;
+    list.erase(std::remove(list.begin(), list.end(), w), list.end());
+    windows_.erase(std::find_if(windows_.begin(), windows_.end(), [id](const auto& x) { return x->id == id; }));
+  };
+  if (stopped_) {
+    close();
+    return OfferResult::kStopped;
+  }
+  bool ddl_before = false;
+  for (const LogPosition& d : w->ddls) ddl_before = ddl_before || StreamBefore(d, chunk.snapshot);
+  if (w->broken || w->window.overflowed() || ddl_before) {
+    close();
+    ++stats_.redone;
+    return OfferResult::kRedo;
+  }
+  current_table_ = &table;
+  kept_.clear();
+  size_t row_begin = 0, key_begin = 0;
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < chunk.row_count(); ++i) {
+    const std::string_view key(chunk.keys.data() + key_begin, chunk.key_ends[i] - key_begin);
+    const std::string_view row(chunk.rows.data() + row_begin, chunk.row_ends[i] - row_begin);
+    key_begin = chunk.key_ends[i];
+    row_begin = chunk.row_ends[i];
+    if (w->window.Drops(key)) {
+      ++dropped;
+    } else {
+      kept_.push_back(row);
+    }
+  }
+  const size_t table_index = w->table;
+  close();
+  stats_.dropped_rows += dropped;
+  Status s = PutKept(lock, table_index, chunk, true, true, chunk.exhausted);
+  if (!s.ok()) {
+    *error = std::move(s);
+    return OfferResult::kStopped;
+  }
+  return OfferResult::kEmitted;
+}
+
+// Sends kept_ (rows of `table_index`) at the delivered position and advances the table's
+// progress: to the chunk's last key (done when `done`), or, for a piece of a held read that is
+// not its last (`end` false), not at all. Runs on_complete, unlocked, when that completed the
+// snapshot.
+Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, size_t table_index, const ChunkRows& chunk,
+                               bool begin, bool end, bool done) {
+  EmittedChunk out;
+  out.table = current_table_;
+  out.rows = kept_;
+  out.at = delivered_;
+  out.at.snapshot = progress_text_;
+  out.execute_time_ms = chunk.read_ms;
+  out.begin = begin;
+  out.end = end;
+  if (end) {
+    Advance(table_index, chunk, kept_.size(), done, &out.progress_after);
+  } else {
+    progress_.tables[table_index].state = TableSnapshotState::kReading;
+    out.progress_after = progress_text_;
+  }
+  Status s = output_->PutChunk(out);
+  progress_text_ = out.progress_after;
+  if (!s.ok()) return s;
+  stats_.rows += kept_.size();
+  if (end) ++stats_.chunks;
+  std::function<void()> complete = end && stats_.complete ? on_complete_ : nullptr;
+  lock.unlock();
+  if (complete) complete();
+  return Status::OK();
+}
+
+bool SnapshotMerger::HoldStream() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stopped_ || (has_delivered_ && !hold_); });
+  if (stopped_) return false;
+  hold_ = true;
+  hold_limit_known_ = false;
+  return true;
+}
+
+void SnapshotMerger::ReleaseStreamTo(const LogPosition& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_limit_ = p;
+  hold_limit_known_ = true;
+  cv_.notify_all();
+}
+
+bool SnapshotMerger::WaitStreamAt(const LogPosition& p) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // There once everything before P went by: the stream delivered up to P, or it waits at a
+  // transaction that begins at or after P (events between, such as a ROTATE, deliver nothing).
+  cv_.wait(lock, [&] {
+    return stopped_ || (has_delivered_ && !StreamBefore(delivered_, p)) ||
+           (stream_waiting_ && !StreamBefore(waiting_at_, p));
+  });
+  return !stopped_;
+}
+
+Status SnapshotMerger::EmitHeld(size_t table_index, const ChunkRows& rows, const binlog::TableMap& table, bool first,
+                                bool last) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopped_) return Status::Aborted("the snapshot was stopped");
+  kept_.clear();
+  size_t row_begin = 0;
+  for (size_t end : rows.row_ends) {
+    kept_.emplace_back(rows.rows.data() + row_begin, end - row_begin);
+    row_begin = end;
+  }
+  current_table_ = &table;
+  return PutKept(lock, table_index, rows, first, last, true);
+}
+
+void SnapshotMerger::ReleaseHold() {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_ = false;
+  hold_limit_known_ = false;
+  cv_.notify_all();
+}
+
+uint64_t SnapshotMerger::DdlGeneration(size_t table_index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_index < tables_.size() ? tables_[table_index]->ddl_generation : 0;
+}
+
+Status SnapshotMerger::SkipTable(size_t table_index) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (table_index >= progress_.tables.size()) return Status::InvalidArgument("no such snapshot table");
+  ChunkRows none;
+  std::shared_ptr<const std::string> after;
+  Advance(table_index, none, 0, true, &after);
+  progress_text_ = after;
+  output_->SetProgress(after);
+  std::function<void()> done = stats_.complete ? on_complete_ : nullptr;
+  lock.unlock();
+  if (done) done();
+  return Status::OK();
+}
+
+void SnapshotMerger::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  cv_.notify_all();
+}
+
+MergerStats SnapshotMerger::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+SnapshotProgress SnapshotMerger::progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return progress_;
+}
+
+LogPosition SnapshotMerger::delivered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return delivered_;
+}
+
+}  // namespace canal::snapshot

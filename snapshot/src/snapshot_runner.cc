@@ -1,0 +1,365 @@
+#include "canal/snapshot/snapshot_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "canal/parser/mysql/query_connection.h"
+#include "canal/snapshot/chunk_reader.h"
+#include "canal/snapshot/snapshot_render.h"
+#include "canal/snapshot/table_shape_loader.h"
+
+namespace canal::snapshot {
+
+namespace {
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A chunk read again this many times in a row means the stream changes its rows faster than it
+// can be read (or a DDL loop): the table fails with a message saying what to raise.
+constexpr int kMaxRedoInARow = 50;
+
+// A keyless read that met a DDL on its table before its position: read again with new columns.
+constexpr const char* kReloadColumns = "the table's columns changed before the read's position";
+
+}  // namespace
+
+// One reader thread's connection and buffers (kept across tables: no allocation per row).
+struct SnapshotRunner::Reader {
+  std::unique_ptr<mysql::QueryConnection> conn;
+  std::unique_ptr<RowWriter> writer;
+  SnapshotColumnOptions columns;
+  ChunkRows chunk;
+  KeyEncoder encoder;
+};
+
+SnapshotRunner::SnapshotRunner(SnapshotRunnerOptions options, SnapshotMerger* merger)
+    : options_(std::move(options)), merger_(merger) {}
+
+SnapshotRunner::~SnapshotRunner() { Stop(); }
+
+void SnapshotRunner::Start(const SnapshotProgress& progress) {
+  initial_ = progress;
+  for (size_t i = 0; i < initial_.tables.size(); ++i) {
+    if (initial_.tables[i].state != TableSnapshotState::kDone) queue_.push_back(i);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_steady_ms_ = SteadyMs();
+    state_ = queue_.empty() ? "complete" : "reading";
+  }
+  const size_t n = std::min<size_t>(options_.options.threads, queue_.size());
+  if (options_.log) {
+    options_.log->info("[{}] snapshot {}: {} of {} tables to read, {} readers, chunks of {} rows / {} bytes",
+                       options_.destination, initial_.id, queue_.size(), initial_.tables.size(), n,
+                       options_.options.chunk_rows, options_.options.chunk_bytes);
+  }
+  for (size_t i = 0; i < n; ++i) readers_.push_back(std::make_unique<Reader>());
+  for (size_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { Run(i); });
+}
+
+void SnapshotRunner::Stop() {
+  stop_.store(true);
+  merger_->Stop();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == "reading") state_ = "stopped";
+}
+
+void SnapshotRunner::MarkComplete() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == "reading") {
+    state_ = "complete";
+    finished_steady_ms_ = SteadyMs();
+  }
+}
+
+void SnapshotRunner::Fail(const Status& s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != "reading") return;
+    state_ = "failed";
+    last_error_ = s.ToString();
+    finished_steady_ms_ = SteadyMs();
+  }
+  if (options_.log) {
+    options_.log->error("[{}] snapshot {} failed: {}. The stream goes on; fix the cause and restart the destination "
+                        "(the snapshot resumes after its last acked chunk)",
+                        options_.destination, initial_.id, s.ToString());
+  }
+  stop_.store(true);
+}
+
+void SnapshotRunner::Run(size_t reader_index) {
+  Reader* r = readers_[reader_index].get();
+  r->conn = std::make_unique<mysql::QueryConnection>(options_.connection);
+  Status s = r->conn->Connect();
+  if (s.ok()) {
+    // The columns' mysqlType as the stream names them: from the binlog's metadata (FULL) or,
+    // with MINIMAL, from the schema's COLUMN_TYPE (snapshot_render.h).
+    mysql::ResultSet rs;
+    s = r->conn->Query("SELECT @@GLOBAL.binlog_row_metadata", &rs);
+    if (s.ok() && !rs.rows.empty() && rs.rows[0][0].has_value()) {
+      r->columns.schema_column_type = *rs.rows[0][0] != "FULL";
+    }
+    s = Status::OK();  // MySQL before 8.0 has no such variable: FULL's naming is the default
+    // A chunk row the stream changed after the chunk's point is left to the stream, whose
+    // after image must then be the whole row: only FULL row images are.
+    rs = mysql::ResultSet();
+    if (r->conn->Query("SELECT @@GLOBAL.binlog_row_image", &rs).ok() && !rs.rows.empty() &&
+        rs.rows[0][0].has_value() && *rs.rows[0][0] != "FULL") {
+      s = Status::NotSupported("binlog_row_image is " + *rs.rows[0][0] +
+                               " on the primary: a snapshot leaves the rows the stream changes while a chunk is "
+                               "read to the stream's images, which must be whole rows; set binlog_row_image=FULL "
+                               "(SET GLOBAL binlog_row_image = 'FULL', and in the server's configuration)");
+    }
+  }
+  if (!s.ok()) {
+    Fail(s.WithContext("connecting a snapshot reader to " + options_.connection.Address()));
+    return;
+  }
+  r->writer = options_.make_writer();
+  if (reader_index == 0) {
+    uint64_t estimate = 0;
+    for (size_t i : queue_) {
+      mysql::ResultSet rs;
+      const TableProgress& t = initial_.tables[i];
+      if (r->conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                             r->conn->QuoteString(t.schema) + " AND TABLE_NAME = " + r->conn->QuoteString(t.table),
+                         &rs)
+              .ok() &&
+          !rs.rows.empty() && rs.rows[0][0].has_value()) {
+        estimate += std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10);
+      }
+    }
+    rows_estimate_.store(estimate);
+  }
+  while (!stop_.load()) {
+    const size_t k = next_.fetch_add(1);
+    if (k >= queue_.size()) break;
+    const size_t table_index = queue_[k];
+    s = ReadTable(r, table_index);
+    if (!s.ok()) {
+      if (!stop_.load()) Fail(s);
+      break;
+    }
+  }
+  r->conn->Close();
+}
+
+// One table being read: its columns as last loaded and the statements made from them.
+struct SnapshotRunner::TableRead {
+  explicit TableRead(mysql::QueryConnection* conn) : reader(conn) {}
+  TableShape shape;
+  SnapshotRowConverter converter;
+  binlog::TableMap table;
+  ChunkReader reader;
+  uint64_t generation = UINT64_MAX;  // the merger's DDL count for the table when loaded
+  std::string name;
+};
+
+Status SnapshotRunner::Load(Reader* r, const TableProgress& tp, TableRead* t, bool* gone) {
+  *gone = false;
+  Status s = LoadTableShape(r->conn.get(), tp.schema, tp.table, &t->shape);
+  if (s.IsNotFound()) {
+    *gone = true;
+    return Status::OK();
+  }
+  CANAL_RETURN_IF_ERROR(s);
+  CANAL_RETURN_IF_ERROR(t->converter.Init(t->shape, r->columns));
+  t->table = binlog::TableMap();
+  t->table.db = tp.schema;
+  t->table.table = tp.table;
+  t->table.columns = t->converter.render_columns();
+  t->table.names_known = true;
+  t->table.keys_known = true;
+  t->table.integer_display_widths = t->converter.integer_display_widths();
+  return t->reader.Open(t->shape, tp.where, options_.options);
+}
+
+Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, bool keyed) {
+  CANAL_RETURN_IF_ERROR(t->converter.Convert(row.fields));
+  CANAL_RETURN_IF_ERROR(r->writer->Append(t->table, t->converter.values(), &r->chunk.rows));
+  r->encoder.Clear();
+  if (keyed) CANAL_RETURN_IF_ERROR(t->converter.AppendKey(t->reader.key(), &r->encoder));
+  r->chunk.AddRow(r->encoder.key());
+  return Status::OK();
+}
+
+Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
+  const TableProgress& tp = initial_.tables[table_index];
+  TableRead t(r->conn.get());
+  t.name = "`" + tp.schema + "`.`" + tp.table + "`";
+  std::vector<KeyValue> after = tp.after;
+  ChunkKey key;  // none until the columns are loaded
+  int redo_in_a_row = 0;
+  const int64_t started = SteadyMs();
+  uint64_t rows = 0;
+
+  for (;;) {
+    if (stop_.load()) return Status::OK();
+    // The chunk's window opens before anything of the chunk is read, columns included.
+    SnapshotMerger::WindowId window = 0;
+    uint64_t generation = 0;
+    if (!merger_->OpenWindow(table_index, key, &window, &generation)) return Status::OK();
+    if (generation != t.generation) {
+      // A DDL went by since the columns were loaded (or none were): load them again under this
+      // window, then read with a window that has the key.
+      bool gone = false;
+      Status s = Load(r, tp, &t, &gone);
+      merger_->CloseWindow(window);
+      if (!s.ok()) return s.WithContext("snapshot of " + t.name);
+      if (gone) {
+        if (options_.log) {
+          options_.log->warn("[{}] snapshot {}: table {} no longer exists (dropped or renamed since the snapshot "
+                             "began); skipped",
+                             options_.destination, initial_.id, t.name);
+        }
+        return merger_->SkipTable(table_index);
+      }
+      t.generation = generation;
+      key = t.reader.key();
+      if (key.kind == ChunkKey::Kind::kNone) {
+        Status k = ReadKeyless(r, table_index, &t);
+        if (!k.ok() && k.message() == kReloadColumns) {
+          t.generation = UINT64_MAX;
+          continue;
+        }
+        return k;
+      }
+      continue;
+    }
+    ChunkRows& chunk = r->chunk;
+    chunk.Clear();
+    ChunkResult result;
+    Status s = t.reader.ReadChunk(
+        after, [&](const ChunkRow& row) { return ConvertRow(r, &t, row, true); }, &result);
+    if (!s.ok()) {
+      merger_->CloseWindow(window);
+      return s.WithContext("snapshot of " + t.name);
+    }
+    rows_read_.fetch_add(result.rows);
+    chunk.snapshot = result.snapshot;
+    chunk.last_key = result.last_key;
+    chunk.exhausted = result.exhausted;
+    chunk.read_ms = WallMs();
+    Status error;
+    switch (merger_->Offer(window, chunk, t.table, &error)) {
+      case SnapshotMerger::OfferResult::kStopped:
+        return error;
+      case SnapshotMerger::OfferResult::kRedo:
+        if (++redo_in_a_row > kMaxRedoInARow) {
+          return Status::Aborted("snapshot of " + t.name + ": a chunk was read " + std::to_string(redo_in_a_row) +
+                                 " times and each time the stream changed more of its keys than "
+                                 "canal.instance.snapshot.window.keys allows, or a DDL changed the table; raise "
+                                 "window.keys or lower chunk.rows");
+        }
+        continue;
+      case SnapshotMerger::OfferResult::kEmitted:
+        redo_in_a_row = 0;
+        rows += result.rows;
+        if (!result.last_key.empty()) after = result.last_key;
+        if (result.exhausted) {
+          if (options_.log) {
+            options_.log->info("[{}] snapshot {}: {} done, {} rows read in {} ms", options_.destination, initial_.id,
+                               t.name, rows, SteadyMs() - started);
+          }
+          return Status::OK();
+        }
+        continue;
+    }
+  }
+}
+
+// A keyless table: one consistent read whose rows go out while the stream waits at its P
+// (snapshot_merger.h), in pieces of one transaction bounded like chunks.
+Status SnapshotRunner::ReadKeyless(Reader* r, size_t table_index, TableRead* t) {
+  if (!merger_->HoldStream()) return Status::OK();
+  struct Release {
+    SnapshotMerger* m;
+    ~Release() { m->ReleaseHold(); }
+  } release{merger_};
+  ChunkRows& chunk = r->chunk;
+  chunk.Clear();
+  ChunkResult result;
+  bool positioned = false, first = true, ddl = false;
+  // Lets the stream run up to P and waits for it there; a DDL on the table on the way means the
+  // columns were loaded before it.
+  const auto position = [&]() -> Status {
+    merger_->ReleaseStreamTo(result.snapshot);
+    if (!merger_->WaitStreamAt(result.snapshot)) return Status::Aborted("the snapshot was stopped");
+    if (merger_->DdlGeneration(table_index) != t->generation) {
+      ddl = true;
+      return Status::Aborted(kReloadColumns);
+    }
+    positioned = true;
+    return Status::OK();
+  };
+  const uint64_t bound_rows = options_.options.chunk_rows, bound_bytes = options_.options.chunk_bytes;
+  Status s = t->reader.ReadChunk(
+      {},
+      [&](const ChunkRow& row) -> Status {
+        if (!positioned) CANAL_RETURN_IF_ERROR(position());
+        CANAL_RETURN_IF_ERROR(ConvertRow(r, t, row, false));
+        if (chunk.row_count() >= bound_rows || chunk.rows.size() >= bound_bytes) {
+          chunk.read_ms = WallMs();
+          CANAL_RETURN_IF_ERROR(merger_->EmitHeld(table_index, chunk, t->table, first, false));
+          rows_read_.fetch_add(chunk.row_count());
+          first = false;
+          chunk.Clear();
+        }
+        return Status::OK();
+      },
+      &result);
+  if (ddl) return Status::Aborted(kReloadColumns);
+  if (!s.ok()) return s.WithContext("snapshot of " + t->name);
+  if (!positioned) CANAL_RETURN_IF_ERROR(position());
+  chunk.read_ms = WallMs();
+  rows_read_.fetch_add(chunk.row_count());
+  CANAL_RETURN_IF_ERROR(merger_->EmitHeld(table_index, chunk, t->table, first, true));
+  if (options_.log) {
+    options_.log->info("[{}] snapshot {}: {} (no key: one read, the stream held at its position) done, {} rows",
+                       options_.destination, initial_.id, t->name, result.rows);
+  }
+  return Status::OK();
+}
+
+SnapshotRunStatus SnapshotRunner::status() const {
+  SnapshotRunStatus st;
+  const MergerStats m = merger_->stats();
+  st.id = initial_.id;
+  st.tables_total = m.tables_total;
+  st.tables_done = m.tables_done;
+  st.rows_read = rows_read_.load();
+  st.rows_sent = m.rows;
+  st.rows_estimate = rows_estimate_.load();
+  st.chunks = m.chunks;
+  st.redone = m.redone;
+  st.dropped_rows = m.dropped_rows;
+  st.started_ms = initial_.started_ms;
+  std::lock_guard<std::mutex> lock(mu_);
+  st.state = m.complete && state_ == "reading" ? "complete" : state_;
+  st.last_error = last_error_;
+  const int64_t end = finished_steady_ms_ != 0 ? finished_steady_ms_ : SteadyMs();
+  st.elapsed_ms = started_steady_ms_ == 0 ? 0 : end - started_steady_ms_;
+  if (st.elapsed_ms > 0) st.rows_per_second = static_cast<double>(st.rows_sent) * 1000.0 / st.elapsed_ms;
+  if (st.state == "complete") {
+    st.eta_ms = 0;
+  } else if (st.rows_per_second > 0 && st.rows_estimate > st.rows_sent) {
+    st.eta_ms = static_cast<int64_t>(static_cast<double>(st.rows_estimate - st.rows_sent) / st.rows_per_second * 1000);
+  }
+  return st;
+}
+
+}  // namespace canal::snapshot
