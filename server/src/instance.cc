@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 #include <cstdio>
 
 #include "canal/common/ascii_case.h"
+#include "canal/common/json_string.h"
 #include "canal/meta/meta_manager.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/snapshot/chunk_query.h"
 #include "snapshot_output.h"
 
 namespace canal::server {
@@ -35,6 +41,11 @@ class SkipPurgedCursor final : public parser::CursorSource {
 // How long Stop lets the parser stop on its own before stopping the ring
 // under it (a Put waiting for space wakes only then).
 constexpr std::chrono::milliseconds kParserStopGrace{200};
+
+// How often a snapshot request file is looked for, and its bounds.
+constexpr std::chrono::milliseconds kRequestPoll{250};
+constexpr size_t kMaxRequestBytes = 64 * 1024;
+constexpr size_t kMaxRequestTables = 1000;
 
 std::string Bytes(uint64_t n) {
   char buf[32];
@@ -127,12 +138,14 @@ Status Instance::StartLocked() {
     cursor = std::make_unique<SkipPurgedCursor>(std::move(cursor), purged_cursor_file_);
     purged_cursor_file_.clear();
   }
-  if (run_snapshot) {
+  // The merger is there even with no snapshot to run, so that one can be requested while
+  // streaming (RequestSnapshot); with nothing to merge it costs a lock per transaction.
+  {
     snapshot_output = std::make_unique<SinkChunkOutput>(sink.get());
     const size_t window_keys = config_.snapshot.window_keys;
     merger = std::make_unique<snapshot::SnapshotMerger>(sink.get(), snapshot_output.get(), window_keys,
                                                         std::max<size_t>(window_keys * 256, size_t{16} << 20));
-    merger->Begin(progress, [this] { OnSnapshotComplete(); });
+    merger->Begin(run_snapshot ? progress : snapshot::SnapshotProgress(), [this] { OnSnapshotComplete(); });
     snapshot::SnapshotRunnerOptions ro;
     ro.destination = dest;
     ro.connection = config_.parser.master;
@@ -168,7 +181,10 @@ Status Instance::StartLocked() {
     snapshot_complete_handled_ = false;
   }
   parser_->Start();
-  if (runner_) runner_->Start(progress);
+  if (run_snapshot) {
+    Status s = runner_->Start(progress);
+    if (!s.ok()) log_->error("[{}] the snapshot did not start: {}", dest, s.ToString());
+  }
   running_.store(true, std::memory_order_release);
   status_thread_ = std::thread([this] { StatusLoop(); });
   return Status::OK();
@@ -262,8 +278,8 @@ InstanceStatus Instance::status() const {
   st.primary = config_.parser.master.Address();
   st.purged_resnapshots = purged_resnapshots_.load();
   if (runner_) {
-    st.snapshot_active = true;
     st.snapshot = runner_->status();
+    st.snapshot_active = !st.snapshot.id.empty();
   }
   return st;
 }
@@ -407,6 +423,174 @@ Status Instance::ListSnapshotTables(const std::string& client_filter, std::vecto
   return Status::OK();
 }
 
+Status Instance::RequestSnapshot(const std::vector<std::string>& tables, const std::string& where, std::string* id) {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  return RequestSnapshotLocked(tables, where, id);
+}
+
+// The status thread calls this without lifecycle_mu_: it runs only while the instance does, and
+// Stop joins it before the merger and readers go.
+Status Instance::RequestSnapshotLocked(const std::vector<std::string>& tables, const std::string& where,
+                                       std::string* id) {
+  const std::string& dest = config_.destination;
+  if (!running() || merger_ == nullptr) {
+    return Status::NotFound("destination " + dest + " is not running here; start it (or ask the server "
+                                      "where it is active) and request the snapshot again");
+  }
+  if (tables.empty()) return Status::InvalidArgument("no table named: give one or more schema.table");
+  if (!where.empty()) CANAL_RETURN_IF_ERROR(snapshot::CheckWhereClause(where).WithContext("--where"));
+  std::shared_ptr<const sink::TableFilter> filter = config_.sink.table_filter;
+  std::string filter_text = config_.filter_regex;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!client_filter_.empty()) {
+      std::unique_ptr<sink::TableFilter> f;
+      if (sink::TableFilter::Create(client_filter_, config_.filter_black_regex, &f).ok()) {
+        filter = std::move(f);
+        filter_text = client_filter_ + " (the subscribed client's)";
+      }
+    }
+  }
+  mysql::QueryConnection conn(config_.parser.master);
+  CANAL_RETURN_IF_ERROR(conn.Connect().WithContext("checking the requested tables on " +
+                                                   config_.parser.master.Address()));
+  std::vector<snapshot::TableProgress> list;
+  for (const std::string& name : tables) {
+    const size_t dot = name.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size() || name.size() > 129) {
+      return Status::InvalidArgument("'" + name + "' is not schema.table");
+    }
+    snapshot::TableProgress t;
+    t.schema = name.substr(0, dot);
+    t.table = name.substr(dot + 1);
+    t.where = where;
+    if (filter != nullptr && !filter->Accepts(t.schema, t.table)) {
+      return Status::InvalidArgument("table " + name + " is outside destination " + dest + "'s filter '" + filter_text +
+                                     "' (black '" + config_.filter_black_regex +
+                                     "'): its changes are not streamed, so its snapshot would go stale at once; "
+                                     "widen canal.instance.filter.regex first");
+    }
+    for (const snapshot::TableProgress& other : list) {
+      if (other.schema == t.schema && other.table == t.table) {
+        return Status::InvalidArgument("table " + name + " is named twice");
+      }
+    }
+    if (runner_->Busy(t.Name())) {
+      return Status::InvalidArgument("table " + name + " is already being read by snapshot " +
+                                   runner_->status().id + "; wait for it to finish (/status, \"snapshot\")");
+    }
+    mysql::ResultSet rs;
+    CANAL_RETURN_IF_ERROR(conn.Query("SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                                         conn.QuoteString(t.schema) + " AND TABLE_NAME = " + conn.QuoteString(t.table) +
+                                         " AND TABLE_TYPE = 'BASE TABLE'",
+                                     &rs)
+                              .WithContext("checking table " + name));
+    if (rs.rows.empty()) {
+      return Status::NotFound("table " + name + " does not exist on " + config_.parser.master.Address() +
+                              ", or user '" + config_.parser.master.user + "' may not see it (GRANT SELECT ON " +
+                              t.schema + "." + t.table + " TO '" + config_.parser.master.user + "')");
+    }
+    if (!AsciiEqualsIgnoreCase(rs.rows[0][0].value_or(""), "InnoDB")) {
+      return Status::NotSupported("table " + name + " uses engine " + rs.rows[0][0].value_or("(none)") +
+                                  "; a consistent snapshot covers InnoDB tables only");
+    }
+    // SELECT itself, not just visibility: information_schema lists a table for any privilege.
+    Status probe = conn.Execute("SELECT 1 FROM " + snapshot::QuoteIdentifier(t.schema) + "." +
+                                snapshot::QuoteIdentifier(t.table) +
+                                (where.empty() ? std::string() : " WHERE (" + where + ")") + " LIMIT 0");
+    if (!probe.ok()) {
+      if (conn.last_server_error().code == 1142) {
+        return Status::InvalidArgument("user '" + config_.parser.master.user + "' has no SELECT on " + name +
+                                        ": GRANT SELECT ON " + t.schema + "." + t.table + " TO '" +
+                                        config_.parser.master.user + "'");
+      }
+      return probe.WithContext("reading " + name + (where.empty() ? std::string() : " with --where"));
+    }
+    list.push_back(std::move(t));
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const snapshot::SnapshotRunStatus before = runner_->status();
+  const std::string new_id = before.state == "reading" ? before.id : "request-" + std::to_string(now_ms);
+  const size_t count = list.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot_complete_ = false;
+    snapshot_complete_handled_ = false;
+  }
+  CANAL_RETURN_IF_ERROR(runner_->Request(new_id, now_ms, std::move(list)));
+  *id = new_id;
+  log_->info("[{}] snapshot {} requested while streaming: {} table(s){}", dest, new_id, count,
+             where.empty() ? std::string() : ", rows where (" + where + ")");
+  return Status::OK();
+}
+
+// bin/canal-admin.sh snapshot: a request file in the destination's conf folder, answered by a
+// result file beside it (the request is taken once: read, removed, answered).
+void Instance::TakeSnapshotRequest() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(config_.properties_file).parent_path();
+  const fs::path request = dir / "snapshot.request";
+  std::error_code ec;
+  if (!fs::exists(request, ec)) return;
+  std::string text;
+  bool too_big = false;
+  {
+    std::ifstream in(request, std::ios::binary);
+    char buf[4096];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(in.gcount()));
+      if (text.size() > kMaxRequestBytes) {
+        too_big = true;
+        break;
+      }
+    }
+  }
+  fs::remove(request, ec);
+  std::string answer;
+  std::vector<std::string> tables;
+  std::string where;
+  Status s = too_big ? Status::InvalidArgument("the request is larger than " + std::to_string(kMaxRequestBytes) +
+                                                   " bytes")
+                     : ParseSnapshotRequest(text, &tables, &where);
+  std::string id;
+  if (s.ok()) s = RequestSnapshotLocked(tables, where, &id);
+  if (s.ok()) {
+    answer = "accepted: snapshot " + id + "\n";
+  } else {
+    answer = "refused: " + s.ToString() + "\n";
+    std::string shown;
+    AppendJsonString(s.ToString(), &shown);
+    log_->warn("[{}] snapshot request refused: {}", config_.destination, shown);
+  }
+  const fs::path tmp = dir / "snapshot.result.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << answer;
+  }
+  fs::rename(tmp, dir / "snapshot.result", ec);
+}
+
+Status Instance::ParseSnapshotRequest(const std::string& text, std::vector<std::string>* tables, std::string* where) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("the request is not a JSON object");
+  const auto t = j.find("tables");
+  if (t == j.end() || !t->is_array() || t->empty() || t->size() > kMaxRequestTables) {
+    return Status::InvalidArgument("the request's \"tables\" must list 1 to " + std::to_string(kMaxRequestTables) +
+                                   " schema.table names");
+  }
+  for (const auto& name : *t) {
+    if (!name.is_string()) return Status::InvalidArgument("a table name is not a string");
+    tables->push_back(name.get<std::string>());
+  }
+  if (const auto w = j.find("where"); w != j.end()) {
+    if (!w->is_string()) return Status::InvalidArgument("\"where\" is not a string");
+    *where = w->get<std::string>();
+  }
+  return Status::OK();
+}
+
 void Instance::OnSnapshotComplete() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -446,9 +630,12 @@ void Instance::StatusLoop() {
   auto last_time = Clock::now();
   uint64_t last_entries = 0, last_rows = 0;
   bool reported_failure = false;
+  auto next_status = last_time + options_.status_interval;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    if (status_cv_.wait_for(lock, options_.status_interval,
+    // Wakes for a snapshot's end, a snapshot request (polled), and the status line.
+    const auto wait = std::min<std::chrono::steady_clock::duration>(kRequestPoll, next_status - Clock::now());
+    if (status_cv_.wait_for(lock, std::max<std::chrono::steady_clock::duration>(wait, std::chrono::milliseconds(1)),
                             [this] { return status_stop_ || (snapshot_complete_ && !snapshot_complete_handled_); })) {
       if (status_stop_) return;
       snapshot_complete_handled_ = true;
@@ -458,6 +645,12 @@ void Instance::StatusLoop() {
       continue;
     }
     lock.unlock();
+    TakeSnapshotRequest();
+    if (Clock::now() < next_status) {
+      lock.lock();
+      continue;
+    }
+    next_status = Clock::now() + options_.status_interval;
     InstanceStatus st = status();
     const auto now = Clock::now();
     const double seconds = std::chrono::duration<double>(now - last_time).count();

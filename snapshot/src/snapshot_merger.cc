@@ -60,7 +60,8 @@ void SnapshotMerger::Begin(SnapshotProgress progress, std::function<void()> on_c
     stats_.complete = progress_.Complete();
     progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
     output_->SetProgress(progress_text_);
-    if (stats_.complete) done = on_complete_;
+    PublishStats();
+    if (stats_.complete && !progress_.tables.empty()) done = on_complete_;
   }
   if (done) done();
 }
@@ -223,6 +224,7 @@ void SnapshotMerger::Advance(size_t table_index, const ChunkRows& chunk, uint64_
   }
   stats_.complete = progress_.Complete();
   *after = stats_.complete ? nullptr : progress_.EncodeShared();
+  PublishStats();
 }
 
 SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& chunk, const binlog::TableMap& table,
@@ -250,6 +252,7 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
   if (w->broken || w->window.overflowed() || ddl_before) {
     close();
     ++stats_.redone;
+    PublishStats();
     return OfferResult::kRedo;
   }
   current_table_ = &table;
@@ -303,6 +306,7 @@ Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, size_t table_
   if (!s.ok()) return s;
   stats_.rows += kept_.size();
   if (end) ++stats_.chunks;
+  PublishStats();
   std::function<void()> complete = end && stats_.complete ? on_complete_ : nullptr;
   lock.unlock();
   if (complete) complete();
@@ -376,15 +380,65 @@ Status SnapshotMerger::SkipTable(size_t table_index) {
   return Status::OK();
 }
 
+std::vector<size_t> SnapshotMerger::AddTables(std::vector<TableProgress> tables, const std::string& id,
+                                              int64_t started_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stats_.complete) {
+    // A new snapshot: the last one's tables are done and no reader holds their indexes.
+    progress_ = SnapshotProgress();
+    progress_.id = id;
+    progress_.started_ms = started_ms;
+    tables_.clear();
+    stats_ = MergerStats();
+  }
+  std::vector<size_t> added;
+  for (TableProgress& t : tables) {
+    added.push_back(progress_.tables.size());
+    progress_.tables.push_back(std::move(t));
+    tables_.push_back(std::make_unique<TableState>());
+  }
+  stats_.tables_total = progress_.tables.size();
+  stats_.complete = progress_.Complete();
+  progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
+  PublishStats();
+  output_->SetProgress(progress_text_);
+  return added;
+}
+
+bool SnapshotMerger::Reading(std::string_view schema, std::string_view table) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const TableProgress& t : progress_.tables) {
+    if (t.state != TableSnapshotState::kDone && t.schema == schema && t.table == table) return true;
+  }
+  return false;
+}
+
+TableProgress SnapshotMerger::Table(size_t table_index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_index < progress_.tables.size() ? progress_.tables[table_index] : TableProgress();
+}
+
+int64_t SnapshotMerger::progress_started_ms() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return progress_.started_ms;
+}
+
 void SnapshotMerger::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   stopped_ = true;
   cv_.notify_all();
 }
 
+// Under mu_: the copy stats() reads, so that a status page never waits for a chunk that waits
+// for a full ring.
+void SnapshotMerger::PublishStats() {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  public_stats_ = stats_;
+}
+
 MergerStats SnapshotMerger::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return public_stats_;
 }
 
 SnapshotProgress SnapshotMerger::progress() const {

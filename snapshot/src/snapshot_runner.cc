@@ -46,24 +46,89 @@ SnapshotRunner::SnapshotRunner(SnapshotRunnerOptions options, SnapshotMerger* me
 
 SnapshotRunner::~SnapshotRunner() { Stop(); }
 
-void SnapshotRunner::Start(const SnapshotProgress& progress) {
-  initial_ = progress;
-  for (size_t i = 0; i < initial_.tables.size(); ++i) {
-    if (initial_.tables[i].state != TableSnapshotState::kDone) queue_.push_back(i);
+Status SnapshotRunner::Start(const SnapshotProgress& progress) {
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < progress.tables.size(); ++i) {
+    if (progress.tables[i].state != TableSnapshotState::kDone) todo.push_back(i);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+  return Enqueue(progress.id, todo);
+}
+
+Status SnapshotRunner::Enqueue(const std::string& id, const std::vector<size_t>& tables) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_.load()) {
+    return Status::Aborted("the snapshot readers are stopped" +
+                           (last_error_.empty() ? std::string() : " after an error: " + last_error_) +
+                           "; restart the destination (a snapshot under way resumes after its last acked chunk)");
+  }
+  if (state_ != "reading" || id != id_) {
     started_steady_ms_ = SteadyMs();
-    state_ = queue_.empty() ? "complete" : "reading";
+    started_wall_ms_ = WallMs();
+    finished_steady_ms_ = 0;
+    rows_read_.store(0);
+    rows_estimate_.store(0);
   }
-  const size_t n = std::min<size_t>(options_.options.threads, queue_.size());
-  if (options_.log) {
-    options_.log->info("[{}] snapshot {}: {} of {} tables to read, {} readers, chunks of {} rows / {} bytes",
-                       options_.destination, initial_.id, queue_.size(), initial_.tables.size(), n,
-                       options_.options.chunk_rows, options_.options.chunk_bytes);
+  id_ = id;
+  state_ = tables.empty() && alive_ == 0 ? "complete" : "reading";
+  for (size_t i : tables) {
+    Work w;
+    w.index = i;
+    w.name = merger_->Table(i).Name();
+    queue_.push_back(std::move(w));
   }
-  for (size_t i = 0; i < n; ++i) readers_.push_back(std::make_unique<Reader>());
-  for (size_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { Run(i); });
+  return StartReaders(tables.size());
+}
+
+Status SnapshotRunner::Request(const std::string& id, int64_t started_ms, std::vector<TableProgress> tables) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_.load()) {
+    return Status::Aborted("the snapshot readers are stopped" +
+                           (last_error_.empty() ? std::string() : " after an error: " + last_error_) +
+                           "; restart the destination (a snapshot under way resumes after its last acked chunk)");
+  }
+  if (state_ != "reading" || id != id_) {
+    started_steady_ms_ = SteadyMs();
+    started_wall_ms_ = WallMs();
+    finished_steady_ms_ = 0;
+    rows_read_.store(0);
+    rows_estimate_.store(0);
+  }
+  id_ = id;
+  state_ = "reading";
+  const size_t n = tables.size();
+  for (TableProgress& t : tables) {
+    Work w;
+    w.name = t.Name();
+    w.request = std::move(t);
+    w.started_ms = started_ms;
+    queue_.push_back(std::move(w));
+  }
+  return StartReaders(n);
+}
+
+bool SnapshotRunner::Busy(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Work& w : queue_) {
+    if (w.name == name) return true;
+  }
+  return active_.count(name) != 0;
+}
+
+// Under mu_.
+Status SnapshotRunner::StartReaders(size_t added) {
+  const size_t want = std::min<size_t>(options_.options.threads, alive_ + queue_.size());
+  if (options_.log && added != 0) {
+    options_.log->info("[{}] snapshot {}: {} tables to read, {} readers, chunks of {} rows / {} bytes",
+                       options_.destination, id_, added, want, options_.options.chunk_rows,
+                       options_.options.chunk_bytes);
+  }
+  while (alive_ < want) {
+    readers_.push_back(std::make_unique<Reader>());
+    Reader* r = readers_.back().get();
+    threads_.emplace_back([this, r] { Run(r); });
+    ++alive_;
+  }
+  return Status::OK();
 }
 
 void SnapshotRunner::Stop() {
@@ -96,13 +161,12 @@ void SnapshotRunner::Fail(const Status& s) {
   if (options_.log) {
     options_.log->error("[{}] snapshot {} failed: {}. The stream goes on; fix the cause and restart the destination "
                         "(the snapshot resumes after its last acked chunk)",
-                        options_.destination, initial_.id, s.ToString());
+                        options_.destination, Id(), s.ToString());
   }
   stop_.store(true);
 }
 
-void SnapshotRunner::Run(size_t reader_index) {
-  Reader* r = readers_[reader_index].get();
+void SnapshotRunner::Run(Reader* r) {
   r->conn = std::make_unique<mysql::QueryConnection>(options_.connection);
   Status s = r->conn->Connect();
   if (s.ok()) {
@@ -127,31 +191,39 @@ void SnapshotRunner::Run(size_t reader_index) {
   }
   if (!s.ok()) {
     Fail(s.WithContext("connecting a snapshot reader to " + options_.connection.Address()));
+    std::lock_guard<std::mutex> lock(mu_);
+    --alive_;
     return;
   }
   r->writer = options_.make_writer();
-  if (reader_index == 0) {
-    uint64_t estimate = 0;
-    for (size_t i : queue_) {
-      mysql::ResultSet rs;
-      const TableProgress& t = initial_.tables[i];
-      if (r->conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-                             r->conn->QuoteString(t.schema) + " AND TABLE_NAME = " + r->conn->QuoteString(t.table),
-                         &rs)
-              .ok() &&
-          !rs.rows.empty() && rs.rows[0][0].has_value()) {
-        estimate += std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10);
+  for (;;) {
+    Work w;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_.load() || queue_.empty()) {
+        --alive_;
+        break;
       }
+      w = std::move(queue_.front());
+      queue_.erase(queue_.begin());
+      active_.insert(w.name);
     }
-    rows_estimate_.store(estimate);
-  }
-  while (!stop_.load()) {
-    const size_t k = next_.fetch_add(1);
-    if (k >= queue_.size()) break;
-    const size_t table_index = queue_[k];
+    size_t table_index = w.index;
+    if (w.request.has_value()) {
+      // A table requested while streaming joins the merger's progress here, on a reader thread:
+      // the merger may wait for the ring, which the requester must not.
+      const std::vector<size_t> added = merger_->AddTables({std::move(*w.request)}, Id(), w.started_ms);
+      table_index = added.front();
+    }
     s = ReadTable(r, table_index);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      active_.erase(w.name);
+    }
     if (!s.ok()) {
       if (!stop_.load()) Fail(s);
+      std::lock_guard<std::mutex> lock(mu_);
+      --alive_;
       break;
     }
   }
@@ -198,7 +270,19 @@ Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, 
 }
 
 Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
-  const TableProgress& tp = initial_.tables[table_index];
+  const TableProgress tp = merger_->Table(table_index);
+  const std::string id = Id();
+  {
+    // information_schema's estimate, for the time left.
+    mysql::ResultSet rs;
+    if (r->conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                           r->conn->QuoteString(tp.schema) + " AND TABLE_NAME = " + r->conn->QuoteString(tp.table),
+                       &rs)
+            .ok() &&
+        !rs.rows.empty() && rs.rows[0][0].has_value()) {
+      rows_estimate_.fetch_add(std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10));
+    }
+  }
   TableRead t(r->conn.get());
   t.name = "`" + tp.schema + "`.`" + tp.table + "`";
   std::vector<KeyValue> after = tp.after;
@@ -224,7 +308,7 @@ Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
         if (options_.log) {
           options_.log->warn("[{}] snapshot {}: table {} no longer exists (dropped or renamed since the snapshot "
                              "began); skipped",
-                             options_.destination, initial_.id, t.name);
+                             options_.destination, id, t.name);
         }
         return merger_->SkipTable(table_index);
       }
@@ -272,7 +356,7 @@ Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
         if (!result.last_key.empty()) after = result.last_key;
         if (result.exhausted) {
           if (options_.log) {
-            options_.log->info("[{}] snapshot {}: {} done, {} rows read in {} ms", options_.destination, initial_.id,
+            options_.log->info("[{}] snapshot {}: {} done, {} rows read in {} ms", options_.destination, id,
                                t.name, rows, SteadyMs() - started);
           }
           return Status::OK();
@@ -330,15 +414,20 @@ Status SnapshotRunner::ReadKeyless(Reader* r, size_t table_index, TableRead* t) 
   CANAL_RETURN_IF_ERROR(merger_->EmitHeld(table_index, chunk, t->table, first, true));
   if (options_.log) {
     options_.log->info("[{}] snapshot {}: {} (no key: one read, the stream held at its position) done, {} rows",
-                       options_.destination, initial_.id, t->name, result.rows);
+                       options_.destination, Id(), t->name, result.rows);
   }
   return Status::OK();
+}
+
+std::string SnapshotRunner::Id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return id_;
 }
 
 SnapshotRunStatus SnapshotRunner::status() const {
   SnapshotRunStatus st;
   const MergerStats m = merger_->stats();
-  st.id = initial_.id;
+  st.id = Id();
   st.tables_total = m.tables_total;
   st.tables_done = m.tables_done;
   st.rows_read = rows_read_.load();
@@ -347,7 +436,7 @@ SnapshotRunStatus SnapshotRunner::status() const {
   st.chunks = m.chunks;
   st.redone = m.redone;
   st.dropped_rows = m.dropped_rows;
-  st.started_ms = initial_.started_ms;
+  st.started_ms = started_wall_ms_;
   std::lock_guard<std::mutex> lock(mu_);
   st.state = m.complete && state_ == "reading" ? "complete" : state_;
   st.last_error = last_error_;

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 
 #include "canal/client/connector.h"
@@ -314,6 +316,9 @@ class Consumer {
     thread_.request_stop();
     if (thread_.joinable()) thread_.join();
   }
+  // A paused consumer takes no batch: the ring fills and a snapshot waits (its tables stay
+  // "being read").
+  void Pause(bool paused) { paused_ = paused; }
   bool marker() const { return marker_; }
   uint64_t batches() const { return batches_; }
   uint64_t reconnects() const { return reconnects_; }
@@ -326,6 +331,10 @@ class Consumer {
       if (!st.ok()) return error_->Set("connect: " + st.ToString());
       Message m;
       while (!stop.stop_requested() && !marker_) {
+        if (paused_) {
+          std::this_thread::sleep_for(20ms);  // a test's pause, not a wait on a condition
+          continue;
+        }
         st = c.GetWithoutAck(1000, 200, TimeUnit::kMilliseconds, &m);
         if (!st.ok()) break;  // the server went away: connect again
         if (m.batch_id() == -1) continue;
@@ -344,7 +353,7 @@ class Consumer {
 
   TableMirror* const mirror_;
   FirstError* const error_;
-  std::atomic<bool> marker_{false};
+  std::atomic<bool> marker_{false}, paused_{false};
   std::atomic<uint64_t> batches_{0}, reconnects_{0};
   std::jthread thread_;
 };
@@ -471,6 +480,86 @@ TEST_F(SnapshotE2e, KillNineTwiceMidSnapshotLosesNothingAndRepeatsOnlyUnackedChu
   // Each crash repeats at most what was sent and not acked: the ring and the consumer's batch in
   // flight, a few chunks of 2,000 rows.
   EXPECT_LE(n.snapshot_repeats, 2u * 8 * 2000) << n.ToString();
+  EXPECT_EQ(install.Stop(&out), 0) << out;
+}
+
+// bin/canal-admin.sh snapshot against the install's running server; *answer gets its output.
+int AdminSnapshot(const CanalInstall& install, const std::string& args, std::string* answer) {
+  const std::string command = (install.bin_dir() / "canal-admin.sh").string() + " snapshot example " + args + " 2>&1";
+  answer->clear();
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p) != nullptr) *answer += buf;
+  const int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+bool RequestComplete(const CanalInstall& install) {
+  static const std::regex kComplete("snapshot request-[0-9]+ complete");
+  return std::regex_search(ReadAll(install.instance_log("example")), kComplete);
+}
+
+TEST_F(SnapshotE2e, RequestedWhileStreamingWithAWriterAndAnAlterRebuildsEqualTables) {
+  const auto start = Clock::now();
+  std::vector<TableSpec> tables = Tables();
+  tables.erase(std::remove_if(tables.begin(), tables.end(),
+                              [](const TableSpec& t) { return t.name != "t_int" && t.name != "t_comp" && t.name != "t_vkey"; }),
+               tables.end());
+  const std::vector<uint64_t> rows = Load(tables, TotalRows() / 2);
+  ASSERT_FALSE(HasFailure());
+  CanalInstall install("snapshot-e2e-request", kSourcePort);
+  install.WriteServerProperties(CanalInstall::ServerProperties(kServerPort));
+  install.WriteInstance("example", StartHere() + "canal.instance.filter.regex = " + kSchema +
+                                       "\\\\..*\ncanal.instance.snapshot.chunk.rows = 1000\n"
+                                       // A small ring: while the consumer pauses, the snapshot waits
+                                       // mid-table (a second request for the table is refused).
+                                       "canal.instance.memory.buffer.size = 32\n");
+  TableMirror mirror(Mirror().socket());
+  Status s = mirror.Connect();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  FirstError error;
+  Consumer consumer(&mirror, &error);
+  Writer writer(tables, rows, 99);
+  uint64_t transactions = 0;
+  std::string out;
+  ASSERT_EQ(install.Startup(&out), 0) << out << ReadAll(install.server_log());
+  consumer.Start();
+  RunWriter(&writer, [n = 0]() mutable { return ++n > 20; }, &error, &transactions);  // streaming, no snapshot
+  ASSERT_FALSE(error.failed()) << error.Get();
+
+  std::string answer;
+  consumer.Pause(true);
+  ASSERT_EQ(AdminSnapshot(install, std::string(kSchema) + ".t_int " + kSchema + ".t_comp " + kSchema + ".t_vkey", &answer), 0)
+      << answer << ReadAll(install.instance_log("example"));
+  EXPECT_NE(answer.find("accepted: snapshot request-"), std::string::npos) << answer;
+  // Bad requests while it reads: each refused with what is wrong and the fix; the stream goes on.
+  const struct {
+    std::string args, expected;
+  } refused[] = {
+      {std::string(kSchema) + ".t_int", "already being read"},
+      {"mysql.user", "outside destination example's filter"},
+      {std::string(kSchema) + ".no_such_table", "does not exist"},
+      {std::string(kSchema) + ".t_wide --where \"1 = 1; DROP TABLE t_int\"", "--where"},
+      {"not_a_table_name", "is not schema.table"},
+  };
+  for (const auto& r : refused) {
+    EXPECT_EQ(AdminSnapshot(install, r.args, &answer), 1) << r.args << ": " << answer;
+    EXPECT_NE(answer.find(r.expected), std::string::npos) << r.args << ": " << answer;
+    EXPECT_NE(answer.find("refused"), std::string::npos) << r.args << ": " << answer;
+  }
+  consumer.Pause(false);
+  // An ALTER during the snapshot: the chunks after it carry the new column.
+  RunWriter(&writer, [n = 0]() mutable { return ++n > 5; }, &error, &transactions);
+  ASSERT_TRUE(Source().Sql(std::string("USE ") + kSchema +
+                           "; ALTER TABLE t_int ADD COLUMN extra VARCHAR(10) NOT NULL DEFAULT 'x' AFTER id"))
+      << Source().error();
+  RunWriter(&writer, [&] { return RequestComplete(install); }, &error, &transactions);
+  ASSERT_FALSE(error.failed()) << error.Get();
+  Finish(install, &consumer, &error, tables, mirror, SecondsSince(start), transactions);
+  const MirrorCounts& n = mirror.counts();
+  EXPECT_GT(n.snapshot_rows, 0u);
+  EXPECT_EQ(n.snapshot_repeats, 0u);
   EXPECT_EQ(install.Stop(&out), 0) << out;
 }
 

@@ -62,7 +62,7 @@ CanalInstall::CanalInstall(const std::string& name, uint16_t master_port)
   std::error_code ec;
   fs::remove_all(root_, ec);
   fs::create_directories(bin_dir());
-  for (const char* script : {"startup.sh", "stop.sh", "canal-common.sh"}) {
+  for (const char* script : {"startup.sh", "stop.sh", "canal-common.sh", "canal-admin.sh"}) {
     fs::copy_file(fs::path(CANAL_SOURCE_DIR) / "bin" / script, bin_dir() / script, ec);
   }
   fs::create_symlink(ServerProgram(), bin_dir() / "canal-server", ec);

@@ -117,6 +117,12 @@ class Instance final : public ManagedDestination {
   Status SetClientFilter(std::string_view regex) override;
   bool Halted() const override;
 
+  // A snapshot of `tables` ("schema.table") while streaming (incremental; docs/snapshot.md),
+  // rows limited by `where` ("" for all). Joins the snapshot under way, else starts one; *id
+  // names it. A clear error, and nothing started, for a table outside the filter, missing,
+  // without SELECT, of another engine, already being read, or a bad `where`.
+  Status RequestSnapshot(const std::vector<std::string>& tables, const std::string& where, std::string* id);
+
   InstanceStatus status() const;
   std::string Warning() const override;
   bool Report(InstanceStatus* out) const override {
@@ -139,6 +145,9 @@ class Instance final : public ManagedDestination {
   Status CursorFilePurged(const LogPosition& cursor, bool* purged);
   Status ListSnapshotTables(const std::string& client_filter, std::vector<snapshot::TableProgress>* tables);
   void OnSnapshotComplete();
+  void TakeSnapshotRequest();
+  static Status ParseSnapshotRequest(const std::string& text, std::vector<std::string>* tables, std::string* where);
+  Status RequestSnapshotLocked(const std::vector<std::string>& tables, const std::string& where, std::string* id);
   void FinishSnapshot();
 
   const InstanceConfig config_;

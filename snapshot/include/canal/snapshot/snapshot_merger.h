@@ -146,7 +146,16 @@ class SnapshotMerger final : public parser::TransactionSink {
   // A table that cannot be read (dropped since): done with no rows, so the snapshot completes.
   Status SkipTable(size_t table_index);
 
+  // Tables requested while streaming (incremental snapshot): they join the snapshot under way,
+  // or start a new one named `id` when the last one is complete. Returns their indexes.
+  std::vector<size_t> AddTables(std::vector<TableProgress> tables, const std::string& id, int64_t started_ms);
+  // Whether `schema`.`table` is pending or being read.
+  bool Reading(std::string_view schema, std::string_view table) const;
+  TableProgress Table(size_t table_index) const;
+  int64_t progress_started_ms() const;
+
   void Stop();
+  // Never waits for a chunk being sent (its own lock).
   MergerStats stats() const;
   SnapshotProgress progress() const;
   LogPosition delivered() const;
@@ -155,6 +164,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   struct Window;
   struct TableState;
   void Deliver(const LogPosition& p);
+  void PublishStats();
   void NoteRows(const parser::TxEvent& e);
   void NoteDdl(const parser::TxEvent& e, const std::string& txn_file);
   Status PutKept(std::unique_lock<std::mutex>& lock, size_t table_index, const ChunkRows& chunk, bool begin, bool end,
@@ -186,6 +196,8 @@ class SnapshotMerger final : public parser::TransactionSink {
   std::vector<std::unique_ptr<Window>> windows_;
   WindowId next_window_ = 1;
   MergerStats stats_;
+  mutable std::mutex stats_mu_;  // guards public_stats_ (taken inside mu_, never around it)
+  MergerStats public_stats_;
 
   // Parse-thread scratch (under mu_).
   std::string current_file_;

@@ -24,6 +24,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -84,7 +86,17 @@ class SnapshotRunner {
 
   // Starts the readers over `progress`'s tables that are not done (the merger was given the
   // same progress by Begin).
-  void Start(const SnapshotProgress& progress);
+  Status Start(const SnapshotProgress& progress);
+  // More tables to read (indexes into the merger's progress, which AddTables returned), for
+  // snapshot `id`: readers start as needed, up to `threads`. Aborted once the readers were
+  // stopped (Stop, or a failed snapshot).
+  Status Enqueue(const std::string& id, const std::vector<size_t>& tables);
+  // Tables requested while streaming, for snapshot `id` (the one under way, or a new one): each
+  // joins the merger's progress when a reader takes it (the merger may wait for a full ring;
+  // the requester does not).
+  Status Request(const std::string& id, int64_t started_ms, std::vector<TableProgress> tables);
+  // Whether "schema.table" is waiting for a reader or being read.
+  bool Busy(const std::string& name) const;
   void Stop();
   // The merger reported the snapshot complete.
   void MarkComplete();
@@ -93,7 +105,15 @@ class SnapshotRunner {
  private:
   struct Reader;
   struct TableRead;
-  void Run(size_t reader_index);
+  struct Work {
+    size_t index = 0;                        // into the merger's progress...
+    std::optional<TableProgress> request;    // ...or a requested table, added when taken
+    int64_t started_ms = 0;
+    std::string name;                        // schema.table
+  };
+  void Run(Reader* r);
+  Status StartReaders(size_t added);
+  std::string Id() const;
   Status Load(Reader* r, const TableProgress& tp, TableRead* t, bool* gone);
   Status ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, bool keyed);
   Status ReadTable(Reader* r, size_t table_index);
@@ -102,9 +122,6 @@ class SnapshotRunner {
 
   const SnapshotRunnerOptions options_;
   SnapshotMerger* const merger_;
-  SnapshotProgress initial_;
-  std::vector<size_t> queue_;  // table indexes left to read
-  std::atomic<size_t> next_{0};
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> rows_read_{0};
   std::atomic<uint64_t> rows_estimate_{0};
@@ -112,9 +129,14 @@ class SnapshotRunner {
   std::vector<std::unique_ptr<Reader>> readers_;
 
   mutable std::mutex mu_;
-  std::string state_ = "reading";
+  std::vector<Work> queue_;    // tables left to read
+  std::set<std::string> active_;  // schema.table being read
+  size_t alive_ = 0;           // reader threads that have not ended
+  std::string id_;
+  std::string state_ = "complete";
   std::string last_error_;
   int64_t started_steady_ms_ = 0;
+  int64_t started_wall_ms_ = 0;
   int64_t finished_steady_ms_ = 0;
 };
 
