@@ -386,6 +386,48 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
   }
 }
 
+// canal.instance.snapshot.*: a value out of bounds names the key, the value, the bounds and why.
+TEST_F(ConfigTest, SnapshotKeysAreReadAndBadOnesRefusedNamingKeyValueAndBounds) {
+  InstanceConfig i;
+  Status s = LoadInstance("", std::string(kMinimalInstance) +
+                                  "canal.instance.snapshot.mode = initial_only\n"
+                                  "canal.instance.snapshot.threads = 4\n"
+                                  "canal.instance.snapshot.chunk.rows = 5000\n"
+                                  "canal.instance.snapshot.chunk.bytes = 1048576\n"
+                                  "canal.instance.snapshot.window.keys = 777\n",
+                          &i);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(i.snapshot.mode, snapshot::SnapshotMode::kInitialOnly);
+  EXPECT_EQ(i.snapshot.threads, 4u);
+  EXPECT_EQ(i.snapshot.chunk_rows, 5000u);
+  EXPECT_EQ(i.snapshot.chunk_bytes, 1048576u);
+  EXPECT_EQ(i.snapshot.window_keys, 777u);
+  ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
+  EXPECT_EQ(i.snapshot.mode, snapshot::SnapshotMode::kNever) << "Canal's behaviour by default";
+
+  const struct {
+    const char* key;
+    const char* value;
+    const char* expect;
+  } cases[] = {
+      {"canal.instance.snapshot.chunk.rows", "0", "1..1000000"},
+      {"canal.instance.snapshot.chunk.rows", "1000000000000", "1..1000000"},
+      {"canal.instance.snapshot.chunk.bytes", "0", "65536"},
+      {"canal.instance.snapshot.chunk.bytes", "1000000000000", "1073741824"},
+      {"canal.instance.snapshot.threads", "0", "1..64"},
+      {"canal.instance.snapshot.threads", "1000", "1..64"},
+      {"canal.instance.snapshot.window.keys", "0", "window.keys"},
+      {"canal.instance.snapshot.mode", "always", "never, initial, initial_only or when_needed"},
+      {"canal.instance.snapshot.chunk.rows", "many", "number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.key) + "=" + c.value);
+    s = LoadInstance("", std::string(kMinimalInstance) + c.key + "=" + c.value + "\n", &i);
+    ExpectRefused(s, {InstanceFile(), c.key, c.value});
+    EXPECT_NE(s.ToString().find(c.expect), std::string::npos) << s.ToString();
+  }
+}
+
 TEST_F(ConfigTest, ValueFormatDefaultsToCanalsFormsAndMysqlChoosesMySqls) {
   InstanceConfig i;
   ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
