@@ -25,6 +25,7 @@
 
 #include <gtest/gtest.h>
 
+#include "canal/client/cluster_connector.h"
 #include "canal/client/connector.h"
 #include "canal/client/message.h"
 #include "support/canal_install.h"
@@ -36,6 +37,7 @@
 #include "support/table_mirror.h"
 #include "support/test_ports.h"
 #include "support/wait.h"
+#include "support/zk_sandbox.h"
 
 namespace canal::testing {
 namespace {
@@ -43,7 +45,15 @@ namespace {
 constexpr uint16_t kSourcePort = TestPort("snapshot_e2e");
 constexpr uint16_t kMirrorPort = TestPort("snapshot_e2e", 1);
 constexpr uint16_t kServerPort = TestPort("snapshot_e2e", 2);
+constexpr uint16_t kHaSourcePort = TestPort("snapshot_ha");
+constexpr uint16_t kHaMirrorPort = TestPort("snapshot_ha", 1);
+constexpr uint16_t kHaZkPort = TestPort("snapshot_ha", 2);
+constexpr uint16_t kHaServerPorts[2] = {TestPort("snapshot_ha", 3), TestPort("snapshot_ha", 4)};
 constexpr const char* kSchema = "snap_db";
+
+// The running suite's source and mirror (each suite's SetUp sets them), for the helpers below.
+MariadbSandbox* g_source = nullptr;
+MariadbSandbox* g_mirror = nullptr;
 
 // Rows in all (CANAL_SNAPSHOT_E2E_ROWS overrides; the acceptance scale is 1,000,000).
 uint64_t TotalRows() {
@@ -266,31 +276,38 @@ class Writer {
   uint64_t statements_ = 0;
 };
 
+// The tables on both servers; their rows on the source only (before the server starts, so
+// only a snapshot can deliver them). Returns each table's row count.
+std::vector<uint64_t> Load(const std::vector<TableSpec>& tables, uint64_t total) {
+  std::string both = std::string("DROP DATABASE IF EXISTS ") + kSchema + "; CREATE DATABASE " + kSchema +
+                     "; USE " + kSchema + ";";
+  for (const TableSpec& t : tables) both += t.ddl + ";";
+  EXPECT_TRUE(g_source->Sql(both)) << g_source->error();
+  EXPECT_TRUE(g_mirror->Sql(both)) << g_mirror->error();
+  std::vector<uint64_t> rows;
+  std::string load = std::string("SET time_zone = '+00:00'; USE ") + kSchema + ";";
+  for (const TableSpec& t : tables) {
+    const uint64_t n = total * t.share / 1000;
+    rows.push_back(n);
+    if (n == 0) continue;
+    std::vector<std::string> exprs = t.key_cols.empty() ? std::vector<std::string>{} : t.key_exprs("seq");
+    for (const std::string& e : t.load_exprs) exprs.push_back(e);
+    const std::string cols = t.key_cols.empty() ? Join(t.cols) : Join(t.key_cols) + ", " + Join(t.cols);
+    // seq is unsigned: signed arithmetic on it needs a signed copy.
+    load += "INSERT INTO " + t.name + " (" + cols + ") SELECT " + Join(exprs) +
+            " FROM (SELECT CAST(seq AS SIGNED) AS seq FROM seq_0_to_" + std::to_string(n - 1) + ") AS s;";
+  }
+  EXPECT_TRUE(g_source->Sql(load)) << g_source->error();
+  return rows;
+}
+
+
 class SnapshotE2e : public MirrorSuite<kSourcePort, kMirrorPort> {
  protected:
-  // The tables on both servers; their rows on the source only (before the server starts, so
-  // only a snapshot can deliver them). Returns each table's row count.
-  std::vector<uint64_t> Load(const std::vector<TableSpec>& tables, uint64_t total) {
-    std::string both = std::string("DROP DATABASE IF EXISTS ") + kSchema + "; CREATE DATABASE " + kSchema +
-                       "; USE " + kSchema + ";";
-    for (const TableSpec& t : tables) both += t.ddl + ";";
-    EXPECT_TRUE(sandbox_->Sql(both)) << sandbox_->error();
-    EXPECT_TRUE(mirror_->Sql(both)) << mirror_->error();
-    std::vector<uint64_t> rows;
-    std::string load = std::string("SET time_zone = '+00:00'; USE ") + kSchema + ";";
-    for (const TableSpec& t : tables) {
-      const uint64_t n = total * t.share / 1000;
-      rows.push_back(n);
-      if (n == 0) continue;
-      std::vector<std::string> exprs = t.key_cols.empty() ? std::vector<std::string>{} : t.key_exprs("seq");
-      for (const std::string& e : t.load_exprs) exprs.push_back(e);
-      const std::string cols = t.key_cols.empty() ? Join(t.cols) : Join(t.key_cols) + ", " + Join(t.cols);
-      // seq is unsigned: signed arithmetic on it needs a signed copy.
-      load += "INSERT INTO " + t.name + " (" + cols + ") SELECT " + Join(exprs) +
-              " FROM (SELECT CAST(seq AS SIGNED) AS seq FROM seq_0_to_" + std::to_string(n - 1) + ") AS s;";
-    }
-    EXPECT_TRUE(sandbox_->Sql(load)) << sandbox_->error();
-    return rows;
+  void SetUp() override {
+    MirrorSuite::SetUp();
+    g_source = sandbox_.get();
+    g_mirror = mirror_.get();
   }
 
   static std::string InstanceProperties(std::string_view extra = "") {
@@ -370,8 +387,8 @@ void RunWriter(Writer* w, const std::function<bool()>& until, FirstError* error,
   while (!until() && !error->failed()) {
     batch.clear();
     for (int i = 0; i < 20; ++i) batch += w->Transaction();
-    if (!SnapshotE2e::Source().Sql(std::string("USE ") + kSchema + "; SET time_zone = '+00:00';" + batch)) {
-      return error->Set("writer: " + SnapshotE2e::Source().error());
+    if (!(*g_source).Sql(std::string("USE ") + kSchema + "; SET time_zone = '+00:00';" + batch)) {
+      return error->Set("writer: " + (*g_source).error());
     }
     *transactions += 20;
   }
@@ -379,8 +396,8 @@ void RunWriter(Writer* w, const std::function<bool()>& until, FirstError* error,
 
 void Finish(const CanalInstall& install, Consumer* consumer, FirstError* error, const std::vector<TableSpec>& tables,
             const TableMirror& mirror, double seconds, uint64_t writer_transactions) {
-  ASSERT_TRUE(SnapshotE2e::Source().Sql(std::string("USE ") + kSchema + "; CREATE TABLE done (id INT PRIMARY KEY); INSERT INTO done VALUES (1);"))
-      << SnapshotE2e::Source().error();
+  ASSERT_TRUE((*g_source).Sql(std::string("USE ") + kSchema + "; CREATE TABLE done (id INT PRIMARY KEY); INSERT INTO done VALUES (1);"))
+      << (*g_source).error();
   ASSERT_TRUE(WaitFor([&] { return consumer->marker() || error->failed(); }, 180s))
       << "no marker row after " << consumer->batches() << " batches; " << mirror.counts().ToString() << "\n"
       << ReadAll(install.instance_log("example"));
@@ -389,7 +406,7 @@ void Finish(const CanalInstall& install, Consumer* consumer, FirstError* error, 
   std::vector<std::string> names;
   for (const TableSpec& t : tables) names.push_back(t.name);
   std::string report;
-  Status s = CompareTables(SnapshotE2e::Source(), SnapshotE2e::Mirror(), kSchema, names, &report);
+  Status s = CompareTables((*g_source), (*g_mirror), kSchema, names, &report);
   const MirrorCounts& n = mirror.counts();
   std::printf("[ snapshot ] %.1f s, %" PRIu64 " writer transactions, %" PRIu64 " batches, %" PRIu64
               " reconnects; %s\n%s",
@@ -561,6 +578,137 @@ TEST_F(SnapshotE2e, RequestedWhileStreamingWithAWriterAndAnAlterRebuildsEqualTab
   EXPECT_GT(n.snapshot_rows, 0u);
   EXPECT_EQ(n.snapshot_repeats, 0u);
   EXPECT_EQ(install.Stop(&out), 0) << out;
+}
+
+// (d) A ZooKeeper pair: the active server dies (kill -9) mid-snapshot, the standby takes the
+// destination over and goes on with the snapshot from the cursor in ZooKeeper.
+class SnapshotHa : public MirrorSuite<kHaSourcePort, kHaMirrorPort> {
+ protected:
+  static void SetUpTestSuite() {
+    MirrorSuite::SetUpTestSuite();
+    zk_ = StartSuiteZk(kHaZkPort, &zk_error_);
+  }
+  static void TearDownTestSuite() {
+    zk_.reset();
+    MirrorSuite::TearDownTestSuite();
+  }
+  void SetUp() override {
+    MirrorSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    CANAL_REQUIRE_ZK(zk_, zk_error_);
+    g_source = sandbox_.get();
+    g_mirror = mirror_.get();
+  }
+  static inline std::unique_ptr<ZkSandbox> zk_;
+  static inline std::string zk_error_;
+};
+
+TEST_F(SnapshotHa, TheStandbyGoesOnWithTheSnapshotAfterTheActiveDies) {
+  const auto start = Clock::now();
+  std::vector<TableSpec> tables = Tables();
+  tables.erase(std::remove_if(tables.begin(), tables.end(), [](const TableSpec& t) { return t.key_cols.empty(); }),
+               tables.end());
+  const std::vector<uint64_t> rows = Load(tables, TotalRows());
+  ASSERT_FALSE(HasFailure());
+  uint64_t loaded = 0;
+  for (uint64_t r : rows) loaded += r;
+  // The destination's cursor (and the snapshot's progress with it) lives in ZooKeeper, written
+  // at each ack (flush.period 0); the suite's ZooKeeper is fresh, so no earlier cursor is there.
+  std::unique_ptr<CanalInstall> installs[2];
+  const std::string start_here = StartHere();
+  for (int i = 0; i < 2; ++i) {
+    installs[i] = std::make_unique<CanalInstall>(std::string("snapshot-ha-") + "ab"[i], kHaSourcePort);
+    installs[i]->WriteServerProperties(CanalInstall::ServerProperties(
+        kHaServerPorts[i], "canal.zkServers = " + zk_->servers() +
+                               "\ncanal.zookeeper.session.timeout = 6000\ncanal.zookeeper.flush.period = 0\n"));
+    installs[i]->WriteInstance("example", start_here + "canal.instance.filter.regex = " + kSchema +
+                                              "\\\\..*\ncanal.instance.snapshot.mode = initial\n"
+                                              "canal.instance.snapshot.threads = 1\n"
+                                              "canal.instance.snapshot.chunk.rows = 1000\n");
+  }
+  TableMirror mirror(Mirror().socket());
+  Status s = mirror.Connect();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  FirstError error;
+  std::atomic<bool> marker{false};
+  std::atomic<uint64_t> elections{0};
+  std::string out;
+  ASSERT_EQ(installs[0]->Startup(&out), 0) << out;
+  ASSERT_TRUE(WaitFor([&] { return ReadAll(installs[0]->instance_log("example")).find("snapshot initial-") !=
+                                   std::string::npos; }, 30s))
+      << ReadAll(installs[0]->server_log());
+  ASSERT_EQ(installs[1]->Startup(&out), 0) << out;
+  std::jthread consumer([&](std::stop_token stop) {
+    client::ClusterConnectorOptions o;
+    o.zk_servers = zk_->servers();
+    o.destination = "example";
+    o.zk_session_timeout_ms = 6000;
+    o.connect_timeout = 1s;
+    o.read_timeout = 2s;
+    o.retry.max_attempts = 400;
+    o.retry.initial_backoff = 100ms;
+    o.retry.max_backoff = 500ms;
+    o.retry.give_up_after = 60s;
+    client::ClusterConnector c(o);
+    bool connected = false;
+    while (!stop.stop_requested() && !marker) {
+      if (!connected) {
+        Status st = c.Connect();
+        if (st.ok()) st = c.Subscribe();
+        if (!st.ok()) {
+          std::this_thread::sleep_for(100ms);  // the pair is between actives
+          continue;
+        }
+        connected = true;
+        ++elections;
+      }
+      Message m;
+      Status st = c.GetWithoutAck(1000, 200, TimeUnit::kMilliseconds, &m);
+      if (!st.ok()) {
+        if (client::IsNotActiveClient(st)) connected = false;
+        std::this_thread::sleep_for(50ms);
+        continue;
+      }
+      if (m.batch_id() == -1) continue;
+      st = mirror.Apply(m);
+      if (!st.ok()) return error.Set("apply: " + st.ToString());
+      for (const entry::Entry& e : m.entries()) {
+        if (e.header().tablename() == "done" && client::EventTypeOf(e.header()) == entry::INSERT) marker = true;
+      }
+      (void)c.Ack(m.batch_id());  // a refused ack: the batch comes again from the new active
+    }
+  });
+  Writer writer(tables, rows, 4242);
+  uint64_t transactions = 0;
+  const uint64_t seen = mirror.counts().snapshot_rows;
+  RunWriter(&writer, [&] { return mirror.counts().snapshot_rows >= seen + loaded / 3; }, &error, &transactions);
+  ASSERT_FALSE(error.failed()) << error.Get();
+  ASSERT_EQ(ReadAll(installs[0]->instance_log("example")).find(" complete:"), std::string::npos)
+      << "the snapshot ended before the active died; use more rows";
+  ASSERT_TRUE(installs[0]->Kill9());
+  static const std::regex kComplete("snapshot initial-[0-9]+ complete");
+  RunWriter(&writer, [&] { return std::regex_search(ReadAll(installs[1]->instance_log("example")), kComplete); },
+            &error, &transactions);
+  ASSERT_FALSE(error.failed()) << error.Get();
+  const std::string standby_log = ReadAll(installs[1]->instance_log("example"));
+  EXPECT_NE(standby_log.find("resumes at the cursor"), std::string::npos) << standby_log;
+  ASSERT_TRUE(Source().Sql(std::string("USE ") + kSchema + "; CREATE TABLE done (id INT PRIMARY KEY); INSERT INTO done VALUES (1);"))
+      << Source().error();
+  ASSERT_TRUE(WaitFor([&] { return marker || error.failed(); }, 120s)) << mirror.counts().ToString();
+  consumer.request_stop();
+  consumer.join();
+  ASSERT_FALSE(error.failed()) << error.Get();
+  std::vector<std::string> names;
+  for (const TableSpec& t : tables) names.push_back(t.name);
+  std::string report;
+  s = CompareTables(Source(), Mirror(), kSchema, names, &report);
+  const MirrorCounts& n = mirror.counts();
+  std::printf("[ snapshot ] ZooKeeper pair, active killed mid-snapshot: %.1f s, %" PRIu64 " writer transactions, %" PRIu64
+              " consumer elections; %s\n%s",
+              SecondsSince(start), transactions, elections.load(), n.ToString().c_str(), report.c_str());
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << report;
+  EXPECT_LE(n.snapshot_repeats, 8u * 1000) << "only chunks not yet acked come again";
+  EXPECT_EQ(installs[1]->Stop(&out), 0) << out;
 }
 
 }  // namespace

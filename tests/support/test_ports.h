@@ -54,6 +54,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"snapshot_value", 14961, 2, "SnapshotSameValueLive.* (14961), SnapshotSameValueMinimalLive.* (14962)"},
     {"mirror", 15010, 4, "MirrorOracle.*: the source and mirror sandboxes (15010, 15011), canal-servers (15012-15013)"},
     {"snapshot_e2e", 15020, 4, "SnapshotE2e.*: the source and mirror sandboxes (15020, 15021), canal-server (15022)"},
+    {"snapshot_ha", 15030, 5, "SnapshotHa.*: source and mirror (15030, 15031), ZooKeeper (15032), canal-servers (15033-15034)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
 };
