@@ -141,7 +141,7 @@ Status Instance::StartLocked() {
   // The merger is there even with no snapshot to run, so that one can be requested while
   // streaming (RequestSnapshot); with nothing to merge it costs a lock per transaction.
   {
-    snapshot_output = std::make_unique<SinkChunkOutput>(sink.get());
+    snapshot_output = std::make_unique<SinkChunkOutput>(sink.get(), [r = ring.get()] { r->ProducerCaughtUp(); });
     const size_t window_keys = config_.snapshot.window_keys;
     merger = std::make_unique<snapshot::SnapshotMerger>(sink.get(), snapshot_output.get(), window_keys,
                                                         std::max<size_t>(window_keys * 256, size_t{16} << 20));

@@ -22,7 +22,9 @@ Status SinkChunkOutput::PutChunk(const snapshot::EmittedChunk& chunk) {
   out.execute_time_ms = chunk.execute_time_ms;
   out.begin = chunk.begin;
   out.end = chunk.end;
-  return sink_->PutSnapshotChunk(out);
+  CANAL_RETURN_IF_ERROR(sink_->PutSnapshotChunk(out));
+  if (after_put_) after_put_();
+  return Status::OK();
 }
 
 void SinkChunkOutput::SetProgress(std::shared_ptr<const std::string> progress) {

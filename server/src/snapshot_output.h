@@ -4,6 +4,7 @@
 // Column bytes are the ones the sink writes for the same row read from the binlog.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "canal/sink/entry_builder.h"
@@ -15,12 +16,17 @@ namespace canal::server {
 
 class SinkChunkOutput final : public snapshot::ChunkOutput {
  public:
-  explicit SinkChunkOutput(sink::EntrySink* sink) : sink_(sink) {}
+  // `after_put` runs after each chunk went into the ring: the instance tells the ring its
+  // producer has put what it had (RingStore::ProducerCaughtUp), so a client waiting with the
+  // low-latency rule takes the chunk now; the parser, idle on a quiet stream, would not say so.
+  SinkChunkOutput(sink::EntrySink* sink, std::function<void()> after_put)
+      : sink_(sink), after_put_(std::move(after_put)) {}
   Status PutChunk(const snapshot::EmittedChunk& chunk) override;
   void SetProgress(std::shared_ptr<const std::string> progress) override;
 
  private:
   sink::EntrySink* const sink_;
+  const std::function<void()> after_put_;
 };
 
 class BuilderRowWriter final : public snapshot::RowWriter {
