@@ -133,6 +133,7 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     g->partition = partition;
     g->entries.clear();
     g->origin.clear();
+    g->origin_is_boundary = false;
     return g;
   };
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -148,7 +149,11 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     if (!router_->hashing() || type != canal::entry::ROWDATA) {
       Group* g = group(topic, router_->hashing() ? 0 : DefaultPartition());
       g->entries.push_back(entries[i]);
-      if (g->origin.empty()) g->origin = origin;
+      // The origin names the group's first change: a transaction's BEGIN names no table.
+      if (g->origin.empty() || (g->origin_is_boundary && !boundary)) {
+        g->origin = origin;
+        g->origin_is_boundary = boundary;
+      }
       ++rows_encoded_;
       continue;
     }
@@ -194,19 +199,43 @@ Status BatchEncoder::EncodeProtobuf(std::span<const std::string_view> entries, i
     }
     CANAL_RETURN_IF_ERROR(s.WithContext(origin));
   }
-  // One Packet per group: {version=1, type=MESSAGES, body=Messages{batchId, messages}}.
+  // One Packet per group: {version=1, type=MESSAGES, body=Messages{batchId, messages}}; more
+  // than one, in order, when it would pass the limit.
+  const size_t limit = options_.max_message_bytes;
+  // The Packet's fields around its body: version and type (2 bytes each), the body's tag and
+  // length (at most 1 + 5).
+  constexpr size_t kPacketFraming = 10;
   std::string body;
+  // `first`: the Packet's first entry when it is not the group's first Packet (its origin).
+  const auto emit = [&](const Group& g, std::string_view first) {
+    EncodedMessage* m = Next(g.topic, g.partition);
+    wire::AppendVarintField(fields::packet::kVersion, canal::proto::values::kPacketVersion, &m->payload);
+    wire::AppendVarintField(fields::packet::kType, canal::proto::values::packet_type::kMessages, &m->payload);
+    wire::AppendBytesField(fields::packet::kBody, body, &m->payload);
+    cv::EntryView view;
+    if (!first.empty() && cv::EntryView::Parse(first, &view).ok()) {
+      const auto& h = view.header();
+      m->origin = DescribeChange(h.schema_name(), h.table_name(), h.logfile_name(), h.logfile_offset());
+    } else {
+      m->origin = g.origin;
+    }
+  };
   for (size_t gi = 0; gi < group_count_; ++gi) {
     const Group& g = groups_[gi];
     if (g.entries.empty()) continue;
     body.clear();
     wire::AppendVarintField(fields::messages::kBatchId, wire::Int64Bits(batch_id), &body);
-    for (std::string_view e : g.entries) wire::AppendBytesField(fields::messages::kMessages, e, &body);
-    EncodedMessage* m = Next(g.topic, g.partition);
-    wire::AppendVarintField(fields::packet::kVersion, canal::proto::values::kPacketVersion, &m->payload);
-    wire::AppendVarintField(fields::packet::kType, canal::proto::values::packet_type::kMessages, &m->payload);
-    wire::AppendBytesField(fields::packet::kBody, body, &m->payload);
-    m->origin = g.origin;
+    const size_t header = body.size();
+    std::string_view first;  // of a later Packet
+    for (std::string_view e : g.entries) {
+      if (limit != 0 && body.size() > header && body.size() + wire::DelimitedSize(e.size()) + kPacketFraming > limit) {
+        emit(g, first);
+        body.resize(header);
+        first = e;
+      }
+      wire::AppendBytesField(fields::messages::kMessages, e, &body);
+    }
+    emit(g, first);
   }
   return Status::OK();
 }

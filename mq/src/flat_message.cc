@@ -5,6 +5,7 @@
 
 #include "canal/common/json_string.h"
 #include "canal/proto/entry_view.h"
+#include "canal/proto/snapshot_marker.h"
 #include "text.h"
 
 namespace canal::mq {
@@ -71,7 +72,7 @@ void AppendTypeMap(const FlatMessage& m, std::string_view member, WriteValue wri
 void FlatMessage::Clear() {
   id = 0;
   database = table = sql = gtid = type = logfile = {};
-  is_ddl = false;
+  is_ddl = is_snapshot = false;
   es = ts = logfile_offset = 0;
   pk_names.clear();
   types.clear();
@@ -98,6 +99,17 @@ Status BuildFlatMessage(std::string_view entry_bytes, int64_t id, int64_t ts_ms,
   out->logfile = h.logfile_name();
   out->logfile_offset = h.logfile_offset();
   out->gtid = h.gtid();
+  {
+    canal::proto::PairCursor props = h.props();
+    canal::proto::PairView prop;
+    Status ps;
+    while (props.Next(&prop, &ps)) {
+      if (prop.key() == canal::proto::kSnapshotPropKey && prop.value() == canal::proto::kSnapshotPropValue) {
+        out->is_snapshot = true;
+      }
+    }
+    if (!ps.ok()) return ps.WithContext("flat message: the header props of " + out->Describe());
+  }
   out->es = h.execute_time();
   out->ts = ts_ms;
   out->is_ddl = canal::proto::IsDdl(rc);
@@ -186,6 +198,8 @@ void AppendFlatMessageJson(const FlatMessage& m, const std::vector<uint32_t>* ro
   text(",\"gtid\":", m.gtid);
   number(",\"id\":", m.id);
   out->append(m.is_ddl ? ",\"isDdl\":true" : ",\"isDdl\":false");
+  // Only when set: stream messages stay Canal's JSON byte for byte.
+  if (m.is_snapshot) out->append(",\"isSnapshot\":true");
   AppendTypeMap(m, ",\"mysqlType\":", [out](const FlatColumnType& t) { AppendString(t.mysql_type, out); }, out);
   out->append(",\"old\":");
   if (!any_old) {

@@ -254,6 +254,16 @@ Status LoadMqSettings(const PropertyResolver& resolver, const Properties& props,
   CANAL_RETURN_IF_ERROR(r.Int("canal.mq.canalGetTimeout", 1, 3600 * 1000, &out->canal_get_timeout_ms));
   CANAL_RETURN_IF_ERROR(r.Bool("canal.mq.database.hash", &out->database_hash));
   CANAL_RETURN_IF_ERROR(LoadKafka(resolver, props, out));
+  if (out->mode == ServerMode::kKafka) {
+    // The protobuf form keeps its Packets under what the producer takes (batch_encoder.h);
+    // 1000000 is librdkafka's default. A value that does not parse stops start-up in librdkafka.
+    uint64_t max_bytes = 1000000;
+    if (auto it = out->kafka.find("message.max.bytes"); it != out->kafka.end()) {
+      max_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
+    }
+    out->encoder.max_message_bytes =
+        max_bytes > 2 * kMessageOverheadBytes ? static_cast<size_t>(max_bytes) - kMessageOverheadBytes : 0;
+  }
   CANAL_RETURN_IF_ERROR(LoadRabbit(resolver, out));
   if (out->mode != ServerMode::kTcp) WarnUnknown(props, false, &out->warnings);
   return Status::OK();

@@ -108,6 +108,45 @@ TEST(BatchEncoderTest, FlatPkHashKeepsEveryKeyInOnePartition) {
   EXPECT_EQ(used.size(), 3u);  // 30 keys spread over all three partitions
 }
 
+// A snapshot chunk (BEGIN, INSERT entries marked snapshot=true, END) goes as
+// the stream's inserts go: rows spread by the same pk hash, a key in the
+// partition of its stream changes; every part of a chunk's entry keeps
+// "isSnapshot":true, and the stream's messages in the same batch have none.
+TEST(BatchEncoderTest, FlatSnapshotChunkSplitAcrossPartitionsKeepsTheMarker) {
+  RoutingConfig c;
+  c.partitions_num = 3;
+  c.partition_hash = ".*\\..*:$pk$";
+  Fixture f(c, true);
+  const auto marked = [](const std::string& e) { return testing::WithHeaderProp(e, "snapshot", "true"); };
+  f.entries = {marked(testing::BoundaryEntry(canal::entry::TRANSACTIONBEGIN)),
+               marked(testing::RowEntry("db", "t", canal::entry::INSERT, Inserts(0, 20))),
+               marked(testing::RowEntry("db", "t", canal::entry::INSERT, Inserts(20, 30))),
+               marked(testing::BoundaryEntry(canal::entry::TRANSACTIONEND)),
+               testing::RowEntry("db", "t", canal::entry::UPDATE, {Row{{Id("5"), Val("x")}, {Id("5"), Val("y")}}})};
+  auto msgs = f.Encode();
+  size_t snapshot_rows = 0, stream_rows = 0;
+  std::set<int> snapshot_partitions;
+  for (const auto& m : msgs) {
+    auto j = nlohmann::json::parse(m.payload);
+    for (const auto& row : j["data"]) {
+      const std::string id = row["id"];
+      EXPECT_EQ(m.partition, JavaPartition(JavaStringHash("db") ^ JavaStringHash(id), 3)) << id;
+    }
+    if (j["type"] == "UPDATE") {
+      EXPECT_FALSE(j.contains("isSnapshot")) << m.payload;
+      stream_rows += j["data"].size();
+      continue;
+    }
+    EXPECT_EQ(j["isSnapshot"], true) << m.payload;
+    EXPECT_EQ(j["type"], "INSERT");
+    snapshot_rows += j["data"].size();
+    snapshot_partitions.insert(m.partition);
+  }
+  EXPECT_EQ(snapshot_rows, 30u);
+  EXPECT_EQ(stream_rows, 1u);
+  EXPECT_EQ(snapshot_partitions.size(), 3u);  // the chunk's rows were split
+}
+
 TEST(BatchEncoderTest, FlatTableHashAndDatabaseHashOff) {
   RoutingConfig c;
   c.partitions_num = 5;
@@ -233,6 +272,81 @@ TEST(BatchEncoderTest, ProtobufBytesAreProtobufsOwn) {
     EXPECT_EQ(msg.payload, packet.SerializeAsString());
   }
   EXPECT_EQ(seen, 4u);
+}
+
+// The protobuf form splits a snapshot entry into one-row entries like any
+// other: each keeps the header, and so the snapshot=true prop.
+TEST(BatchEncoderTest, ProtobufSnapshotRowsKeepTheHeaderProp) {
+  RoutingConfig c;
+  c.partitions_num = 3;
+  c.partition_hash = ".*\\..*:$pk$";
+  Fixture f(c, false);
+  f.entries = {testing::WithHeaderProp(testing::RowEntry("db", "t", canal::entry::INSERT, Inserts(0, 12)), "snapshot",
+                                       "true")};
+  size_t rows = 0;
+  for (const auto& msg : f.Encode()) {
+    const canal::protocol::Messages m = ParsePacket(msg.payload);
+    for (const auto& bytes : m.messages()) {
+      canal::entry::Entry e;
+      ASSERT_TRUE(e.ParseFromString(bytes));
+      ASSERT_EQ(e.header().props_size(), 1);
+      EXPECT_EQ(e.header().props(0).key(), "snapshot");
+      EXPECT_EQ(e.header().props(0).value(), "true");
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 12u);
+}
+
+// A batch whose Packet would pass max_message_bytes goes as several Packets for the same topic
+// and partition, in order, with the batch's id, each under the limit; an entry larger than the
+// limit goes alone. Under the limit nothing changes (one Packet).
+TEST(BatchEncoderTest, ProtobufPacketOverTheLimitIsSplitInOrder) {
+  std::vector<std::string> entries = {testing::BoundaryEntry(canal::entry::TRANSACTIONBEGIN)};
+  for (int i = 0; i < 12; ++i) {
+    std::vector<Row> rows;
+    for (int r = 0; r < (i == 5 ? 400 : 40); ++r) {
+      rows.push_back(Row{{}, {Id(std::to_string(i * 1000 + r)), Val(std::string(20, 'a' + i))}});
+    }
+    entries.push_back(
+        testing::RowEntry("db", "t", canal::entry::INSERT, rows, 1700000000123, "mysql-bin.000001", 100 + i));
+  }
+  entries.push_back(testing::BoundaryEntry(canal::entry::TRANSACTIONEND));
+  constexpr size_t kLimit = 8000;
+  ASSERT_GT(entries[6].size(), kLimit);  // the entry of 400 rows
+  RoutingConfig c;
+  c.partition = 1;
+  c.topic = "example";
+  std::unique_ptr<Router> router;
+  ASSERT_TRUE(Router::Create(c, &router).ok());
+  for (size_t limit : {size_t{0}, kLimit}) {
+    BatchEncoder encoder(router.get(), EncoderOptions{false, false, limit});
+    std::vector<std::string_view> views(entries.begin(), entries.end());
+    ASSERT_TRUE(encoder.Encode(views, 42, 1).ok());
+    auto msgs = encoder.messages();
+    std::vector<std::string> got;
+    for (const auto& msg : msgs) {
+      EXPECT_EQ(msg.topic, "example");
+      EXPECT_EQ(msg.partition, 1);
+      auto m = ParsePacket(msg.payload);
+      EXPECT_EQ(m.batch_id(), 42);
+      ASSERT_GT(m.messages_size(), 0);
+      if (limit != 0 && m.messages_size() > 1) {
+        EXPECT_LE(msg.payload.size(), limit);
+      }
+      if (m.messages_size() == 1 && m.messages(0) == entries[6]) {
+        EXPECT_EQ(msg.origin, "db.t at mysql-bin.000001:105");  // a later Packet names its own first entry
+      }
+      for (const auto& e : m.messages()) got.push_back(e);
+    }
+    EXPECT_EQ(got, entries) << "limit " << limit;
+    if (limit == 0) {
+      EXPECT_EQ(msgs.size(), 1u);
+      EXPECT_EQ(msgs[0].origin, "db.t at mysql-bin.000001:100");  // the first change, not the BEGIN
+    } else {
+      EXPECT_GE(msgs.size(), 4u);
+    }
+  }
 }
 
 TEST(BatchEncoderTest, CorruptEntryIsAnErrorNamingIt) {

@@ -78,6 +78,17 @@ inline std::string DdlEntry(const std::string& db, const std::string& table, con
   return e.SerializeAsString();
 }
 
+// `entry` with a header prop `key`=`value` added (a snapshot chunk's entries
+// carry snapshot=true).
+inline std::string WithHeaderProp(const std::string& entry, const std::string& key, const std::string& value) {
+  canal::entry::Entry e;
+  e.ParseFromString(entry);
+  canal::entry::Pair* p = e.mutable_header()->add_props();
+  p->set_key(key);
+  p->set_value(value);
+  return e.SerializeAsString();
+}
+
 inline std::string BoundaryEntry(canal::entry::EntryType type) {
   canal::entry::Entry e;
   e.mutable_header()->set_logfilename("mysql-bin.000001");

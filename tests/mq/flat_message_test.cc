@@ -127,6 +127,47 @@ TEST(FlatMessageTest, SubsetWritesOnlyThoseRows) {
   EXPECT_EQ(j["old"][0]["name"], "c");
 }
 
+// A snapshot chunk's rows (header prop snapshot=true) carry "isSnapshot":true
+// right after isDdl; every other member as for a stream INSERT.
+TEST(FlatMessageTest, SnapshotEntryIsMarked) {
+  const std::string stream = testing::RowEntry("shop", "users", canal::entry::INSERT,
+                                               {Row{{}, {Id("7"), Name("eve"), Score("3.25")}}});
+  const std::string snapshot = testing::WithHeaderProp(stream, "snapshot", "true");
+  const std::string plain = Json(stream);
+  const std::string marked = Json(snapshot);
+  EXPECT_EQ(marked, R"j({"data":[{"id":"7","name":"eve","score":"3.25"}],"database":"shop","es":1700000000123,)j"
+                    R"j("gtid":"","id":5,"isDdl":false,"isSnapshot":true,)j"
+                    R"j("mysqlType":{"id":"int(11)","name":"varchar(32)","score":"decimal(10,2)"},"old":null,)j"
+                    R"j("pkNames":["id"],"sql":"","sqlType":{"id":4,"name":12,"score":3},"table":"users",)j"
+                    R"j("ts":1700000009999,"type":"INSERT"})j");
+  std::string unmarked = marked;
+  unmarked.erase(unmarked.find(",\"isSnapshot\":true"), std::string_view(",\"isSnapshot\":true").size());
+  EXPECT_EQ(unmarked, plain);
+  EXPECT_EQ(nlohmann::json::parse(marked)["isSnapshot"], true);
+}
+
+// Without the prop (or with another prop, or another value) the member is
+// absent: stream messages stay Canal's JSON byte for byte.
+TEST(FlatMessageTest, OtherEntriesHaveNoMarker) {
+  const std::string stream =
+      testing::RowEntry("shop", "users", canal::entry::INSERT, {Row{{}, {Id("7"), Name("eve")}}});
+  for (const std::string& entry :
+       {stream, testing::WithHeaderProp(stream, "snapshot", "false"), testing::WithHeaderProp(stream, "Snapshot", "true"),
+        testing::WithHeaderProp(stream, "rowsCount", "1"),
+        testing::DdlEntry("shop", "users", "ALTER TABLE users ADD c INT")}) {
+    const std::string json = Json(entry);
+    EXPECT_EQ(json.find("isSnapshot"), std::string::npos) << json;
+    EXPECT_FALSE(nlohmann::json::parse(json).contains("isSnapshot"));
+  }
+  // One FlatMessage reused: a snapshot entry's marker does not stick to the next entry.
+  FlatMessage m;
+  bool change = false;
+  ASSERT_TRUE(BuildFlatMessage(testing::WithHeaderProp(stream, "snapshot", "true"), 1, 1, &m, &change).ok());
+  EXPECT_TRUE(m.is_snapshot);
+  ASSERT_TRUE(BuildFlatMessage(stream, 1, 1, &m, &change).ok());
+  EXPECT_FALSE(m.is_snapshot);
+}
+
 // Bad input: every truncation of a valid entry is an error or a message,
 // never a crash or a read past the bytes.
 TEST(FlatMessageTest, TruncatedAndGarbageBytes) {

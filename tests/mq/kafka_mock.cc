@@ -63,6 +63,18 @@ std::map<int32_t, std::vector<KafkaRecord>> KafkaMock::ReadAll(
     const std::string& topic, int partitions, std::chrono::milliseconds limit,
     const std::function<bool(const std::map<int32_t, std::vector<KafkaRecord>>&)>& until) const {
   std::map<int32_t, std::vector<KafkaRecord>> out;
+  std::vector<int32_t> all;
+  for (int p = 0; p < partitions; ++p) all.push_back(p);
+  if (until(out)) return out;
+  Consume(topic, all, limit, [&](const KafkaRecord* r) {
+    if (r != nullptr) out[r->partition].push_back(*r);
+    return !until(out);
+  });
+  return out;
+}
+
+void KafkaMock::Consume(const std::string& topic, const std::vector<int32_t>& partitions,
+                        std::chrono::milliseconds limit, const std::function<bool(const KafkaRecord*)>& on) const {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps().c_str(), err, sizeof err);
@@ -72,27 +84,33 @@ std::map<int32_t, std::vector<KafkaRecord>> KafkaMock::ReadAll(
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (c == nullptr) {
     rd_kafka_conf_destroy(conf);
-    return out;
+    return;
   }
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
-  for (int p = 0; p < partitions; ++p) {
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  for (int32_t p : partitions) {
     rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
   }
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline && !until(out)) {
+  KafkaRecord record;
+  bool more = true;
+  while (more && std::chrono::steady_clock::now() < deadline) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
-    if (m == nullptr) continue;
+    if (m == nullptr) {
+      more = on(nullptr);
+      continue;
+    }
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      out[m->partition].push_back(
-          {m->partition, m->offset, std::string(static_cast<const char*>(m->payload), m->len)});
+      record.partition = m->partition;
+      record.offset = m->offset;
+      record.payload.assign(static_cast<const char*>(m->payload), m->len);
+      more = on(&record);
     }
     rd_kafka_message_destroy(m);
   }
   rd_kafka_consumer_close(c);
   rd_kafka_destroy(c);
-  return out;
 }
 
 size_t CountRecords(const std::map<int32_t, std::vector<KafkaRecord>>& records) {

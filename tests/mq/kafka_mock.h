@@ -4,7 +4,8 @@
 //
 // The mock brokers listen on loopback ports the kernel assigns (librdkafka
 // 2.0 offers no way to choose them), so they never collide with the fixed
-// ports of other tests.
+// ports of other tests. A mock partition keeps its newest 5 MiB (and 100,000
+// message sets): a test that publishes more must read while it publishes.
 #pragma once
 
 #include <chrono>
@@ -54,6 +55,14 @@ class KafkaMock {
   std::map<int32_t, std::vector<KafkaRecord>> ReadAll(
       const std::string& topic, int partitions, std::chrono::milliseconds limit,
       const std::function<bool(const std::map<int32_t, std::vector<KafkaRecord>>&)>& until) const;
+
+  // Reads `partitions` of `topic` from the beginning, handing each record to
+  // `on` (and nullptr after each 100 ms without one, so `on` can decide to
+  // stop while the topic is quiet) until `on` returns false or `limit`
+  // passes; one partition's records in offset order. Several may run at once
+  // (a consumer per partition).
+  void Consume(const std::string& topic, const std::vector<int32_t>& partitions, std::chrono::milliseconds limit,
+               const std::function<bool(const KafkaRecord*)>& on) const;
 
  private:
   rd_kafka_t* rk_ = nullptr;

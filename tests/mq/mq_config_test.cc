@@ -42,6 +42,23 @@ TEST(MqConfigTest, DefaultsAreTcpAndCanals) {
   EXPECT_TRUE(l.settings.database_hash);
 }
 
+// The protobuf form's Packets stay under what the Kafka producer takes (batch_encoder.h):
+// kafka.max.request.size (or librdkafka's own name, or its default) less the record's framing.
+TEST(MqConfigTest, PacketLimitFollowsTheProducersMessageLimit) {
+  Loaded l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:9092\n");
+  ASSERT_TRUE(l.status.ok()) << l.status.ToString();
+  EXPECT_EQ(l.settings.encoder.max_message_bytes, 1000000u - kMessageOverheadBytes);
+  l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:9092\nkafka.max.request.size = 2097152\n");
+  EXPECT_EQ(l.settings.encoder.max_message_bytes, 2097152u - kMessageOverheadBytes);
+  l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:9092\nkafka.message.max.bytes = 500000\n");
+  EXPECT_EQ(l.settings.encoder.max_message_bytes, 500000u - kMessageOverheadBytes);
+  // Too small to leave room for the framing: no splitting, the broker's refusal names the message.
+  l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:9092\nkafka.max.request.size = 1000\n");
+  EXPECT_EQ(l.settings.encoder.max_message_bytes, 0u);
+  l = Load("canal.serverMode = rabbitMQ\nrabbitmq.exchange = x\n");
+  EXPECT_EQ(l.settings.encoder.max_message_bytes, 0u);
+}
+
 TEST(MqConfigTest, KafkaKeysMapToLibrdkafka) {
   Loaded l = Load(
       "canal.serverMode = Kafka\nkafka.bootstrap.servers = a:9092,b:9092\nkafka.acks = -1\n"

@@ -12,7 +12,13 @@
 // go as they are (transaction begin/end included unless
 // canal.mq.filterTransactionEntry); with dynamic topics or partition hashing
 // begin/end are left out and, hashing by columns, each row becomes an entry
-// of its own (header and RowChange fields kept), as Canal does.
+// of its own (header and RowChange fields kept), as Canal does. One place
+// differs from Canal: a Packet that would be larger than
+// EncoderOptions::max_message_bytes goes as several, consecutive, with the
+// same batchId, each under it (an entry larger than the limit alone in one).
+// A snapshot entry holds up to 256 KiB of rows, so a batch of them can be
+// megabytes, where Kafka takes 1 MB by default; Canal's consumers read each
+// Packet on its own, so nothing changes for them.
 //
 // Order: messages come out in entry order, so every message of one topic and
 // partition is in binlog order, and all changes of one key share a partition.
@@ -44,7 +50,15 @@ struct EncodedMessage {
 struct EncoderOptions {
   bool flat_message = true;               // canal.mq.flatMessage
   bool filter_transaction_entry = false;  // canal.mq.filterTransactionEntry (protobuf form)
+  // Protobuf form: the largest Packet (payload bytes) to make; 0: no limit.
+  // Kafka: kafka.max.request.size (librdkafka's message.max.bytes) less
+  // kMessageOverheadBytes, for the record's own framing.
+  size_t max_message_bytes = 0;
 };
+
+// What a Kafka record adds to its payload (record and batch headers, the
+// topic), kept free under the producer's limit.
+inline constexpr size_t kMessageOverheadBytes = 1024;
 
 class BatchEncoder {
  public:
@@ -80,6 +94,7 @@ class BatchEncoder {
     int32_t partition = 0;
     std::vector<std::string_view> entries;
     std::string origin;
+    bool origin_is_boundary = false;  // the origin is a BEGIN/END's (no table): a change replaces it
   };
   std::vector<Group> groups_;
   size_t group_count_ = 0;

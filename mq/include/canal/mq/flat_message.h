@@ -19,6 +19,12 @@
 // (alphabetical): data, database, es, gtid, id, isDdl, mysqlType, old,
 // pkNames, sql, sqlType, table, ts, type.
 //
+// One member of our own: `"isSnapshot":true` (after isDdl, in that order)
+// on a message made from a snapshot entry (header prop snapshot=true,
+// canal/proto/snapshot_marker.h), named in FlatMessage's style (isDdl). It is
+// absent otherwise, so a stream-only destination publishes Canal's JSON
+// byte for byte.
+//
 // Memory: a FlatMessage holds views into the entry's bytes, not copies; keep
 // the bytes alive while it is used. Reuse one FlatMessage across entries: its
 // vectors keep their capacity, so steady traffic allocates nothing per row.
@@ -56,6 +62,7 @@ struct FlatMessage {
   std::string_view database, table, sql, gtid;
   std::string_view type;  // the event type name
   bool is_ddl = false;
+  bool is_snapshot = false;  // a snapshot chunk's rows: "isSnapshot":true
   int64_t es = 0, ts = 0;
   std::vector<std::string_view> pk_names;
   std::vector<FlatColumnType> types;  // sqlType / mysqlType, first-seen order, names unique

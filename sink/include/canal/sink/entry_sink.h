@@ -82,6 +82,7 @@
 #include "canal/common/status.h"
 #include "canal/parser/binlog/table_map.h"
 #include "canal/parser/transaction.h"
+#include "canal/proto/snapshot_marker.h"
 #include "canal/sink/entry_builder.h"
 #include "canal/sink/event_type_filter.h"
 #include "canal/sink/table_filter.h"
@@ -123,8 +124,9 @@ struct EntrySinkOptions {
 
 // The header prop on every entry of a snapshot chunk (BEGIN, each ROWDATA,
 // END): how a client tells a table's existing rows from the stream's inserts.
-inline constexpr std::string_view kSnapshotPropKey = "snapshot";
-inline constexpr std::string_view kSnapshotPropValue = "true";
+// Defined in proto/ so that mq/ reads the same constants.
+using canal::proto::kSnapshotPropKey;
+using canal::proto::kSnapshotPropValue;
 // Rows (RowData bytes) of one snapshot ROWDATA entry at most; a larger row is
 // an entry of its own. Like a rows event's entry, it keeps batches and the
 // client's buffers near the stream's sizes.
