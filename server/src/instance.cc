@@ -14,12 +14,25 @@
 #include "canal/common/json_string.h"
 #include "canal/meta/meta_manager.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/snapshot/chunk_key.h"
 #include "canal/snapshot/chunk_query.h"
+#include "canal/snapshot/table_shape_loader.h"
 #include "snapshot_output.h"
 
 namespace canal::server {
 
 namespace {
+
+// Whether the table has a key a snapshot pages it by (snapshot/chunk_key.h): a keyless one is
+// one read at its P, and the merger keeps its changes out of the stream until then.
+Status MarkKeyless(mysql::QueryConnection* conn, snapshot::TableProgress* t) {
+  snapshot::TableShape shape;
+  snapshot::ChunkKey key;
+  CANAL_RETURN_IF_ERROR(snapshot::LoadTableShape(conn, t->schema, t->table, &shape));
+  CANAL_RETURN_IF_ERROR(snapshot::ChooseChunkKey(shape, &key));
+  t->keyless = key.kind == snapshot::ChunkKey::Kind::kNone;
+  return Status::OK();
+}
 
 // when_needed after a purge: the parser must not resume at the purged cursor (it falls back to
 // canal.instance.master.* or the primary's end) until a client acks an entry of the new run.
@@ -418,6 +431,7 @@ Status Instance::ListSnapshotTables(const std::string& client_filter, std::vecto
     snapshot::TableProgress t;
     t.schema = *row[0];
     t.table = *row[1];
+    CANAL_RETURN_IF_ERROR(MarkKeyless(&conn, &t).WithContext("planning the snapshot of " + t.Name()));
     tables->push_back(std::move(t));
   }
   return Status::OK();
@@ -506,6 +520,7 @@ Status Instance::RequestSnapshotLocked(const std::vector<std::string>& tables, c
       }
       return probe.WithContext("reading " + name + (where.empty() ? std::string() : " with --where"));
     }
+    CANAL_RETURN_IF_ERROR(MarkKeyless(&conn, &t).WithContext("planning the snapshot of " + name));
     list.push_back(std::move(t));
   }
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

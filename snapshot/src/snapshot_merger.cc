@@ -58,6 +58,7 @@ void SnapshotMerger::Begin(SnapshotProgress progress, std::function<void()> on_c
     stats_.tables_total = progress_.tables.size();
     stats_.tables_done = progress_.TablesDone();
     stats_.complete = progress_.Complete();
+    CountPendingKeyless();
     progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
     output_->SetProgress(progress_text_);
     PublishStats();
@@ -169,7 +170,7 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
       }
     }
   }
-  Status s = inner_->OnTransaction(txn);
+  Status s = SuppressesKeyless(txn) ? inner_->OnTransaction(WithoutKeyless(txn)) : inner_->OnTransaction(txn);
   if (!s.ok()) return s;
   in_transaction_ = !txn.last_piece;
   if (txn.last_piece) {
@@ -182,6 +183,48 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
     Deliver(end);
   }
   return Status::OK();
+}
+
+// Whether `txn` changes a keyless table whose read has not gone out: its one read at P holds
+// every change before P, and a consumer cannot tell a repeated keyless row from a second one.
+bool SnapshotMerger::SuppressesKeyless(const parser::Transaction& txn) const {
+  if (pending_keyless_ == 0) return false;
+  for (const parser::TxEvent& e : txn.events) {
+    if (e.kind == parser::TxEventKind::kRows && IsPendingKeyless(*e.table)) return true;
+  }
+  return false;
+}
+
+bool SnapshotMerger::IsPendingKeyless(const binlog::TableMap& t) const {
+  for (const TableProgress& tp : progress_.tables) {
+    if (tp.keyless && tp.state != TableSnapshotState::kDone && tp.table == t.table && tp.schema == t.db) return true;
+  }
+  return false;
+}
+
+const parser::Transaction& SnapshotMerger::WithoutKeyless(const parser::Transaction& txn) {
+  filtered_.file = txn.file;
+  filtered_.begin_offset = txn.begin_offset;
+  filtered_.end_offset = txn.end_offset;
+  filtered_.gtid = txn.gtid;
+  filtered_.server_id = txn.server_id;
+  filtered_.timestamp = txn.timestamp;
+  filtered_.piece_index = txn.piece_index;
+  filtered_.last_piece = txn.last_piece;
+  filtered_.events.clear();
+  for (const parser::TxEvent& e : txn.events) {
+    if (e.kind == parser::TxEventKind::kRows && IsPendingKeyless(*e.table)) {
+      ++stats_.suppressed_events;
+      continue;
+    }
+    filtered_.events.push_back(e);
+  }
+  return filtered_;
+}
+
+void SnapshotMerger::CountPendingKeyless() {
+  pending_keyless_ = 0;
+  for (const TableProgress& tp : progress_.tables) pending_keyless_ += tp.keyless && tp.state != TableSnapshotState::kDone;
 }
 
 void SnapshotMerger::OnIdle(const LogPosition& position) {
@@ -224,6 +267,7 @@ void SnapshotMerger::Advance(size_t table_index, const ChunkRows& chunk, uint64_
   }
   stats_.complete = progress_.Complete();
   *after = stats_.complete ? nullptr : progress_.EncodeShared();
+  CountPendingKeyless();
   PublishStats();
 }
 
@@ -400,6 +444,7 @@ std::vector<size_t> SnapshotMerger::AddTables(std::vector<TableProgress> tables,
   stats_.tables_total = progress_.tables.size();
   stats_.complete = progress_.Complete();
   progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
+  CountPendingKeyless();
   PublishStats();
   output_->SetProgress(progress_text_);
   return added;

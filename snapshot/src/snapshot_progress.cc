@@ -172,6 +172,7 @@ std::string SnapshotProgress::Encode() const {
     tj["state"] = kStateNames[static_cast<int>(t.state)];
     tj["rows"] = t.rows;
     if (!t.where.empty()) tj["where"] = t.where;
+    if (t.keyless) tj["keyless"] = true;
     if (!t.after.empty()) {
       Json after = Json::array();
       for (const KeyValue& v : t.after) after.push_back(KeyValueJson(v));
@@ -212,6 +213,10 @@ Status SnapshotProgress::Decode(std::string_view text, SnapshotProgress* out) {
       }
     }
     if (!known) return Bad(where + ".state", "not pending, reading or done");
+    if (const auto k = tj.find("keyless"); k != tj.end()) {
+      if (!k->is_boolean()) return Bad(where + ".keyless", "not a boolean");
+      t.keyless = k->get<bool>();
+    }
     if (const auto rows = tj.find("rows"); rows != tj.end()) {
       if (!rows->is_number_unsigned()) return Bad(where + ".rows", "not a count");
       t.rows = rows->get<uint64_t>();

@@ -24,6 +24,11 @@
 // P (P is a transaction boundary) and no other, and once WaitStreamAt(P) returns the rows go out
 // (EmitHeld) while the stream waits; ReleaseHold lets it go on.
 //
+// A keyless table's row events are left out of the stream until its read has gone out: the read
+// at P holds every change before P, and a consumer cannot upsert a keyless row (so a row the
+// stream delivered and the read then held would be there twice). A table is keyless when its
+// TableProgress says so (the planner decides it with ChooseChunkKey before the stream starts).
+//
 // Progress: the merger keeps the snapshot's SnapshotProgress; each chunk that goes out advances
 // its table (the chunk's last key, rows, done when exhausted), and the output stamps the new
 // progress on the chunk's last entry and every entry after it (LogPosition::snapshot), so an ack
@@ -96,6 +101,7 @@ struct MergerStats {
   uint64_t rows = 0;          // rows that went out
   uint64_t dropped_rows = 0;  // chunk rows the stream had changed after P
   uint64_t redone = 0;        // chunks read again (window overflowed, DDL)
+  uint64_t suppressed_events = 0;  // stream row events of keyless tables before their read
   uint64_t tables_done = 0;
   uint64_t tables_total = 0;
   bool complete = false;
@@ -165,6 +171,10 @@ class SnapshotMerger final : public parser::TransactionSink {
   struct TableState;
   void Deliver(const LogPosition& p);
   void PublishStats();
+  bool SuppressesKeyless(const parser::Transaction& txn) const;
+  bool IsPendingKeyless(const binlog::TableMap& t) const;
+  const parser::Transaction& WithoutKeyless(const parser::Transaction& txn);
+  void CountPendingKeyless();
   void NoteRows(const parser::TxEvent& e);
   void NoteDdl(const parser::TxEvent& e, const std::string& txn_file);
   Status PutKept(std::unique_lock<std::mutex>& lock, size_t table_index, const ChunkRows& chunk, bool begin, bool end,
@@ -201,6 +211,8 @@ class SnapshotMerger final : public parser::TransactionSink {
 
   // Parse-thread scratch (under mu_).
   std::string current_file_;
+  size_t pending_keyless_ = 0;    // keyless tables not done: their row events are left out
+  parser::Transaction filtered_;  // a transaction without them (reused)
   binlog::RowsReader reader_;
   binlog::RowChange change_;
   KeyEncoder encoder_;

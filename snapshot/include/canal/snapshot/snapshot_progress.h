@@ -36,6 +36,9 @@ struct TableProgress {
   TableSnapshotState state = TableSnapshotState::kPending;
   std::vector<KeyValue> after;  // the last emitted chunk's last key (empty: from the start)
   uint64_t rows = 0;            // rows emitted so far
+  // No key pages it (chunk_key.h): one read at its P, and until then the stream's changes to
+  // it are left out (the read holds them; a consumer cannot upsert a keyless row).
+  bool keyless = false;
 
   std::string Name() const { return schema + "." + table; }
 };
