@@ -26,7 +26,7 @@ work="$build/bench-compare"
 server_pid="" scraper_pid=""
 cleanup() {
   [ -n "$scraper_pid" ] && kill "$scraper_pid" 2>/dev/null || true
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$server_pid" ]; then stop_process "$server_pid" canal-server || true; fi
   bash "$repo/scripts/mariadb-sandbox.sh" stop --port "$mysql_port" --dir "/tmp/canal-bench-mariadb-$mysql_port" \
     --wipe >/dev/null 2>&1 || true
 }
@@ -61,8 +61,9 @@ run_round() {
   # The server's CPU time for the catch-up (user + system): less sensitive to
   # other load on the machine than the wall-clock rate.
   cpu=$(python3 -c 'import os,sys; f=open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")",1)[1].split(); print("%.2f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$server_pid")
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  local pid=$server_pid
   server_pid=""
+  stop_process "$pid" canal-server || fail "canal-server hung on SIGTERM (stacks above)"
   rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$out")
 }
 

@@ -69,7 +69,7 @@ sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 server_pid=""
 sandboxes=()
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$server_pid" ]; then stop_process "$server_pid" canal-server || true; fi
   for p in "${sandboxes[@]}"; do
     "${sandbox[@]}" stop --port "$p" --dir "/tmp/canal-bench-mariadb-$p" --wipe >/dev/null 2>&1 || true
   done
@@ -87,9 +87,9 @@ start_server() {
   server_pid=$!
 }
 stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
+  local pid=$server_pid
   server_pid=""
+  stop_process "$pid" canal-server || fail "canal-server hung on SIGTERM (stacks above; its log: $work)"
 }
 first_file() { sed -n 's/^files=\([^ ]*\).*/\1/p' "$1/MANIFEST"; }
 # CPU seconds (user + system) canal-server has used so far.

@@ -65,7 +65,7 @@ sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 sbargs=(--port "$port" --dir "$sbdir")
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$server_pid" ]; then stop_process "$server_pid" canal-server || true; fi
   "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -87,9 +87,9 @@ start_server() {
   server_pid=$!
 }
 stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
+  local pid=$server_pid
   server_pid=""
+  stop_process "$pid" canal-server || fail "canal-server hung on SIGTERM (stacks above; its log: $work)"
 }
 status_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$server_pid/status"; }
 # Seconds (0.5 s steps, at most 10) until RSS is under the after-bound; sets

@@ -91,7 +91,7 @@ sandbox=(bash "$repo/scripts/mariadb-sandbox.sh")
 sbargs=(--port "$port" --dir "$sbdir")
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$server_pid" ]; then stop_process "$server_pid" canal-server || true; fi
   "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -166,9 +166,9 @@ snap_run() {
   s_hwm=$(($(awk '$1 == "VmHWM:" {print $2}' "/proc/$server_pid/status") / 1024))
   s_src_cpu=$(calc "printf \"%.3f\", $(cpu_s "$mysqld_pid") - $m0")
   s_src_bytes=$(($(bytes_sent) - b0))
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
+  local pid=$server_pid
   server_pid=""
+  stop_process "$pid" canal-server || fail "canal-server hung on SIGTERM (stacks above; its log: $root/logs)"
   read -r _ u s < "$root/cli.time"
   s_cli_cpu=$(calc "printf \"%.3f\", $u + $s")
   s_s=$(calc "printf \"%.3f\", ($t1 - $t0) / 1000")

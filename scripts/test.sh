@@ -318,15 +318,17 @@ run_decoder_fuzz() {
 # The multi-threaded modules' tests under TSan: the store (unit tests and the
 # producer/consumer stress test, always its full 10 million entries here), the
 # server (instances, registry, the session server and its sessions, the HTTP
-# endpoint) and meta (the flusher, the file back end). Each binary runs whole
+# endpoint), meta (the flusher, the file back end) and the snapshot merger and
+# runner (stream, readers, stop). Each binary runs whole
 # (one process), every one even after a failure, so one run reports them all.
-tsan_binaries=(canal_store_tests canal_store_stress_tests canal_server_tests canal_meta_tests)
+tsan_binaries=(canal_store_tests canal_store_stress_tests canal_server_tests canal_meta_tests
+  canal_snapshot_tests)
 run_tsan() {
   local bin="$repo/build-tsan/bin" name rc=0
   for name in "${tsan_binaries[@]}"; do
     echo "tsan: $name"
     env -u CANAL_STORE_STRESS_ENTRIES TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-      "$bin/$name" --gtest_brief=1 || { echo "tsan: $name FAILED"; rc=1; }
+      timeout -k 30 "$ctest_timeout" "$bin/$name" --gtest_brief=1 || { echo "tsan: $name FAILED"; rc=1; }
   done
   return "$rc"
 }
@@ -399,14 +401,18 @@ else
   skip_step "fuzz ${fuzz_seconds}s" "fuzz build failed"
 fi
 
-# bench_step NAME CMD...: a benchmark, which needs the release build.
+# bench_step NAME CMD...: a benchmark, which needs the release build. Each takes under 3
+# minutes here (the e2e step's ~150 s is the longest).
+bench_step_timeout=${BENCH_STEP_TIMEOUT_S:-900}
 bench_step() {
   local name=$1
   shift
   if [ "${SKIP_BENCH:-0}" = 1 ]; then
     skip_step "$name" "SKIP_BENCH=1"
   elif [ "${status[release build]:-}" = pass ]; then
-    run_step "$name" "$@"
+    # A hang fails its step instead of the whole run's time limit: timeout signals the step's
+    # process group (its servers and sandboxes too), and KILLs what ignores that.
+    run_step "$name" timeout -k 30 "$bench_step_timeout" "$@"
   else
     skip_step "$name" "release build failed"
   fi

@@ -80,6 +80,30 @@ bench_exclusive() {
   echo "$$" > "$pidfile"
 }
 
+# stop_process PID WHAT: SIGTERM, then up to BENCH_STOP_TIMEOUT_S (default 30) seconds for
+# PID (a child of the caller) to end. One still there is a hang on stop, a bug worth a failed
+# step rather than a CI run that times out: its threads' stacks go to stderr (when gdb is
+# installed), it is killed, and the call returns 1.
+stop_process() {
+  local pid=$1 what=$2 limit=${BENCH_STOP_TIMEOUT_S:-30} i state
+  kill "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+  for ((i = 0; i < limit * 5; i++)); do
+    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
+    if [ "$state" = gone ] || [ "$state" = Z ]; then
+      wait "$pid" 2>/dev/null
+      return 0
+    fi
+    sleep 0.2
+  done
+  say "$what (pid $pid) did not stop within ${limit}s of SIGTERM; its threads:" >&2
+  if command -v gdb >/dev/null 2>&1; then
+    timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt 20" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
+  fi
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null
+  return 1
+}
+
 # warm_free_memory: touch 128 MiB in a throwaway process (dd's buffer) and
 # free it, just before a measured process starts. A VM with free page
 # reporting (virtio-balloon, as on the CI machines) hands memory that has

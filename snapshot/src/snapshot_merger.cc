@@ -50,6 +50,7 @@ SnapshotMerger::~SnapshotMerger() = default;
 void SnapshotMerger::Begin(SnapshotProgress progress, std::function<void()> on_complete) {
   std::function<void()> done;
   {
+    std::lock_guard<std::mutex> out(out_mu_);  // free: the parser has not started
     std::lock_guard<std::mutex> lock(mu_);
     progress_ = std::move(progress);
     on_complete_ = std::move(on_complete);
@@ -146,32 +147,47 @@ void SnapshotMerger::NoteDdl(const parser::TxEvent& e, const std::string& txn_fi
 }
 
 Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!in_transaction_) {
-    // A keyless read holds the stream: only transactions that begin before its P go by.
-    LogPosition begin;
-    begin.journal_name = txn.file;
-    begin.position = txn.begin_offset;
-    while (hold_ && !stopped_ && !(hold_limit_known_ && StreamBefore(begin, hold_limit_))) {
-      stream_waiting_ = true;
-      waiting_at_ = begin;
-      cv_.notify_all();
-      cv_.wait(lock);
+  {
+    // A keyless read holds the stream: only transactions that begin before its P go by. The
+    // wait is outside out_mu_: the held read goes out (EmitHeld) while the stream waits here.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!in_transaction_ && hold_) {
+      LogPosition begin;
+      begin.journal_name = txn.file;
+      begin.position = txn.begin_offset;
+      while (hold_ && !stopped_ && !(hold_limit_known_ && StreamBefore(begin, hold_limit_))) {
+        stream_waiting_ = true;
+        waiting_at_ = begin;
+        cv_.notify_all();
+        cv_.wait(lock);
+      }
     }
     stream_waiting_ = false;
   }
-  if (!windows_.empty() || !stats_.complete) {
-    current_file_.assign(txn.file);
-    for (const parser::TxEvent& e : txn.events) {
-      if (e.kind == parser::TxEventKind::kRows && !windows_.empty()) {
-        NoteRows(e);
-      } else if (e.kind == parser::TxEventKind::kQuery) {
-        NoteDdl(e, txn.file);
+  // Noting the transaction's keys and delivering it happen under out_mu_, so a chunk goes out
+  // either before the transaction was noted or after it was delivered, never in between.
+  std::lock_guard<std::mutex> out(out_mu_);
+  bool suppress = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!windows_.empty() || !stats_.complete) {
+      current_file_.assign(txn.file);
+      for (const parser::TxEvent& e : txn.events) {
+        if (e.kind == parser::TxEventKind::kRows && !windows_.empty()) {
+          NoteRows(e);
+        } else if (e.kind == parser::TxEventKind::kQuery) {
+          NoteDdl(e, txn.file);
+        }
       }
     }
+    ApplyProgressLocked();
+    suppress = SuppressesKeyless(txn);
+    if (suppress) WithoutKeyless(txn);  // filtered_ is the parse thread's, read below unlocked
   }
-  Status s = SuppressesKeyless(txn) ? inner_->OnTransaction(WithoutKeyless(txn)) : inner_->OnTransaction(txn);
+  // mu_ is free while the sink works: it may wait for a full ring, and Stop must not wait for it.
+  Status s = suppress ? inner_->OnTransaction(filtered_) : inner_->OnTransaction(txn);
   if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
   in_transaction_ = !txn.last_piece;
   if (txn.last_piece) {
     LogPosition end;
@@ -183,6 +199,14 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
     Deliver(end);
   }
   return Status::OK();
+}
+
+// Under out_mu_ and mu_: progress set off the emission path (a snapshot begun, tables added or
+// skipped) reaches the output before the next entry goes out.
+void SnapshotMerger::ApplyProgressLocked() {
+  if (!progress_dirty_) return;
+  progress_dirty_ = false;
+  output_->SetProgress(progress_text_);
 }
 
 // Whether `txn` changes a keyless table whose read has not gone out: its one read at P holds
@@ -228,8 +252,12 @@ void SnapshotMerger::CountPendingKeyless() {
 }
 
 void SnapshotMerger::OnIdle(const LogPosition& position) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!in_transaction_) Deliver(position);
+  std::lock_guard<std::mutex> out(out_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!in_transaction_) Deliver(position);
+    ApplyProgressLocked();
+  }
   inner_->OnIdle(position);
 }
 
@@ -282,6 +310,12 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
   Window* w = it->get();
   w->window.SetSnapshotPoint(chunk.snapshot);
   cv_.wait(lock, [&] { return stopped_ || (has_delivered_ && w->window.Passed(delivered_)); });
+  // The decision and the chunk's put go under out_mu_ (taken before mu_), so no transaction is
+  // delivered between them. The window stays open meanwhile (the delivered position only moves
+  // on, so it has still passed P).
+  lock.unlock();
+  std::unique_lock<std::mutex> out(out_mu_);
+  lock.lock();
   const auto close = [&] {
     auto& list = tables_[w->table]->windows;
     list.erase(std::remove(list.begin(), list.end(), w), list.end());
@@ -317,7 +351,7 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
   const size_t table_index = w->table;
   close();
   stats_.dropped_rows += dropped;
-  Status s = PutKept(lock, table_index, chunk, true, true, chunk.exhausted);
+  Status s = PutKept(lock, out, table_index, chunk, true, true, chunk.exhausted);
   if (!s.ok()) {
     *error = std::move(s);
     return OfferResult::kStopped;
@@ -327,10 +361,11 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
 
 // Sends kept_ (rows of `table_index`) at the delivered position and advances the table's
 // progress: to the chunk's last key (done when `done`), or, for a piece of a held read that is
-// not its last (`end` false), not at all. Runs on_complete, unlocked, when that completed the
-// snapshot.
-Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, size_t table_index, const ChunkRows& chunk,
-                               bool begin, bool end, bool done) {
+// not its last (`end` false), not at all. Called under out_mu_ and mu_; mu_ is free while the
+// output works (it may wait for a full ring), and both are free when on_complete runs (when
+// that completed the snapshot).
+Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, std::unique_lock<std::mutex>& out_lock,
+                               size_t table_index, const ChunkRows& chunk, bool begin, bool end, bool done) {
   EmittedChunk out;
   out.table = current_table_;
   out.rows = kept_;
@@ -345,14 +380,18 @@ Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, size_t table_
     progress_.tables[table_index].state = TableSnapshotState::kReading;
     out.progress_after = progress_text_;
   }
-  Status s = output_->PutChunk(out);
   progress_text_ = out.progress_after;
+  progress_dirty_ = false;  // the chunk's put sets it
+  lock.unlock();
+  Status s = output_->PutChunk(out);
+  lock.lock();
   if (!s.ok()) return s;
   stats_.rows += kept_.size();
   if (end) ++stats_.chunks;
   PublishStats();
   std::function<void()> complete = end && stats_.complete ? on_complete_ : nullptr;
   lock.unlock();
+  out_lock.unlock();
   if (complete) complete();
   return Status::OK();
 }
@@ -386,6 +425,7 @@ bool SnapshotMerger::WaitStreamAt(const LogPosition& p) {
 
 Status SnapshotMerger::EmitHeld(size_t table_index, const ChunkRows& rows, const binlog::TableMap& table, bool first,
                                 bool last) {
+  std::unique_lock<std::mutex> out(out_mu_);
   std::unique_lock<std::mutex> lock(mu_);
   if (stopped_) return Status::Aborted("the snapshot was stopped");
   kept_.clear();
@@ -395,7 +435,7 @@ Status SnapshotMerger::EmitHeld(size_t table_index, const ChunkRows& rows, const
     row_begin = end;
   }
   current_table_ = &table;
-  return PutKept(lock, table_index, rows, first, last, true);
+  return PutKept(lock, out, table_index, rows, first, last, true);
 }
 
 void SnapshotMerger::ReleaseHold() {
@@ -417,7 +457,7 @@ Status SnapshotMerger::SkipTable(size_t table_index) {
   std::shared_ptr<const std::string> after;
   Advance(table_index, none, 0, true, &after);
   progress_text_ = after;
-  output_->SetProgress(after);
+  progress_dirty_ = true;
   std::function<void()> done = stats_.complete ? on_complete_ : nullptr;
   lock.unlock();
   if (done) done();
@@ -446,7 +486,7 @@ std::vector<size_t> SnapshotMerger::AddTables(std::vector<TableProgress> tables,
   progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
   CountPendingKeyless();
   PublishStats();
-  output_->SetProgress(progress_text_);
+  progress_dirty_ = true;
   return added;
 }
 

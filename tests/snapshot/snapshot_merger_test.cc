@@ -6,6 +6,7 @@
 #include "canal/snapshot/snapshot_merger.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <thread>
 
@@ -19,10 +20,27 @@ using namespace std::chrono_literals;
 class RecordingSink final : public parser::TransactionSink {
  public:
   Status OnTransaction(const parser::Transaction& txn) override {
+    std::unique_lock<std::mutex> lock(mu);
+    ++entered;
+    cv.notify_all();
+    cv.wait(lock, [this] { return !gated; });  // a full ring: the put waits
     ends.push_back(txn.end_offset);
     return Status::OK();
   }
+  void Gate(bool on) {
+    std::lock_guard<std::mutex> lock(mu);
+    gated = on;
+    cv.notify_all();
+  }
+  void WaitEntered(int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered >= n; });
+  }
   std::vector<uint64_t> ends;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool gated = false;
+  int entered = 0;
 };
 
 class RecordingOutput final : public ChunkOutput {
@@ -260,11 +278,55 @@ TEST(SnapshotMerger, StopWakesEveryWaiter) {
   EXPECT_TRUE(g.output.chunks.empty());
 }
 
+// The hang the memory benchmark found: the sink waits for ring space (a slow client) while the
+// server stops. Stop and the state readers must not wait for the sink; the stream goes on once
+// the ring has room.
+TEST(SnapshotMerger, StopAndStatusDoNotWaitForASinkWaitingForRingSpace) {
+  Fixture f;
+  f.sink.Gate(true);
+  auto parse = std::async(std::launch::async, [&] { return f.merger.OnTransaction(Txn(100, 200)); });
+  f.sink.WaitEntered(1);
+  auto stop = std::async(std::launch::async, [&] {
+    (void)f.merger.progress();
+    (void)f.merger.delivered();
+    (void)f.merger.Table(0);
+    f.merger.Stop();
+  });
+  ASSERT_EQ(stop.wait_for(5s), std::future_status::ready) << "Stop waited for the sink";
+  f.sink.Gate(false);
+  EXPECT_TRUE(parse.get().ok());
+  EXPECT_EQ(f.sink.ends, (std::vector<uint64_t>{200}));
+}
+
+// A chunk never goes out between a transaction's noting and its delivery: while the sink holds
+// a transaction that ends past P, the offered chunk waits, and it goes out after it.
+TEST(SnapshotMerger, AChunkWaitsForATransactionTheSinkIsStillTaking) {
+  Fixture f;
+  f.merger.SetStreamStart(At(100));
+  SnapshotMerger::WindowId w;
+  uint64_t generation;
+  ASSERT_TRUE(f.merger.OpenWindow(0, IdKey(), &w, &generation));
+  ChunkRows rows = Rows(150, {"r1"}, false);
+  f.sink.Gate(true);
+  auto parse = std::async(std::launch::async, [&] { return f.merger.OnTransaction(Txn(100, 200)); });
+  f.sink.WaitEntered(1);
+  Status error;
+  auto offered = std::async(std::launch::async, [&] { return f.merger.Offer(w, rows, f.table, &error); });
+  EXPECT_EQ(offered.wait_for(50ms), std::future_status::timeout) << "went out before the stream passed P";
+  f.sink.Gate(false);
+  ASSERT_TRUE(parse.get().ok());
+  ASSERT_EQ(offered.get(), SnapshotMerger::OfferResult::kEmitted) << error.ToString();
+  ASSERT_EQ(f.output.chunks.size(), 1u);
+  EXPECT_EQ(f.output.chunks[0].at.position, 200u);
+}
+
 TEST(SnapshotMerger, ASkippedTableCountsAsDone) {
   Fixture f;
   ASSERT_TRUE(f.merger.SkipTable(0).ok());
   ASSERT_TRUE(f.merger.SkipTable(1).ok());
   EXPECT_EQ(f.completed.load(), 1);
+  // The output hears of the progress off the emission path before the next entry goes out.
+  ASSERT_TRUE(f.merger.OnTransaction(Txn(100, 200)).ok());
   EXPECT_EQ(f.output.progress, nullptr);
   EXPECT_FALSE(f.merger.SkipTable(7).ok());
 }

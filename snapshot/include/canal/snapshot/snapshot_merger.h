@@ -36,8 +36,9 @@
 // `on_complete` runs (on the thread that emitted the last chunk).
 //
 // Threads: OnTransaction/OnIdle on the parse thread; everything else from reader threads. One
-// mutex guards the state; the parse thread takes it once per transaction and only does key work
-// for tables with an open window. Stop wakes every waiter (kStopped).
+// mutex orders what goes to the sink, another guards the state and is never held while the sink
+// waits for ring space; the parse thread does key work only for tables with an open window.
+// Stop never waits for the sink, and wakes every waiter (kStopped).
 #pragma once
 
 #include <condition_variable>
@@ -177,8 +178,9 @@ class SnapshotMerger final : public parser::TransactionSink {
   void CountPendingKeyless();
   void NoteRows(const parser::TxEvent& e);
   void NoteDdl(const parser::TxEvent& e, const std::string& txn_file);
-  Status PutKept(std::unique_lock<std::mutex>& lock, size_t table_index, const ChunkRows& chunk, bool begin, bool end,
-                 bool done);
+  Status PutKept(std::unique_lock<std::mutex>& lock, std::unique_lock<std::mutex>& out_lock, size_t table_index,
+                 const ChunkRows& chunk, bool begin, bool end, bool done);
+  void ApplyProgressLocked();
   void Advance(size_t table_index, const ChunkRows& chunk, uint64_t rows_out, bool done,
                  std::shared_ptr<const std::string>* after);
 
@@ -186,6 +188,10 @@ class SnapshotMerger final : public parser::TransactionSink {
   ChunkOutput* const output_;
   const size_t window_keys_, window_bytes_;
 
+  // Lock order out_mu_, then mu_. out_mu_ orders what goes to the sink (transactions, chunks)
+  // and is held while the sink waits for ring space; mu_ guards the state below and is never
+  // held while the sink works, so Stop and the readers' bookkeeping never wait for a full ring.
+  std::mutex out_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;
@@ -201,6 +207,7 @@ class SnapshotMerger final : public parser::TransactionSink {
 
   SnapshotProgress progress_;
   std::shared_ptr<const std::string> progress_text_;
+  bool progress_dirty_ = false;  // progress_text_ not yet handed to the output
   std::function<void()> on_complete_;
   std::vector<std::unique_ptr<TableState>> tables_;  // by progress_.tables index
   std::vector<std::unique_ptr<Window>> windows_;
@@ -209,7 +216,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   mutable std::mutex stats_mu_;  // guards public_stats_ (taken inside mu_, never around it)
   MergerStats public_stats_;
 
-  // Parse-thread scratch (under mu_).
+  // Parse-thread scratch (under mu_; filtered_ also read under out_mu_ alone).
   std::string current_file_;
   size_t pending_keyless_ = 0;    // keyless tables not done: their row events are left out
   parser::Transaction filtered_;  // a transaction without them (reused)
@@ -217,6 +224,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   binlog::RowChange change_;
   KeyEncoder encoder_;
   std::string scratch_;
+  // Emission scratch (under out_mu_).
   std::vector<std::string_view> kept_;
   const binlog::TableMap* current_table_ = nullptr;  // names kept_'s rows
 };
