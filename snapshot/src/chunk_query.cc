@@ -118,7 +118,7 @@ Status PlanChunkQuery(const TableShape& shape, const ChunkKey& key, std::string_
 
   select += " FORCE INDEX (" + QuoteIdentifier(key.index) + ")";
   const std::string keys = KeyList(shape, key);
-  const std::string tail = " ORDER BY " + keys + " LIMIT " + std::to_string(chunk_rows);
+  const std::string tail = " ORDER BY " + keys + " LIMIT ?";
 
   query->first = select + (filter.empty() ? "" : " WHERE " + filter) + tail;
 

@@ -2,6 +2,7 @@
 
 #include <mysql.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -24,6 +25,24 @@ bool IsPrivilegeError(unsigned int code) {
          code == 1044 /* ER_DBACCESS_DENIED_ERROR */;
 }
 
+// The most bytes a row of `shape` can count against chunk_bytes (ResultBinding::row_bytes):
+// strings and BLOBs at CHARACTER_OCTET_LENGTH, anything else at 16.
+uint64_t WidestRow(const TableShape& shape) {
+  uint64_t n = 0;
+  for (const TableColumn& c : shape.columns) {
+    const uint64_t w = c.octet_length > 0 ? c.octet_length : 16;
+    n = w > UINT64_MAX - n ? UINT64_MAX : n + w;
+  }
+  return n;
+}
+
+// Rows of `row_bytes` each that reach `chunk_bytes`, within [1, chunk_rows].
+uint64_t RowsFitting(uint64_t chunk_bytes, uint64_t row_bytes, uint64_t chunk_rows) {
+  if (row_bytes == 0) row_bytes = 1;
+  const uint64_t n = chunk_bytes / row_bytes + (chunk_bytes % row_bytes != 0);
+  return std::clamp<uint64_t>(n, 1, chunk_rows);
+}
+
 }  // namespace
 
 struct ChunkReader::Impl {
@@ -39,6 +58,11 @@ struct ChunkReader::Impl {
   ResultBinding results;
   ParamBinding params;
   std::vector<KeyValue> after;  // the bound key: a copy, so the caller may pass its result's last_key
+  // The next chunk's LIMIT: rows that reach chunk_bytes at the width of the table's widest
+  // possible row at first, then of the last chunk's rows. A LIMIT past the byte bound would have
+  // the server send rows the chunk stops before, only to be read off and dropped (16x the
+  // values for 256 KiB rows under a fixed 8192-row LIMIT).
+  uint64_t limit = 1;
 
   explicit Impl(mysql::QueryConnection* c) : conn(c) {}
   ~Impl() { CloseStatements(); }
@@ -165,11 +189,14 @@ Status ChunkReader::Open(const TableShape& shape, std::string_view where, const 
                                   m.query.first, &m.first));
   if (keyed) {
     CANAL_RETURN_IF_ERROR(m.Prepare("preparing the next chunk", m.query.next, &m.next));
-    if (mysql_stmt_param_count(m.next) != m.query.parameters) {
-      return Status::Corruption(m.table + ": the next-chunk statement has " +
-                                std::to_string(mysql_stmt_param_count(m.next)) + " placeholders, the plan " +
-                                std::to_string(m.query.parameters));
+    // Each statement ends with LIMIT ?; the next one's key placeholders come before it.
+    if (mysql_stmt_param_count(m.first) != 1 || mysql_stmt_param_count(m.next) != m.query.parameters + 1) {
+      return Status::Corruption(m.table + ": the chunk statements have " +
+                                std::to_string(mysql_stmt_param_count(m.first)) + " and " +
+                                std::to_string(mysql_stmt_param_count(m.next)) + " placeholders, the plan 1 and " +
+                                std::to_string(m.query.parameters + 1));
     }
+    m.limit = RowsFitting(options.chunk_bytes, WidestRow(shape), options.chunk_rows);
   }
   MYSQL_RES* meta = mysql_stmt_result_metadata(m.first);
   if (meta == nullptr) return m.StmtFail("reading the result columns", m.first, m.query.first);
@@ -183,6 +210,7 @@ Status ChunkReader::Open(const TableShape& shape, std::string_view where, const 
 Status ChunkReader::Impl::Fetch(MYSQL_STMT* stmt, std::string_view role, std::string_view sql,
                                 const RowCallback& on_row, ChunkResult* result) {
   const bool keyed = !key.columns.empty() && !query.next.empty();
+  const uint64_t chunk_limit = limit;
   CANAL_RETURN_IF_ERROR(results.Bind(stmt).WithContext(table));
   bool stopped_at_bytes = false;
   ChunkRow row;
@@ -200,14 +228,15 @@ Status ChunkReader::Impl::Fetch(MYSQL_STMT* stmt, std::string_view role, std::st
     CANAL_RETURN_IF_ERROR(on_row(row));
     ++result->rows;
     result->bytes += row.bytes;
-    if (keyed && result->bytes >= options.chunk_bytes && result->rows < options.chunk_rows) {
+    if (keyed && result->bytes >= options.chunk_bytes && result->rows < chunk_limit) {
       stopped_at_bytes = true;
       break;
     }
   }
   // Stopped early, the rest of the result is still on the wire: read off and dropped here.
   mysql_stmt_free_result(stmt);
-  result->exhausted = !keyed || (!stopped_at_bytes && result->rows < options.chunk_rows);
+  result->exhausted = !keyed || (!stopped_at_bytes && result->rows < chunk_limit);
+  if (keyed && result->rows > 0) limit = RowsFitting(options.chunk_bytes, result->bytes / result->rows, options.chunk_rows);
   return Status::OK();
 }
 
@@ -228,7 +257,11 @@ Status ChunkReader::ReadChunk(const std::vector<KeyValue>& after, const RowCallb
   const std::string& sql = m.after.empty() ? m.query.first : m.query.next;
   const char* role = !keyed ? "whole-table read" : m.after.empty() ? "first chunk" : "next chunk";
 
-  if (!m.after.empty()) CANAL_RETURN_IF_ERROR(m.params.Bind(stmt, m.after, m.query.parameter_keys).WithContext(m.table + ": " + role));
+  if (keyed) {
+    static const std::vector<size_t> kNoKey;
+    CANAL_RETURN_IF_ERROR(m.params.Bind(stmt, m.after, m.after.empty() ? kNoKey : m.query.parameter_keys, m.limit)
+                              .WithContext(m.table + ": " + role));
+  }
 
   CANAL_RETURN_IF_ERROR(m.Wrap("starting the consistent snapshot",
                                m.conn->Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")));

@@ -173,11 +173,15 @@ Status ResultBinding::CopyKey(const std::vector<size_t>& columns, std::vector<Ke
 }
 
 Status ParamBinding::Bind(MYSQL_STMT* stmt, const std::vector<KeyValue>& key,
-                          const std::vector<size_t>& placeholders) {
+                          const std::vector<size_t>& placeholders, uint64_t limit) {
   const size_t n = placeholders.size();
-  binds_.assign(n, MYSQL_BIND{});
+  binds_.assign(n + 1, MYSQL_BIND{});
   times_.assign(n, MYSQL_TIME{});
   lengths_.assign(n, 0);
+  limit_ = limit;
+  binds_[n].buffer_type = MYSQL_TYPE_LONGLONG;
+  binds_[n].buffer = &limit_;
+  binds_[n].is_unsigned = 1;
   for (size_t k = 0; k < n; ++k) {
     if (placeholders[k] >= key.size()) {
       return Status::InvalidArgument("placeholder " + std::to_string(k + 1) + " binds key column " +
@@ -231,7 +235,7 @@ Status ParamBinding::Bind(MYSQL_STMT* stmt, const std::vector<KeyValue>& key,
     }
   }
   if (mysql_stmt_bind_param(stmt, binds_.data()) != 0) {
-    return Status::IOError(std::string("binding the last key failed: ") + mysql_stmt_error(stmt));
+    return Status::IOError(std::string("binding the last key and the row limit failed: ") + mysql_stmt_error(stmt));
   }
   return Status::OK();
 }

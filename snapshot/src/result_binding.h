@@ -55,10 +55,13 @@ class ResultBinding {
 
 class ParamBinding {
  public:
-  // Placeholder i gets key[placeholders[i]] (a key column is bound once per range it bounds).
-  Status Bind(MYSQL_STMT* stmt, const std::vector<KeyValue>& key, const std::vector<size_t>& placeholders);
+  // Placeholder i gets key[placeholders[i]] (a key column is bound once per range it bounds);
+  // the one after them, the statement's LIMIT ?, gets `limit`.
+  Status Bind(MYSQL_STMT* stmt, const std::vector<KeyValue>& key, const std::vector<size_t>& placeholders,
+              uint64_t limit);
 
  private:
+  uint64_t limit_ = 0;
   std::vector<MYSQL_BIND> binds_;
   std::vector<MYSQL_TIME> times_;
   std::vector<unsigned long> lengths_;

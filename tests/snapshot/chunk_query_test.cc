@@ -23,10 +23,10 @@ TEST(ChunkQueryTest, CompositeKeyPagesByIndexRangesNotARowComparison) {
   ASSERT_TRUE(PlanChunkQuery(shape, key, "", 500, &q).ok());
   EXPECT_EQ(q.first,
             "SELECT `id`, `region`, `created`, `note` FROM `shop`.`customer` FORCE INDEX (`PRIMARY`) "
-            "ORDER BY `region`, `created` LIMIT 500");
+            "ORDER BY `region`, `created` LIMIT ?");
   EXPECT_EQ(q.next,
             "SELECT `id`, `region`, `created`, `note` FROM `shop`.`customer` FORCE INDEX (`PRIMARY`) "
-            "WHERE (`region` > ? OR (`region` = ? AND `created` > ?)) ORDER BY `region`, `created` LIMIT 500");
+            "WHERE (`region` > ? OR (`region` = ? AND `created` > ?)) ORDER BY `region`, `created` LIMIT ?");
   EXPECT_EQ(q.parameters, 3u);
   EXPECT_EQ(q.parameter_keys, (std::vector<size_t>{0, 0, 1}));
   // MariaDB reads a row comparison from the index's start on every chunk.
@@ -57,10 +57,10 @@ TEST(ChunkQueryTest, SingleColumnKeyAndAFilterOnEveryChunk) {
   ASSERT_TRUE(PlanChunkQuery(shape, key, "region = 'eu' OR note IS NULL", 8192, &q).ok());
   EXPECT_EQ(q.first,
             "SELECT `id`, `region`, `created`, `note` FROM `shop`.`customer` FORCE INDEX (`uk_id`) "
-            "WHERE (region = 'eu' OR note IS NULL) ORDER BY `id` LIMIT 8192");
+            "WHERE (region = 'eu' OR note IS NULL) ORDER BY `id` LIMIT ?");
   EXPECT_EQ(q.next,
             "SELECT `id`, `region`, `created`, `note` FROM `shop`.`customer` FORCE INDEX (`uk_id`) "
-            "WHERE `id` > ? AND (region = 'eu' OR note IS NULL) ORDER BY `id` LIMIT 8192");
+            "WHERE `id` > ? AND (region = 'eu' OR note IS NULL) ORDER BY `id` LIMIT ?");
   EXPECT_EQ(q.parameters, 1u);
 }
 
@@ -88,7 +88,7 @@ TEST(ChunkQueryTest, QuotesEveryIdentifier) {
   ASSERT_TRUE(ChooseChunkKey(shape, &key).ok());
   ChunkQuery q;
   ASSERT_TRUE(PlanChunkQuery(shape, key, "", 1, &q).ok());
-  EXPECT_EQ(q.first, "SELECT `k``` FROM `we``ird`.`t t` FORCE INDEX (`PRIMARY`) ORDER BY `k``` LIMIT 1");
+  EXPECT_EQ(q.first, "SELECT `k``` FROM `we``ird`.`t t` FORCE INDEX (`PRIMARY`) ORDER BY `k``` LIMIT ?");
 }
 
 TEST(ChunkQueryTest, RefusesAZeroChunkForAKeyedTable) {

@@ -43,6 +43,8 @@ CREATE TABLE snap.plain (id INT PRIMARY KEY) ENGINE=MyISAM;
 CREATE TABLE snap.urls (url VARCHAR(500) NOT NULL, h INT NOT NULL, PRIMARY KEY (url(20)), UNIQUE KEY uk_h (h));
 CREATE VIEW snap.composite_view AS SELECT a, b FROM snap.composite;
 CREATE TABLE snap.blobs (id INT PRIMARY KEY, b LONGBLOB NOT NULL);
+CREATE TABLE snap.wide (id INT PRIMARY KEY, v MEDIUMBLOB NOT NULL);
+INSERT INTO snap.wide SELECT seq, REPEAT(CHAR(64 + seq % 26), 32768) FROM snap.seq_1_to_200;
 CREATE TABLE snap.three (a INT NOT NULL, b BIGINT UNSIGNED NOT NULL, c VARBINARY(12) NOT NULL, x INT,
   PRIMARY KEY (a, b, c));
 INSERT INTO snap.three SELECT seq % 30, seq % 7, CONCAT('k', seq), seq FROM snap.seq_1_to_600;
@@ -261,6 +263,31 @@ TEST_F(ChunkReaderLive, ByteBoundEndsAChunkAndABigRowIsAChunkOfItsOwn) {
   for (const ChunkSummary& c : chunks) big_alone |= c.rows.size() == 1 && c.result.bytes > options.chunk_bytes;
   EXPECT_TRUE(big_alone);
   EXPECT_GE(chunks.size(), 5u);
+}
+
+// The chunk's LIMIT follows the row width: the server sends about the rows the chunks hold, not a
+// fixed 8192-row LIMIT's worth per chunk that the byte bound then drops (before: ~100x here).
+TEST_F(ChunkReaderLive, WideRowsAreNotSentPastTheByteBound) {
+  const auto bytes_sent = [&] {
+    mysql::ResultSet rs;
+    Status s = conn_->Query("SHOW SESSION STATUS LIKE 'Bytes_sent'", &rs);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return rs.rows.empty() || !rs.rows[0][1] ? uint64_t{0} : std::stoull(*rs.rows[0][1]);
+  };
+  SnapshotOptions options;
+  options.chunk_bytes = SnapshotOptions::kMinChunkBytes;  // 64 KiB: two 32 KiB rows a chunk
+  const uint64_t before = bytes_sent();
+  std::vector<ChunkSummary> chunks;
+  Status s = ReadWholeTable(conn_.get(), "snap", "wide", options, &chunks);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const uint64_t sent = bytes_sent() - before;
+  size_t rows = 0;
+  for (const ChunkSummary& c : chunks) rows += c.rows.size();
+  EXPECT_EQ(rows, 200u);
+  const uint64_t values = 200u * 32768u;
+  EXPECT_LT(sent, values + values / 2) << "the server sent " << sent << " bytes for " << values << " bytes of values";
+  // The first chunk takes one row (a MEDIUMBLOB may be 16 MiB), then two a chunk.
+  EXPECT_LE(chunks.size(), 102u);
 }
 
 TEST_F(ChunkReaderLive, MissingTableIsNotFoundNamingIt) {

@@ -13,9 +13,11 @@
 // a position source of its own. Only InnoDB takes part in the snapshot: Open refuses a table of
 // another engine (TableShape::engine), whose rows would be read as they are at that moment.
 //
-// A keyed table (chunk_key.h) is paged: a chunk stops at chunk_rows rows (the statement's LIMIT) or
-// once its rows hold chunk_bytes bytes, whichever comes first; the row that crosses the byte bound
-// is still in the chunk, so a single row larger than the bound is a chunk of its own. A keyless
+// A keyed table (chunk_key.h) is paged: a chunk stops at chunk_rows rows or once its rows hold
+// chunk_bytes bytes, whichever comes first; the row that crosses the byte bound is still in the
+// chunk, so a single row larger than the bound is a chunk of its own. The statement's LIMIT is
+// fitted to the row width (the widest row the columns allow at first, then the last chunk's
+// rows), so the server does not send rows past the byte bound. A keyless
 // table is one statement in one transaction, streamed to the callback row by row (never held
 // whole) and exhausted after it.
 //
