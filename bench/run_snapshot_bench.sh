@@ -151,7 +151,7 @@ snap_run() {
   m0=$(cpu_s "$mysqld_pid")
   b0=$(bytes_sent)
   t0=$(now_ms)
-  "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
+  ${BENCH_SERVER_WRAPPER:-} "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
   server_pid=$!
   # canal-cli does not retry its first connect: wait for the port (counted in the time).
   for ((i = 0; i < 3000; i++)); do

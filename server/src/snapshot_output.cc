@@ -31,6 +31,8 @@ void SinkChunkOutput::SetProgress(std::shared_ptr<const std::string> progress) {
   sink_->SetSnapshotProgress(std::move(progress));
 }
 
+Status SinkChunkOutput::WaitForRoom(uint64_t bytes) { return sink_->WaitForRoom(bytes); }
+
 BuilderRowWriter::BuilderRowWriter(const sink::EntrySinkOptions& options) : builder_(BuilderOptions(options)) {}
 
 Status BuilderRowWriter::Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,

@@ -23,6 +23,7 @@ class SinkChunkOutput final : public snapshot::ChunkOutput {
       : sink_(sink), after_put_(std::move(after_put)) {}
   Status PutChunk(const snapshot::EmittedChunk& chunk) override;
   void SetProgress(std::shared_ptr<const std::string> progress) override;
+  Status WaitForRoom(uint64_t bytes) override;
 
  private:
   sink::EntrySink* const sink_;

@@ -506,6 +506,9 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
       group = snapshot_rows_;
     }
     const auto count = static_cast<uint32_t>(j - i);
+    // Built only once the ring can take it: a huge row is never held both as this entry and as
+    // the unacked one before it.
+    CANAL_RETURN_IF_ERROR(store_->WaitForRoom(bytes));
     FitNext(bytes + small_need_ + t.db.size() + t.table.size() + 64);  // the rows, and a header with names
     CANAL_RETURN_IF_ERROR(builder_.SnapshotRowsEntry(ctx_, t, group, count, marker, &next_));
     const bool last = j == rows.size() && !boundaries && chunk.end;

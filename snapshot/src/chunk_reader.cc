@@ -226,6 +226,7 @@ Status ChunkReader::Impl::Fetch(MYSQL_STMT* stmt, std::string_view role, std::st
     row.bytes = results.row_bytes();
     if (keyed) CANAL_RETURN_IF_ERROR(results.CopyKey(key.columns, &result->last_key).WithContext(table));
     CANAL_RETURN_IF_ERROR(on_row(row));
+    CANAL_RETURN_IF_ERROR(results.ReleaseLargeBuffers(stmt).WithContext(table));
     ++result->rows;
     result->bytes += row.bytes;
     if (keyed && result->bytes >= options.chunk_bytes && result->rows < chunk_limit) {

@@ -157,6 +157,17 @@ Status ResultBinding::CompleteRow(MYSQL_STMT* stmt) {
   return grew ? Bind(stmt) : Status::OK();
 }
 
+Status ResultBinding::ReleaseLargeBuffers(MYSQL_STMT* stmt) {
+  bool released = false;
+  for (Column& c : columns_) {
+    if (c.kind != FieldKind::kBytes || c.bytes.capacity() <= kKeepValueBytes) continue;
+    std::vector<char>(kInitialValueBuffer).swap(c.bytes);
+    released = true;
+  }
+  for (FieldValue& f : fields_) f.bytes = {};  // they may point into a released buffer
+  return released ? Bind(stmt) : Status::OK();
+}
+
 Status ResultBinding::CopyKey(const std::vector<size_t>& columns, std::vector<KeyValue>* key) const {
   key->resize(columns.size());
   for (size_t k = 0; k < columns.size(); ++k) {

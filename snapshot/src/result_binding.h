@@ -29,6 +29,10 @@ class ResultBinding {
   Status CompleteRow(MYSQL_STMT* stmt);
   std::span<const FieldValue> fields() const { return fields_; }
   uint64_t row_bytes() const { return row_bytes_; }
+  // After the row was used: a value buffer grown past kKeepValueBytes (one huge value) goes back
+  // to its initial size, so a 64 MiB value is not held until the reader ends.
+  Status ReleaseLargeBuffers(MYSQL_STMT* stmt);
+  static constexpr size_t kKeepValueBytes = 1 << 20;
   // The values of `columns` (key order) into *key, reusing its strings.
   Status CopyKey(const std::vector<size_t>& columns, std::vector<KeyValue>* key) const;
 

@@ -7,8 +7,9 @@
 
 namespace canal::snapshot {
 
-void ChunkRows::Clear() {
+void ChunkRows::Clear(size_t keep_bytes) {
   rows.clear();
+  if (rows.capacity() > keep_bytes) std::string().swap(rows);
   row_ends.clear();
   keys.clear();
   key_ends.clear();
@@ -443,6 +444,16 @@ void SnapshotMerger::ReleaseHold() {
   hold_ = false;
   hold_limit_known_ = false;
   cv_.notify_all();
+}
+
+bool SnapshotMerger::WaitForRoom(uint64_t bytes) {
+  if (bytes == 0) return true;
+  std::lock_guard<std::mutex> out(out_mu_);  // the output is the emitting thread's
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return false;
+  }
+  return output_->WaitForRoom(bytes).ok();
 }
 
 uint64_t SnapshotMerger::DdlGeneration(size_t table_index) const {

@@ -260,8 +260,23 @@ Status SnapshotRunner::Load(Reader* r, const TableProgress& tp, TableRead* t, bo
   return t->reader.Open(t->shape, tp.where, options_.options);
 }
 
+namespace {
+constexpr uint64_t kBigRowBytes = 1 << 20;
+}  // namespace
+
 Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, bool keyed) {
   CANAL_RETURN_IF_ERROR(t->converter.Convert(row.fields));
+  if (row.bytes > kBigRowBytes) {
+    std::string& rows = r->chunk.rows;
+    // A huge row is copied into the chunk only once the destination could take the chunk: the
+    // reader then never holds it (fetched, and as RowData) while the last huge chunk still
+    // waits in the ring for a slow client. A slow client slows the snapshot; memory stays put.
+    if (!merger_->WaitForRoom(rows.size() + row.bytes)) return Status::Aborted("the snapshot was stopped");
+    // Room for the row's RowData at once (a BLOB's Latin-1 text at most doubles it; pages not
+    // written are never resident): growing the buffer by doubling would copy a huge row and
+    // hold it twice meanwhile.
+    rows.reserve(rows.size() + 2 * row.bytes + 64 * row.fields.size() + 256);
+  }
   CANAL_RETURN_IF_ERROR(r->writer->Append(t->table, t->converter.values(), &r->chunk.rows));
   r->encoder.Clear();
   if (keyed) CANAL_RETURN_IF_ERROR(t->converter.AppendKey(t->reader.key(), &r->encoder));
@@ -325,7 +340,7 @@ Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
       continue;
     }
     ChunkRows& chunk = r->chunk;
-    chunk.Clear();
+    chunk.Clear(2 * options_.options.chunk_bytes);
     ChunkResult result;
     Status s = t.reader.ReadChunk(
         after, [&](const ChunkRow& row) { return ConvertRow(r, &t, row, true); }, &result);
@@ -375,7 +390,7 @@ Status SnapshotRunner::ReadKeyless(Reader* r, size_t table_index, TableRead* t) 
     ~Release() { m->ReleaseHold(); }
   } release{merger_};
   ChunkRows& chunk = r->chunk;
-  chunk.Clear();
+  chunk.Clear(2 * options_.options.chunk_bytes);
   ChunkResult result;
   bool positioned = false, first = true, ddl = false;
   // Lets the stream run up to P and waits for it there; a DDL on the table on the way means the
@@ -401,7 +416,7 @@ Status SnapshotRunner::ReadKeyless(Reader* r, size_t table_index, TableRead* t) 
           CANAL_RETURN_IF_ERROR(merger_->EmitHeld(table_index, chunk, t->table, first, false));
           rows_read_.fetch_add(chunk.row_count());
           first = false;
-          chunk.Clear();
+          chunk.Clear(2 * options_.options.chunk_bytes);
         }
         return Status::OK();
       },

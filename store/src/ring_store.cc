@@ -252,6 +252,14 @@ Status RingStore::Put(std::string_view bytes, const EntryMeta& meta) {
   return Status::OK();
 }
 
+Status RingStore::WaitForRoom(uint64_t size) {
+  if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
+  const uint64_t put = put_.load(kRelaxed);
+  const uint64_t put_bytes = put_bytes_.load(kRelaxed);
+  if (Fits(put, put_bytes, size) || RefreshAndFits(put, put_bytes, size)) return Status::OK();
+  return WaitForSpace(put, put_bytes, size);
+}
+
 Status RingStore::Put(std::string* bytes, const EntryMeta& meta) {
   if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
   const uint64_t put = put_.load(kRelaxed);

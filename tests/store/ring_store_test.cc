@@ -454,6 +454,32 @@ TEST(RingStoreTest, EntryLargerThanTheByteBoundEntersOnlyAnEmptyRing) {
   EXPECT_TRUE(store->TryPut("y", Meta(3)));
 }
 
+// A producer about to build a huge entry waits for room first, storing nothing: it returns
+// once the entry would be taken at once (here: the ring empty), and Stop ends the wait.
+TEST(RingStoreTest, WaitForRoomWaitsAsPutWouldWithoutPutting) {
+  auto store = MakeStore(4, BatchMode::kMemSize, /*memunit=*/10);  // 40 bytes
+  EXPECT_TRUE(store->WaitForRoom(100).ok());  // empty: anything enters
+  ASSERT_TRUE(store->Put("x", Meta(1)).ok());
+  EXPECT_TRUE(store->WaitForRoom(39).ok());
+  Status waited = Status::Aborted("not run");
+  Background producer([&] { waited = store->WaitForRoom(100); });
+  EXPECT_TRUE(producer.StillRunningAfter(50ms));
+  Batch b;
+  ASSERT_TRUE(store->TryGet(1, &b).ok());
+  ASSERT_TRUE(store->Ack(b).ok());
+  producer.Join();
+  EXPECT_TRUE(waited.ok());
+  EXPECT_EQ(store->stats().put_sequence, 1u) << "nothing was put";
+
+  ASSERT_TRUE(store->Put("y", Meta(2)).ok());
+  Background stopped([&] { waited = store->WaitForRoom(100); });
+  EXPECT_TRUE(stopped.StillRunningAfter(30ms));
+  store->Stop();
+  stopped.Join();
+  EXPECT_EQ(waited.code(), Status::Code::kAborted) << waited.ToString();
+  EXPECT_EQ(store->WaitForRoom(1).code(), Status::Code::kAborted);
+}
+
 // ---- timeouts ------------------------------------------------------------------
 
 TEST(RingStoreTest, NegativeTimeoutReturnsWhatIsThereNow) {

@@ -202,6 +202,9 @@ class EntrySink final : public parser::TransactionSink {
   // From now on every entry the sink puts carries `progress` as its meta
   // position's `snapshot` (null: none). Only between transactions.
   void SetSnapshotProgress(std::shared_ptr<const std::string> progress) { snapshot_progress_ = std::move(progress); }
+  // Waits until the ring could take an entry of `bytes` at once (RingStore::WaitForRoom); on
+  // the thread that puts, as PutSnapshotChunk.
+  Status WaitForRoom(uint64_t bytes) { return store_->WaitForRoom(bytes); }
 
   EntrySinkStats stats() const;
 

@@ -79,6 +79,8 @@ class ChunkOutput {
   virtual Status PutChunk(const EmittedChunk& chunk) = 0;
   // Every entry put from now on carries `progress` (null: none).
   virtual void SetProgress(std::shared_ptr<const std::string> progress) = 0;
+  // Waits until `bytes` more would be taken at once (the destination's ring has room).
+  virtual Status WaitForRoom(uint64_t /*bytes*/) { return Status::OK(); }
 };
 
 // A chunk as a reader read it.
@@ -93,7 +95,9 @@ struct ChunkRows {
   int64_t read_ms = 0;             // when it was read (executeTime)
 
   size_t row_count() const { return row_ends.size(); }
-  void Clear();
+  // Empties the chunk; `rows` keeps its buffer unless that grew past `keep_bytes` (a row far
+  // over the chunk's byte bound: not held until the next one that size).
+  void Clear(size_t keep_bytes = SIZE_MAX);
   void AddRow(std::string_view key);  // after the row's bytes were appended to `rows`
 };
 
@@ -147,6 +151,10 @@ class SnapshotMerger final : public parser::TransactionSink {
   // marks the table done.
   Status EmitHeld(size_t table_index, const ChunkRows& rows, const binlog::TableMap& table, bool first, bool last);
   void ReleaseHold();
+  // Before a reader reads a chunk of about `bytes`: waits until the output has room for it, so
+  // a reader of huge rows holds the next one only once the last one was taken (a slow client
+  // slows the snapshot, never grows its memory). false once stopped.
+  bool WaitForRoom(uint64_t bytes);
   // DDLs delivered on the table so far.
   uint64_t DdlGeneration(size_t table_index) const;
 

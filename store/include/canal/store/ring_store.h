@@ -168,6 +168,12 @@ class RingStore {
   // dropped the first time a small entry is put in it.
   size_t spare_capacity() const { return retained_capacity_; }
 
+  // Waits until an entry of `size` bytes would be taken at once (the rule
+  // Put waits on), without putting anything: a producer about to build a
+  // huge entry waits here first, so it does not hold that entry and the
+  // ring's unacked ones at the same time. Aborted once stopped.
+  Status WaitForRoom(uint64_t size);
+
   // Put without waiting: false when the ring is full or stopped (stopped()
   // tells which); the entry is then not stored.
   bool TryPut(std::string_view bytes, const EntryMeta& meta);
