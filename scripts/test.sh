@@ -443,7 +443,7 @@ export BENCH_BLOB_MAX_RSS_MIB=${BENCH_BLOB_MAX_RSS_MIB:-300}  # 148 MiB measured
 # chunk, and a quiet spell shortens the 1-2 s dump more).
 export BENCH_MIN_SNAPSHOT_DUMP_RATIO=${BENCH_MIN_SNAPSHOT_DUMP_RATIO:-0.2}
 export BENCH_MIN_SNAPSHOT_ROWS_PER_S=${BENCH_MIN_SNAPSHOT_ROWS_PER_S:-50000}  # 213k-378k measured at load 2-5
-export BENCH_SNAPSHOT_MAX_RSS_MIB=${BENCH_SNAPSHOT_MAX_RSS_MIB:-512}  # 47 MiB (1M rows), 56 (256 KiB rows), 275 (64 MiB rows; 339 before)
+export BENCH_SNAPSHOT_MAX_RSS_MIB=${BENCH_SNAPSHOT_MAX_RSS_MIB:-512}  # 47 MiB (1M rows), 56 (256 KiB rows), 219 (64 MiB rows; 339 before)
 
 bench_step "catch-up benchmark" bash bench/run_catchup_bench.sh
 bench_step "decode benchmark" bash bench/run_decode_bench.sh

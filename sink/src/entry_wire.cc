@@ -40,6 +40,8 @@ constexpr size_t kRetainedBufferBytes = size_t{8} << 20;
 // text: a 64 MiB BLOB is held as the binlog's bytes and the entry's only.
 // Smaller ones are rendered into a scratch string and copied, which is cheaper.
 constexpr size_t kBigValueBytes = size_t{64} << 10;
+// A snapshot row whose values hold this much is written in the caller's rows buffer.
+constexpr size_t kInPlaceRowBytes = size_t{1} << 20;
 // The most bytes a Column's fields before its value take besides the head:
 // the image tag, the body's length, updated, isNull, the value's tag and length.
 constexpr size_t kMaxColumnFraming = 1 + 10 + 2 + 2 + 1 + 10;
@@ -438,6 +440,21 @@ Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<con
                                    std::to_string(t.columns.size()) + " columns");
   }
   const TablePlan& plan = PlanFor(t);
+  size_t value_bytes = 0;
+  for (const binlog::ColumnValue& v : values) value_bytes += v.raw.size();
+  if (value_bytes >= kInPlaceRowBytes) [[unlikely]] {
+    // A huge row is written straight after *rows' bytes: through building_ it would be held
+    // twice (built there, appended there), beside the fetched value it is made from. Not for
+    // smaller rows: growing *rows zero-fills an eighth of it past the row each time.
+    const size_t start = rows->size();
+    building_.swap(*rows);
+    size_t at = start;
+    Status s = WriteRowData(plan, t, RowImages{{}, values, false, true, false}, &at);
+    building_.resize(s.ok() ? at : start);  // the zero-filled room past the row, or the partial row
+    building_.swap(*rows);
+    if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
+    return s.ok() ? s : s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
+  }
   size_t at = 0;
   if (Status s = WriteRowData(plan, t, RowImages{{}, values, false, true, false}, &at); !s.ok()) {
     return s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");

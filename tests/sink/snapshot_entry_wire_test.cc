@@ -49,10 +49,13 @@ std::vector<std::unique_ptr<HandEvent>> InsertEvents() {
   events.push_back(MakeEvent(t, binlog::RowsKind::kWrite, {{partial, {}}, {partial, {}}}));
   const std::string blob(200000, '\x7f'), text = std::string(100000, 'x') + "\xc3\xa9", latin(70000, '\xe9');
   const std::string at_threshold(65536, 'a'), below = std::string(65534, 'a') + "\xe9";
+  const std::string huge(size_t{3} << 20, '\xb5');
   events.push_back(MakeEvent(BigValueTable(), binlog::RowsKind::kWrite,
                              {{BigRow(1, Big(blob), Big(text), Big(latin)), {}},
                               {BigRow(2, Big("ab"), Null(), Big(at_threshold)), {}},
-                              {BigRow(3, Null(), Big("t"), Big(below)), {}}}));
+                              {BigRow(3, Null(), Big("t"), Big(below)), {}},
+                              // Over 1 MiB of values: a snapshot writes it in its rows buffer.
+                              {BigRow(4, Big(huge), Big(text), Big(latin)), {}}}));
   return events;
 }
 
