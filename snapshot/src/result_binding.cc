@@ -146,6 +146,7 @@ Status ResultBinding::CompleteRow(MYSQL_STMT* stmt) {
                                    " bytes) failed: " + mysql_stmt_error(stmt));
           }
           grew = true;
+          holds_large_ = holds_large_ || c.bytes.size() > kKeepValueBytes;
         }
         f.bytes = std::string_view(c.bytes.data(), c.length);
         row_bytes_ += c.length;
@@ -158,6 +159,8 @@ Status ResultBinding::CompleteRow(MYSQL_STMT* stmt) {
 }
 
 Status ResultBinding::ReleaseLargeBuffers(MYSQL_STMT* stmt) {
+  if (!holds_large_) return Status::OK();
+  holds_large_ = false;
   bool released = false;
   for (Column& c : columns_) {
     if (c.kind != FieldKind::kBytes || c.bytes.capacity() <= kKeepValueBytes) continue;

@@ -53,6 +53,7 @@ class ResultBinding {
   std::vector<MYSQL_BIND> binds_;
   std::vector<FieldValue> fields_;
   uint64_t row_bytes_ = 0;
+  bool holds_large_ = false;  // a value buffer grew past kKeepValueBytes
   MYSQL_STMT* bound_to_ = nullptr;
   bool rebind_ = false;
 };

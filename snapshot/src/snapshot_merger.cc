@@ -64,6 +64,7 @@ void SnapshotMerger::Begin(SnapshotProgress progress, std::function<void()> on_c
     progress_text_ = stats_.complete ? nullptr : progress_.EncodeShared();
     output_->SetProgress(progress_text_);
     PublishStats();
+    Track();
     if (stats_.complete && !progress_.tables.empty()) done = on_complete_;
   }
   if (done) done();
@@ -148,6 +149,16 @@ void SnapshotMerger::NoteDdl(const parser::TxEvent& e, const std::string& txn_fi
 }
 
 Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
+  if (!tracking_.load(std::memory_order_acquire)) {
+    // No snapshot, window, hold or progress to hand over: only the delivered position is kept.
+    // A snapshot begun meanwhile misses nothing here: this transaction is in the binlog
+    // already, so it commits before any chunk's P, and its DDL before any shape is loaded.
+    std::lock_guard<std::mutex> out(out_mu_);
+    CANAL_RETURN_IF_ERROR(inner_->OnTransaction(txn));
+    std::lock_guard<std::mutex> lock(mu_);
+    DeliveredTransaction(txn);
+    return Status::OK();
+  }
   {
     // A keyless read holds the stream: only transactions that begin before its P go by. The
     // wait is outside out_mu_: the held read goes out (EmitHeld) while the stream waits here.
@@ -189,17 +200,28 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
   Status s = suppress ? inner_->OnTransaction(filtered_) : inner_->OnTransaction(txn);
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
-  in_transaction_ = !txn.last_piece;
-  if (txn.last_piece) {
-    LogPosition end;
-    end.journal_name = txn.file;
-    end.position = txn.end_offset;
-    end.server_id = txn.server_id;
-    end.gtid = txn.gtid;
-    end.timestamp_ms = int64_t{txn.timestamp} * 1000;
-    Deliver(end);
-  }
+  DeliveredTransaction(txn);
   return Status::OK();
+}
+
+// Under mu_: the sink took `txn` (a piece of it, or its last).
+void SnapshotMerger::DeliveredTransaction(const parser::Transaction& txn) {
+  in_transaction_ = !txn.last_piece;
+  if (!txn.last_piece) return;
+  LogPosition end;
+  end.journal_name = txn.file;
+  end.position = txn.end_offset;
+  end.server_id = txn.server_id;
+  end.gtid = txn.gtid;
+  end.timestamp_ms = int64_t{txn.timestamp} * 1000;
+  Deliver(end);
+}
+
+// Under mu_: whether the parse thread must take the slow path (see tracking_). Called after
+// every change of what it reads.
+void SnapshotMerger::Track() {
+  tracking_.store(hold_ || !windows_.empty() || !stats_.complete || progress_dirty_ || pending_keyless_ != 0,
+                  std::memory_order_release);
 }
 
 // Under out_mu_ and mu_: progress set off the emission path (a snapshot begun, tables added or
@@ -208,6 +230,7 @@ void SnapshotMerger::ApplyProgressLocked() {
   if (!progress_dirty_) return;
   progress_dirty_ = false;
   output_->SetProgress(progress_text_);
+  Track();
 }
 
 // Whether `txn` changes a keyless table whose read has not gone out: its one read at P holds
@@ -271,6 +294,7 @@ bool SnapshotMerger::OpenWindow(size_t table_index, const ChunkKey& key, WindowI
   *ddl_generation = tables_[table_index]->ddl_generation;
   tables_[table_index]->windows.push_back(w.get());
   windows_.push_back(std::move(w));
+  Track();
   return true;
 }
 
@@ -281,6 +305,7 @@ void SnapshotMerger::CloseWindow(WindowId id) {
   auto& list = tables_[(*it)->table]->windows;
   list.erase(std::remove(list.begin(), list.end(), it->get()), list.end());
   windows_.erase(it);
+  Track();
 }
 
 void SnapshotMerger::Advance(size_t table_index, const ChunkRows& chunk, uint64_t rows_out, bool done,
@@ -321,6 +346,7 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
     auto& list = tables_[w->table]->windows;
     list.erase(std::remove(list.begin(), list.end(), w), list.end());
     windows_.erase(std::find_if(windows_.begin(), windows_.end(), [id](const auto& x) { return x->id == id; }));
+    Track();
   };
   if (stopped_) {
     close();
@@ -386,6 +412,7 @@ Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, std::unique_l
   lock.unlock();
   Status s = output_->PutChunk(out);
   lock.lock();
+  Track();
   if (!s.ok()) return s;
   stats_.rows += kept_.size();
   if (end) ++stats_.chunks;
@@ -403,6 +430,7 @@ bool SnapshotMerger::HoldStream() {
   if (stopped_) return false;
   hold_ = true;
   hold_limit_known_ = false;
+  Track();
   return true;
 }
 
@@ -443,6 +471,7 @@ void SnapshotMerger::ReleaseHold() {
   std::lock_guard<std::mutex> lock(mu_);
   hold_ = false;
   hold_limit_known_ = false;
+  Track();
   cv_.notify_all();
 }
 
@@ -469,6 +498,7 @@ Status SnapshotMerger::SkipTable(size_t table_index) {
   Advance(table_index, none, 0, true, &after);
   progress_text_ = after;
   progress_dirty_ = true;
+  Track();
   std::function<void()> done = stats_.complete ? on_complete_ : nullptr;
   lock.unlock();
   if (done) done();
@@ -498,6 +528,7 @@ std::vector<size_t> SnapshotMerger::AddTables(std::vector<TableProgress> tables,
   CountPendingKeyless();
   PublishStats();
   progress_dirty_ = true;
+  Track();
   return added;
 }
 

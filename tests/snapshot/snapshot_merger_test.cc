@@ -320,6 +320,43 @@ TEST(SnapshotMerger, AChunkWaitsForATransactionTheSinkIsStillTaking) {
   EXPECT_EQ(f.output.chunks[0].at.position, 200u);
 }
 
+// With no snapshot the stream takes the fast path; tables requested later (AddTables) are
+// tracked from the next transaction: the delivered position is current, the progress reaches the
+// output before the next entry, a chunk waits for the stream to pass its P.
+TEST(SnapshotMerger, TablesAddedWhileStreamingWithoutASnapshotAreTrackedFromTheNextTransaction) {
+  RecordingSink sink;
+  RecordingOutput output;
+  SnapshotMerger merger{&sink, &output, 1000, 1 << 20};
+  ASSERT_TRUE(merger.OnTransaction(Txn(100, 200)).ok());
+  ASSERT_TRUE(merger.OnTransaction(Txn(200, 300)).ok());
+  EXPECT_EQ(merger.delivered().position, 300u);
+  EXPECT_EQ(output.progress, nullptr);
+
+  const std::vector<size_t> added = merger.AddTables(TwoTables().tables, "request-1", 0);
+  ASSERT_EQ(added.size(), 2u);
+  SnapshotMerger::WindowId w;
+  uint64_t generation;
+  ASSERT_TRUE(merger.OpenWindow(added[0], IdKey(), &w, &generation));
+  ChunkRows rows = Rows(350, {"r1"}, true);
+  binlog::TableMap table;
+  Status error;
+  auto offered = std::async(std::launch::async, [&] { return merger.Offer(w, rows, table, &error); });
+  EXPECT_EQ(offered.wait_for(50ms), std::future_status::timeout) << "went out before the stream reached P";
+  ASSERT_TRUE(merger.OnTransaction(Txn(300, 400)).ok());
+  ASSERT_EQ(offered.get(), SnapshotMerger::OfferResult::kEmitted) << error.ToString();
+  ASSERT_EQ(output.chunks.size(), 1u);
+  EXPECT_EQ(output.chunks[0].at.position, 400u);
+  ASSERT_NE(output.chunks[0].before, nullptr) << "the progress was handed over with the transaction";
+  EXPECT_EQ(sink.ends, (std::vector<uint64_t>{200, 300, 400}));
+
+  // Done with both tables: the last progress (none) is handed over, then the fast path again.
+  ASSERT_TRUE(merger.SkipTable(added[1]).ok());
+  ASSERT_TRUE(merger.OnTransaction(Txn(400, 500)).ok());
+  EXPECT_EQ(output.progress, nullptr);
+  ASSERT_TRUE(merger.OnTransaction(Txn(500, 600)).ok());
+  EXPECT_EQ(merger.delivered().position, 600u);
+}
+
 TEST(SnapshotMerger, ASkippedTableCountsAsDone) {
   Fixture f;
   ASSERT_TRUE(f.merger.SkipTable(0).ok());

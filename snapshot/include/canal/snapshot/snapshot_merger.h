@@ -42,6 +42,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -189,6 +190,8 @@ class SnapshotMerger final : public parser::TransactionSink {
   Status PutKept(std::unique_lock<std::mutex>& lock, std::unique_lock<std::mutex>& out_lock, size_t table_index,
                  const ChunkRows& chunk, bool begin, bool end, bool done);
   void ApplyProgressLocked();
+  void DeliveredTransaction(const parser::Transaction& txn);
+  void Track();
   void Advance(size_t table_index, const ChunkRows& chunk, uint64_t rows_out, bool done,
                  std::shared_ptr<const std::string>* after);
 
@@ -202,6 +205,10 @@ class SnapshotMerger final : public parser::TransactionSink {
   std::mutex out_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  // Whether a transaction must be looked at (a hold, a window, a snapshot not complete, progress
+  // to hand over): set under mu_ (Track), read by the parse thread without it. While false a
+  // transaction costs out_mu_ and the delivered position only.
+  std::atomic<bool> tracking_{false};
   bool stopped_ = false;
   bool has_delivered_ = false;
   bool in_transaction_ = false;  // between the first and the last piece of a transaction
