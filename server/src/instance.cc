@@ -1,4 +1,5 @@
 #include "canal/server/instance.h"
+#include "canal/server/snapshot_request.h"
 
 #include <spdlog/spdlog.h>
 
@@ -57,8 +58,6 @@ constexpr std::chrono::milliseconds kParserStopGrace{200};
 
 // How often a snapshot request file is looked for, and its bounds.
 constexpr std::chrono::milliseconds kRequestPoll{250};
-constexpr size_t kMaxRequestBytes = 64 * 1024;
-constexpr size_t kMaxRequestTables = 1000;
 
 std::string Bytes(uint64_t n) {
   char buf[32];
@@ -550,27 +549,20 @@ void Instance::TakeSnapshotRequest() {
   std::error_code ec;
   if (!fs::exists(request, ec)) return;
   std::string text;
-  bool too_big = false;
   {
+    // One byte past the bound is enough to refuse it.
     std::ifstream in(request, std::ios::binary);
     char buf[4096];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    while (text.size() <= kMaxSnapshotRequestBytes && (in.read(buf, sizeof buf) || in.gcount() > 0)) {
       text.append(buf, static_cast<size_t>(in.gcount()));
-      if (text.size() > kMaxRequestBytes) {
-        too_big = true;
-        break;
-      }
     }
   }
   fs::remove(request, ec);
   std::string answer;
-  std::vector<std::string> tables;
-  std::string where;
-  Status s = too_big ? Status::InvalidArgument("the request is larger than " + std::to_string(kMaxRequestBytes) +
-                                                   " bytes")
-                     : ParseSnapshotRequest(text, &tables, &where);
+  SnapshotRequest parsed;
+  Status s = ParseSnapshotRequest(text, &parsed);
   std::string id;
-  if (s.ok()) s = RequestSnapshotLocked(tables, where, &id);
+  if (s.ok()) s = RequestSnapshotLocked(parsed.tables, parsed.where, &id);
   if (s.ok()) {
     answer = "accepted: snapshot " + id + "\n";
   } else {
@@ -585,25 +577,6 @@ void Instance::TakeSnapshotRequest() {
     out << answer;
   }
   fs::rename(tmp, dir / "snapshot.result", ec);
-}
-
-Status Instance::ParseSnapshotRequest(const std::string& text, std::vector<std::string>* tables, std::string* where) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("the request is not a JSON object");
-  const auto t = j.find("tables");
-  if (t == j.end() || !t->is_array() || t->empty() || t->size() > kMaxRequestTables) {
-    return Status::InvalidArgument("the request's \"tables\" must list 1 to " + std::to_string(kMaxRequestTables) +
-                                   " schema.table names");
-  }
-  for (const auto& name : *t) {
-    if (!name.is_string()) return Status::InvalidArgument("a table name is not a string");
-    tables->push_back(name.get<std::string>());
-  }
-  if (const auto w = j.find("where"); w != j.end()) {
-    if (!w->is_string()) return Status::InvalidArgument("\"where\" is not a string");
-    *where = w->get<std::string>();
-  }
-  return Status::OK();
 }
 
 void Instance::OnSnapshotComplete() {

@@ -146,7 +146,6 @@ class Instance final : public ManagedDestination {
   Status ListSnapshotTables(const std::string& client_filter, std::vector<snapshot::TableProgress>* tables);
   void OnSnapshotComplete();
   void TakeSnapshotRequest();
-  static Status ParseSnapshotRequest(const std::string& text, std::vector<std::string>* tables, std::string* where);
   Status RequestSnapshotLocked(const std::vector<std::string>& tables, const std::string& where, std::string* id);
   void FinishSnapshot();
 
