@@ -54,8 +54,9 @@ Status SnapshotRunner::Start(const SnapshotProgress& progress) {
   return Enqueue(progress.id, todo);
 }
 
-Status SnapshotRunner::Enqueue(const std::string& id, const std::vector<size_t>& tables) {
-  std::lock_guard<std::mutex> lock(mu_);
+// Under mu_: work of snapshot `id` is about to be queued. Refused once stopped; a new
+// snapshot (or one after the last completed) starts its clock and counts afresh.
+Status SnapshotRunner::BeginWorkLocked(const std::string& id) {
   if (stop_.load()) {
     return Status::Aborted("the snapshot readers are stopped" +
                            (last_error_.empty() ? std::string() : " after an error: " + last_error_) +
@@ -69,6 +70,12 @@ Status SnapshotRunner::Enqueue(const std::string& id, const std::vector<size_t>&
     rows_estimate_.store(0);
   }
   id_ = id;
+  return Status::OK();
+}
+
+Status SnapshotRunner::Enqueue(const std::string& id, const std::vector<size_t>& tables) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CANAL_RETURN_IF_ERROR(BeginWorkLocked(id));
   state_ = tables.empty() && alive_ == 0 ? "complete" : "reading";
   for (size_t i : tables) {
     Work w;
@@ -81,19 +88,7 @@ Status SnapshotRunner::Enqueue(const std::string& id, const std::vector<size_t>&
 
 Status SnapshotRunner::Request(const std::string& id, int64_t started_ms, std::vector<TableProgress> tables) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stop_.load()) {
-    return Status::Aborted("the snapshot readers are stopped" +
-                           (last_error_.empty() ? std::string() : " after an error: " + last_error_) +
-                           "; restart the destination (a snapshot under way resumes after its last acked chunk)");
-  }
-  if (state_ != "reading" || id != id_) {
-    started_steady_ms_ = SteadyMs();
-    started_wall_ms_ = WallMs();
-    finished_steady_ms_ = 0;
-    rows_read_.store(0);
-    rows_estimate_.store(0);
-  }
-  id_ = id;
+  CANAL_RETURN_IF_ERROR(BeginWorkLocked(id));
   state_ = "reading";
   const size_t n = tables.size();
   for (TableProgress& t : tables) {

@@ -112,6 +112,7 @@ class SnapshotRunner {
     std::string name;                        // schema.table
   };
   void Run(Reader* r);
+  Status BeginWorkLocked(const std::string& id);
   Status StartReaders(size_t added);
   std::string Id() const;
   Status Load(Reader* r, const TableProgress& tp, TableRead* t, bool* gone);
