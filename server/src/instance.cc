@@ -124,7 +124,8 @@ Status Instance::StartLocked() {
   std::unique_ptr<snapshot::SnapshotMerger> merger;
   std::unique_ptr<snapshot::SnapshotRunner> runner;
   parser::TransactionSink* stream_sink = sink.get();
-  if (!purged_cursor_file_.empty()) {
+  const bool after_purge = !purged_cursor_file_.empty();
+  if (after_purge) {
     cursor = std::make_unique<SkipPurgedCursor>(std::move(cursor), purged_cursor_file_);
     purged_cursor_file_.clear();
   }
@@ -148,6 +149,9 @@ Status Instance::StartLocked() {
 
   std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
   parser::EventParserOptions parser_options = config_.parser;
+  // After a purge the new snapshot reads the tables as they are now: the stream starts at the
+  // primary's end, not at canal.instance.master.*, which is older (and most likely purged too).
+  if (after_purge) parser_options.start = parser::StartPosition{};
   // Low-latency gets end when the parser has caught up, not at each entry of a backlog.
   shared_ring->TrackCatchUp();
   parser_options.on_caught_up = [r = shared_ring] { r->ProducerCaughtUp(); };

@@ -207,17 +207,17 @@ Status Replace(const std::string& table, const Columns& columns, std::string* sq
   return Status::OK();
 }
 
-bool IsSnapshot(const entry::Header& h) {
-  return std::any_of(h.props().begin(), h.props().end(),
-                     [](const entry::Pair& p) { return p.key() == "snapshot" && p.value() == "true"; });
-}
-
 std::string Where(const entry::Header& h) {
   return "entry " + h.logfilename() + ":" + std::to_string(h.logfileoffset()) + " (" + h.schemaname() + "." +
          h.tablename() + ")";
 }
 
 }  // namespace
+
+bool IsSnapshot(const entry::Header& h) {
+  return std::any_of(h.props().begin(), h.props().end(),
+                     [](const entry::Pair& p) { return p.key() == "snapshot" && p.value() == "true"; });
+}
 
 std::string MirrorCounts::ToString() const {
   return "inserts=" + std::to_string(inserts) + " updates=" + std::to_string(updates) + " (key changes " +

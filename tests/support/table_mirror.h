@@ -101,4 +101,7 @@ class TableMirror {
   std::unordered_set<std::string> snapshot_keys_;
 };
 
+// Whether an entry is a snapshot's (its header's "snapshot" = "true" property).
+bool IsSnapshot(const entry::Header& h);
+
 }  // namespace canal::testing
