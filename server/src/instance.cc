@@ -30,6 +30,9 @@ class SkipPurgedCursor final : public parser::CursorSource {
   const std::string file_;
 };
 
+// How often a snapshot plan that waits for the primary asks again.
+constexpr std::chrono::seconds kPlanRetry{5};
+
 // How long Stop lets the parser stop on its own before stopping the ring
 // under it (a Put waiting for space wakes only then).
 constexpr std::chrono::milliseconds kParserStopGrace{200};
@@ -116,72 +119,111 @@ Status Instance::StartLocked() {
   }
   std::unique_ptr<parser::CursorSource> cursor = std::make_unique<SlowestCursorSource>(meta_, dest);
 
-  // A snapshot, when one runs, stands between the parser and the sink (snapshot_merger.h).
-  snapshot::SnapshotProgress progress;
-  bool run_snapshot = false;
-  CANAL_RETURN_IF_ERROR(PlanSnapshot(cursor.get(), filter, &progress, &run_snapshot).WithContext("starting destination " + dest));
-  std::unique_ptr<SinkChunkOutput> snapshot_output;
-  std::unique_ptr<snapshot::SnapshotMerger> merger;
-  std::unique_ptr<snapshot::SnapshotRunner> runner;
-  parser::TransactionSink* stream_sink = sink.get();
-  const bool after_purge = !purged_cursor_file_.empty();
-  if (after_purge) {
-    cursor = std::make_unique<SkipPurgedCursor>(std::move(cursor), purged_cursor_file_);
-    purged_cursor_file_.clear();
-  }
-  // The merger is there even with no snapshot to run, so that one can be requested while
-  // streaming (RequestSnapshot); with nothing to merge it costs a lock per transaction.
-  {
-    snapshot_output = std::make_unique<SinkChunkOutput>(sink.get(), [r = ring.get()] { r->ProducerCaughtUp(); });
-    const size_t window_keys = config_.snapshot.window_keys;
-    merger = std::make_unique<snapshot::SnapshotMerger>(sink.get(), snapshot_output.get(), window_keys,
-                                                        std::max<size_t>(window_keys * 256, size_t{16} << 20));
-    merger->Begin(run_snapshot ? progress : snapshot::SnapshotProgress(), [this] { OnSnapshotComplete(); });
-    snapshot::SnapshotRunnerOptions ro;
-    ro.destination = dest;
-    ro.connection = config_.parser.master;
-    ro.options = config_.snapshot;
-    ro.make_writer = [this] { return std::make_unique<BuilderRowWriter>(config_.sink); };
-    ro.log = log_;
-    runner = std::make_unique<snapshot::SnapshotRunner>(std::move(ro), merger.get());
-    stream_sink = merger.get();
-  }
-
-  std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
-  parser::EventParserOptions parser_options = config_.parser;
-  // After a purge the new snapshot reads the tables as they are now: the stream starts at the
-  // primary's end, not at canal.instance.master.*, which is older (and most likely purged too).
-  if (after_purge) parser_options.start = parser::StartPosition{};
-  // Low-latency gets end when the parser has caught up, not at each entry of a backlog.
-  shared_ring->TrackCatchUp();
-  parser_options.on_caught_up = [r = shared_ring] { r->ProducerCaughtUp(); };
-  auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), stream_sink, cursor.get(), log_);
-
   log_->info("[{}] starting: primary {} as {}, filter '{}' black '{}', ring {} entries {} x {} B, from {}", dest,
              config_.parser.master.Address(), config_.parser.master.user, config_.filter_regex,
              config_.filter_black_regex, config_.store.buffer_size, store::BatchModeName(config_.store.batch_mode),
              config_.store.buffer_memunit, config_.properties_file);
+  // Low-latency gets end when the parser has caught up, not at each entry of a backlog.
+  ring->TrackCatchUp();
+  std::shared_ptr<store::RingStore> shared_ring = std::move(ring);
   {
     std::lock_guard<std::mutex> lock(mu_);
     store_ = std::move(shared_ring);  // the last run's ring goes with its last holder
     sink_ = std::move(sink);
     cursor_ = std::move(cursor);
-    parser_ = std::move(parser);
     client_filter_ = filter;
     status_stop_ = false;
+    snapshot_complete_handled_ = false;
+    plan_error_.clear();
+  }
+  Status s = StartStream();
+  if (!s.ok()) {
+    if (!PrimaryUnreachable(s)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cursor_.reset();
+      sink_.reset();
+      return s.WithContext("starting destination " + dest);
+    }
+    // The primary is down (or restarting) as the server starts: the destination waits for it,
+    // as its stream would, instead of not starting at all.
+    log_->warn("[{}] the snapshot plan needs the primary, which does not answer ({}); the stream waits for it, "
+               "trying again every {} s",
+               dest, s.ToString(), std::chrono::duration_cast<std::chrono::seconds>(kPlanRetry).count());
+    std::lock_guard<std::mutex> lock(mu_);
+    plan_error_ = s.ToString();
+  }
+  running_.store(true, std::memory_order_release);
+  status_thread_ = std::thread([this] { StatusLoop(); });
+  return Status::OK();
+}
+
+// The snapshot plan (PlanSnapshot, which may ask the primary), then the merger, the readers and
+// the parser, started. From Start, or from the status thread while the plan waits for the
+// primary (Stop joins that thread before it touches what this builds).
+Status Instance::StartStream() {
+  const std::string& dest = config_.destination;
+  sink::EntrySink* sink = nullptr;
+  std::string filter;
+  std::shared_ptr<store::RingStore> ring;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sink = sink_.get();
+    filter = client_filter_;
+    ring = store_;
+  }
+  // A snapshot, when one runs, stands between the parser and the sink (snapshot_merger.h).
+  snapshot::SnapshotProgress progress;
+  bool run_snapshot = false;
+  CANAL_RETURN_IF_ERROR(PlanSnapshot(cursor_.get(), filter, &progress, &run_snapshot));
+  const bool after_purge = !purged_cursor_file_.empty();
+  if (after_purge) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cursor_ = std::make_unique<SkipPurgedCursor>(std::move(cursor_), purged_cursor_file_);
+    purged_cursor_file_.clear();
+  }
+  // The merger is there even with no snapshot to run, so that one can be requested while
+  // streaming (RequestSnapshot); with nothing to merge a transaction takes its fast path.
+  auto snapshot_output = std::make_unique<SinkChunkOutput>(sink, [r = ring.get()] { r->ProducerCaughtUp(); });
+  const size_t window_keys = config_.snapshot.window_keys;
+  auto merger = std::make_unique<snapshot::SnapshotMerger>(sink, snapshot_output.get(), window_keys,
+                                                           std::max<size_t>(window_keys * 256, size_t{16} << 20));
+  merger->Begin(run_snapshot ? progress : snapshot::SnapshotProgress(), [this] { OnSnapshotComplete(); });
+  snapshot::SnapshotRunnerOptions ro;
+  ro.destination = dest;
+  ro.connection = config_.parser.master;
+  ro.options = config_.snapshot;
+  ro.make_writer = [this] { return std::make_unique<BuilderRowWriter>(config_.sink); };
+  ro.log = log_;
+  auto runner = std::make_unique<snapshot::SnapshotRunner>(std::move(ro), merger.get());
+
+  parser::EventParserOptions parser_options = config_.parser;
+  // After a purge the new snapshot reads the tables as they are now: the stream starts at the
+  // primary's end, not at canal.instance.master.*, which is older (and most likely purged too).
+  if (after_purge) parser_options.start = parser::StartPosition{};
+  parser_options.on_caught_up = [r = ring] { r->ProducerCaughtUp(); };
+  auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), merger.get(), cursor_.get(), log_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parser_ = std::move(parser);
     snapshot_output_ = std::move(snapshot_output);
     merger_ = std::move(merger);
     runner_ = std::move(runner);
-    snapshot_complete_handled_ = false;
+    plan_error_.clear();
   }
   parser_->Start();
   if (run_snapshot) {
     Status s = runner_->Start(progress);
     if (!s.ok()) log_->error("[{}] the snapshot did not start: {}", dest, s.ToString());
   }
-  running_.store(true, std::memory_order_release);
-  status_thread_ = std::thread([this] { StatusLoop(); });
   return Status::OK();
+}
+
+// A failure to reach the primary (refused, lost, too many connections, shutting down), not a
+// refusal a retry cannot change (a wrong password, a missing privilege, bad data).
+bool Instance::PrimaryUnreachable(const Status& s) {
+  if (s.code() != Status::Code::kIOError) return false;
+  const int32_t code = s.subcode();
+  return code == 0 || code == 1040 /* ER_CON_COUNT_ERROR */ || code == 1053 /* ER_SERVER_SHUTDOWN */;
 }
 
 void Instance::StopLocked() {
@@ -206,7 +248,7 @@ void Instance::StopLocked() {
     bool done = false;
   } parser_stop;
   std::thread stopper([p = parser_.get(), &parser_stop] {
-    p->Stop();
+    if (p != nullptr) p->Stop();  // none while the snapshot plan waited for the primary
     std::lock_guard<std::mutex> lock(parser_stop.mu);
     parser_stop.done = true;
     parser_stop.cv.notify_all();  // under the lock: parser_stop outlives the call
@@ -219,7 +261,7 @@ void Instance::StopLocked() {
   stopper.join();
   if (runner_) runner_->Stop();  // its readers woke from the merger or the stopped ring
 
-  const LogPosition at = parser_->status().position;
+  const LogPosition at = parser_ ? parser_->status().position : LogPosition();
   log_->info("[{}] stopped {}", config_.destination, at.empty() ? std::string("before reading any event") : "at " + at.ToString());
   std::lock_guard<std::mutex> lock(mu_);
   runner_.reset();
@@ -261,7 +303,12 @@ InstanceStatus Instance::status() const {
   InstanceStatus st;
   st.running = running();
   std::lock_guard<std::mutex> lock(mu_);
-  if (parser_) st.parser = parser_->status();
+  if (parser_) {
+    st.parser = parser_->status();
+  } else if (!plan_error_.empty()) {
+    st.parser.state = "waiting for the primary";
+    st.parser.last_error = "the snapshot plan needs the primary: " + plan_error_;
+  }
   if (sink_) st.sink = sink_->stats();
   if (store_) {
     st.store = store_->stats();
@@ -308,12 +355,35 @@ std::string Instance::StatusLine() const {
   return line;
 }
 
+// On the status thread while the snapshot plan waits for the primary: tries again, saying in the
+// log when the reason changes and when the stream starts.
+void Instance::RetryStartStream() {
+  Status s = StartStream();
+  if (s.ok()) {
+    log_->info("[{}] the primary {} answers: the snapshot plan is made and the stream starts", config_.destination,
+               config_.parser.master.Address());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (s.ToString() == plan_error_) return;
+  plan_error_ = s.ToString();
+  if (PrimaryUnreachable(s)) {
+    log_->warn("[{}] the snapshot plan still waits for the primary: {}", config_.destination, plan_error_);
+  } else {
+    log_->error("[{}] the snapshot plan failed: {}; trying again every {} s (fix it, or touch {} to restart the "
+                "destination)",
+                config_.destination, plan_error_, std::chrono::duration_cast<std::chrono::seconds>(kPlanRetry).count(),
+                config_.properties_file);
+  }
+}
+
 void Instance::StatusLoop() {
   using Clock = std::chrono::steady_clock;
   auto last_time = Clock::now();
   uint64_t last_entries = 0, last_rows = 0;
   bool reported_failure = false;
   auto next_status = last_time + options_.status_interval;
+  auto next_plan = last_time + kPlanRetry;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     // Wakes for a snapshot's end, a snapshot request (polled), and the status line.
@@ -327,7 +397,12 @@ void Instance::StatusLoop() {
       lock.lock();
       continue;
     }
+    const bool plan_waits = !plan_error_.empty();
     lock.unlock();
+    if (plan_waits && Clock::now() >= next_plan) {
+      next_plan = Clock::now() + kPlanRetry;
+      RetryStartStream();
+    }
     TakeSnapshotRequest();
     if (Clock::now() < next_status) {
       lock.lock();

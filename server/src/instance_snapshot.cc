@@ -153,6 +153,13 @@ Status Instance::RequestSnapshot(const std::vector<std::string>& tables, const s
 Status Instance::RequestSnapshotLocked(const std::vector<std::string>& tables, const std::string& where,
                                        std::string* id) {
   const std::string& dest = config_.destination;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running() && merger_ == nullptr && !plan_error_.empty()) {
+      return Status::Aborted("destination " + dest + " waits for its primary before it streams (" + plan_error_ +
+                             "); request the snapshot again once it streams");
+    }
+  }
   if (!running() || merger_ == nullptr) {
     return Status::NotFound("destination " + dest + " is not running here; start it (or ask the server "
                                       "where it is active) and request the snapshot again");

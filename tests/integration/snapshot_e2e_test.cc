@@ -672,6 +672,39 @@ TEST_F(SnapshotE2e, WhenNeededTakesANewSnapshotWhenTheCursorsBinlogWasPurged) {
   EXPECT_EQ(install.Stop(&out), 0) << out;
 }
 
+// The primary is down when the server starts: the snapshot plan (which lists the tables on the
+// primary) waits for it, as the stream would, instead of the destination not starting; once the
+// primary is back the snapshot runs and the copy equals the source.
+TEST_F(SnapshotE2e, AnInitialSnapshotWaitsForAPrimaryThatIsDownAtStart) {
+  std::vector<TableSpec> tables = Tables();
+  const std::vector<uint64_t> rows = Load(tables, TotalRows(20'000));
+  ASSERT_FALSE(HasFailure());
+  CanalInstall install("snapshot-e2e-down", kSourcePort);
+  install.WriteServerProperties(CanalInstall::ServerProperties(kServerPort));
+  install.WriteInstance("example", InstanceProperties());
+  TableMirror mirror(Mirror().socket());
+  Status s = mirror.Connect();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(Source().Stop());
+  std::string out;
+  ASSERT_EQ(install.Startup(&out), 0) << out << ReadAll(install.server_log());
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadAll(install.instance_log("example")).find("the stream waits for it") != std::string::npos; },
+      30s))
+      << ReadAll(install.instance_log("example")) << ReadAll(install.server_log());
+  ASSERT_TRUE(Source().Start());
+  FirstError error;
+  Consumer consumer(&mirror, &error);
+  consumer.Start();
+  ASSERT_TRUE(WaitFor([&] { return SnapshotComplete(install) || error.failed(); }, 120s))
+      << ReadAll(install.instance_log("example"));
+  EXPECT_NE(ReadAll(install.instance_log("example")).find("the snapshot plan is made and the stream starts"),
+            std::string::npos);
+  Finish(install, &consumer, &error, tables, mirror, 0, 0);
+  EXPECT_EQ(mirror.counts().snapshot_repeats, 0u);
+  EXPECT_EQ(install.Stop(&out), 0) << out;
+}
+
 // (d) A ZooKeeper pair: the active server dies (kill -9) mid-snapshot, the standby takes the
 // destination over and goes on with the snapshot from the cursor in ZooKeeper.
 class SnapshotHa : public MirrorSuite<kHaSourcePort, kHaMirrorPort> {

@@ -148,6 +148,9 @@ class Instance final : public ManagedDestination {
   void TakeSnapshotRequest();
   Status RequestSnapshotLocked(const std::vector<std::string>& tables, const std::string& where, std::string* id);
   void FinishSnapshot();
+  Status StartStream();
+  void RetryStartStream();
+  static bool PrimaryUnreachable(const Status& s);
 
   const InstanceConfig config_;
   meta::MetaManager* const meta_;
@@ -170,7 +173,10 @@ class Instance final : public ManagedDestination {
   std::unique_ptr<snapshot::SnapshotRunner> runner_;
   bool snapshot_complete_ = false;  // guarded by mu_; handled by the status thread
   bool snapshot_complete_handled_ = false;
-  std::string purged_cursor_file_;  // PlanSnapshot -> StartLocked (lifecycle_mu_)
+  std::string purged_cursor_file_;  // PlanSnapshot -> StartStream
+  // Why the snapshot plan (and so the stream) waits for the primary; "" when it does not. The
+  // status thread tries StartStream again while it is set. Guarded by mu_.
+  std::string plan_error_;
   std::atomic<uint64_t> purged_resnapshots_{0};  // when_needed snapshots after a purged cursor
 
   // Status thread.
