@@ -27,16 +27,20 @@ constexpr size_t kPerKeyOverhead = 96;
 
 }  // namespace
 
-bool StreamBefore(const LogPosition& a, const LogPosition& b) {
+bool StreamBefore(std::string_view file_a, uint64_t position_a, std::string_view file_b, uint64_t position_b) {
   std::string_view base_a, num_a, base_b, num_b;
-  SplitName(a.journal_name, &base_a, &num_a);
-  SplitName(b.journal_name, &base_b, &num_b);
+  SplitName(file_a, &base_a, &num_a);
+  SplitName(file_b, &base_b, &num_b);
   if (base_a == base_b && !num_a.empty() && !num_b.empty()) {
     if (num_a.size() != num_b.size()) return num_a.size() < num_b.size();
     if (num_a != num_b) return num_a < num_b;
-    return a.position < b.position;
+    return position_a < position_b;
   }
-  return std::tie(a.journal_name, a.position) < std::tie(b.journal_name, b.position);
+  return std::tie(file_a, position_a) < std::tie(file_b, position_b);
+}
+
+bool StreamBefore(const LogPosition& a, const LogPosition& b) {
+  return StreamBefore(a.journal_name, a.position, b.journal_name, b.position);
 }
 
 void KeyEncoder::Append(std::string_view value) {

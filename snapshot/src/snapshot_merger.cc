@@ -208,13 +208,21 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
 void SnapshotMerger::DeliveredTransaction(const parser::Transaction& txn) {
   in_transaction_ = !txn.last_piece;
   if (!txn.last_piece) return;
-  LogPosition end;
-  end.journal_name = txn.file;
-  end.position = txn.end_offset;
-  end.server_id = txn.server_id;
-  end.gtid = txn.gtid;
-  end.timestamp_ms = int64_t{txn.timestamp} * 1000;
-  Deliver(end);
+  // Straight into delivered_ (Deliver's rule): a LogPosition made per transaction would
+  // allocate its file name.
+  if (has_delivered_ && StreamBefore(txn.file, txn.end_offset, delivered_.journal_name, delivered_.position)) {
+    cv_.notify_all();
+    return;
+  }
+  delivered_.journal_name.assign(txn.file);
+  delivered_.position = txn.end_offset;
+  delivered_.server_id = txn.server_id;
+  delivered_.gtid.assign(txn.gtid);
+  delivered_.timestamp_ms = int64_t{txn.timestamp} * 1000;
+  delivered_.included = false;
+  delivered_.transaction_begin = 0;
+  has_delivered_ = true;
+  cv_.notify_all();
 }
 
 // Under mu_: whether the parse thread must take the slow path (see tracking_). Called after

@@ -41,6 +41,7 @@ namespace canal::snapshot {
 // Whether `a` comes before `b` in one server's binlog (file by number within a base name, then
 // offset); `included` and the GTID take no part.
 bool StreamBefore(const LogPosition& a, const LogPosition& b);
+bool StreamBefore(std::string_view file_a, uint64_t position_a, std::string_view file_b, uint64_t position_b);
 
 // The bytes that stand for one row's key: each key column's value in key order, NULL distinct
 // from every string (a NOT NULL key never has one, but a bad table must not merge two rows).
