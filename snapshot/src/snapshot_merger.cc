@@ -76,12 +76,18 @@ void SnapshotMerger::SetStreamStart(const LogPosition& start) {
 }
 
 void SnapshotMerger::Deliver(const LogPosition& p) {
-  if (!has_delivered_ || !StreamBefore(p, delivered_)) {
-    delivered_.journal_name.assign(p.journal_name);
-    delivered_.position = p.position;
-    delivered_.server_id = p.server_id;
-    delivered_.gtid.assign(p.gtid);
-    delivered_.timestamp_ms = p.timestamp_ms;
+  DeliverAt(p.journal_name, p.position, p.server_id, p.gtid, p.timestamp_ms);
+}
+
+// Under mu_: the stream has delivered up to (file, position); never moves back.
+void SnapshotMerger::DeliverAt(std::string_view file, uint64_t position, uint32_t server_id, std::string_view gtid,
+                               int64_t timestamp_ms) {
+  if (!has_delivered_ || !StreamBefore(file, position, delivered_.journal_name, delivered_.position)) {
+    delivered_.journal_name.assign(file);
+    delivered_.position = position;
+    delivered_.server_id = server_id;
+    delivered_.gtid.assign(gtid);
+    delivered_.timestamp_ms = timestamp_ms;
     delivered_.included = false;
     delivered_.transaction_begin = 0;
     has_delivered_ = true;
@@ -208,21 +214,8 @@ Status SnapshotMerger::OnTransaction(const parser::Transaction& txn) {
 void SnapshotMerger::DeliveredTransaction(const parser::Transaction& txn) {
   in_transaction_ = !txn.last_piece;
   if (!txn.last_piece) return;
-  // Straight into delivered_ (Deliver's rule): a LogPosition made per transaction would
-  // allocate its file name.
-  if (has_delivered_ && StreamBefore(txn.file, txn.end_offset, delivered_.journal_name, delivered_.position)) {
-    cv_.notify_all();
-    return;
-  }
-  delivered_.journal_name.assign(txn.file);
-  delivered_.position = txn.end_offset;
-  delivered_.server_id = txn.server_id;
-  delivered_.gtid.assign(txn.gtid);
-  delivered_.timestamp_ms = int64_t{txn.timestamp} * 1000;
-  delivered_.included = false;
-  delivered_.transaction_begin = 0;
-  has_delivered_ = true;
-  cv_.notify_all();
+  // Not through a LogPosition made per transaction, which would allocate its file name.
+  DeliverAt(txn.file, txn.end_offset, txn.server_id, txn.gtid, int64_t{txn.timestamp} * 1000);
 }
 
 // Under mu_: whether the parse thread must take the slow path (see tracking_). Called after

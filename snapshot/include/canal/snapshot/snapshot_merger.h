@@ -180,6 +180,8 @@ class SnapshotMerger final : public parser::TransactionSink {
   struct Window;
   struct TableState;
   void Deliver(const LogPosition& p);
+  void DeliverAt(std::string_view file, uint64_t position, uint32_t server_id, std::string_view gtid,
+                 int64_t timestamp_ms);
   void PublishStats();
   bool SuppressesKeyless(const parser::Transaction& txn) const;
   bool IsPendingKeyless(const binlog::TableMap& t) const;
