@@ -384,6 +384,8 @@ TEST_F(Observability, StatusAndHealthFollowThePrimaryGoingAwayAndBack) {
       },
       30s);
   const HttpReply health = HttpGet(kFailMetricsPort, "/health");
+  // Read while the primary is still down: once it is back the parser reconnects within a second.
+  const std::string html = HttpGet(kFailMetricsPort, "/status.html").body;
   Message m;
   const Status get = c.GetWithoutAck(10, 100, TimeUnit::kMilliseconds, &m);
   const bool restarted = sandbox_->Start();
@@ -400,7 +402,6 @@ TEST_F(Observability, StatusAndHealthFollowThePrimaryGoingAwayAndBack) {
   EXPECT_EQ(m.batch_id(), -1);
   EXPECT_NE(m.server_warning().find("destination example is not streaming from its primary"), std::string::npos)
       << "the reason reaches the client: \"" << m.server_warning() << "\"";
-  const std::string html = HttpGet(kFailMetricsPort, "/status.html").body;
   EXPECT_NE(html.find("<h2 class=\"bad\">example:"), std::string::npos) << html;
 
   EXPECT_TRUE(WaitFor([&] { return HttpGet(kFailMetricsPort, "/health").status == 200; }, 60s))
