@@ -69,7 +69,6 @@ Status Instance::PlanSnapshot(parser::CursorSource* cursor, const std::string& c
                "streaming from the primary's position now",
                config_.destination, at.ToString(), config_.parser.master.Address());
     purged_cursor_file_ = at.journal_name;
-    ++purged_resnapshots_;
     reason = "the cursor's binlog " + at.journal_name + " was purged";
   } else if (found || mode == snapshot::SnapshotMode::kNever) {
     return Status::OK();
@@ -80,6 +79,8 @@ Status Instance::PlanSnapshot(parser::CursorSource* cursor, const std::string& c
   progress->id = std::string(found ? "resnapshot-" : "initial-") + std::to_string(now_ms);
   progress->started_ms = now_ms;
   CANAL_RETURN_IF_ERROR(ListSnapshotTables(client_filter, &progress->tables));
+  // Counted once the plan is made: a plan that waits for the primary is tried again.
+  if (found) ++purged_resnapshots_;
   if (progress->tables.empty()) {
     log_->warn("[{}] canal.instance.snapshot.mode={}: no InnoDB table of {} is in the filter's scope ('{}' black "
                "'{}'); nothing to snapshot, streaming only",
