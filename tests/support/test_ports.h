@@ -57,6 +57,9 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"snapshot_e2e", 15020, 4, "SnapshotE2e.*: the source and mirror sandboxes (15020, 15021), canal-server (15022)"},
     {"snapshot_ha", 15030, 5, "SnapshotHa.*: source and mirror (15030, 15031), ZooKeeper (15032), canal-servers (15033-15034)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
+    {"failover", 15200, 20,
+     "ReplicationPair.* (15200-15201), Failover*.* (15202-15209: primary/replica pairs, canal-servers, ZooKeeper), "
+     "PrimaryProbeLive.* (15210-15212)"},
     {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
 };
 
