@@ -28,6 +28,8 @@ Json PositionJson(const LogPosition& p) {
   // Our extension, written only inside a large transaction so that a cursor
   // at a boundary stays byte for byte Canal's; Canal's reader ignores it.
   if (p.transaction_begin != 0) j["transactionBegin"] = p.transaction_begin;
+  // Also ours: the stream's GTID state (LogPosition::gtid_set), for a resume on another server.
+  if (p.gtid_set != nullptr) j["gtidSet"] = *p.gtid_set;
   // Also ours: a snapshot's progress (an object), only while one is under way.
   if (p.snapshot != nullptr) {
     Json progress = Json::parse(*p.snapshot, nullptr, false);
@@ -136,6 +138,10 @@ Status ReadPosition(const Json& j, std::string_view path, LogPosition* p) {
   CANAL_RETURN_IF_ERROR(ReadInteger(j, "transactionBegin", base + ".transactionBegin", false, 0,
                                     static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), &present, &s, &u));
   if (present) p->transaction_begin = u;
+  if (const Json* set = Member(j, "gtidSet"); set != nullptr) {
+    if (!set->is_string()) return Bad(base + ".gtidSet", "not a string");
+    p->gtid_set = std::make_shared<const std::string>(set->get<std::string>());
+  }
   if (const Json* progress = Member(j, "snapshot"); progress != nullptr) {
     if (!progress->is_object()) return Bad(base + ".snapshot", "not an object");
     p->snapshot = std::make_shared<const std::string>(Dump(*progress));

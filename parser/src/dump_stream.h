@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "canal/common/status.h"
 #include "canal/parser/binlog_source.h"
+#include "canal/parser/binlog/gtid_set.h"
 #include "canal/parser/event_parser.h"
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/resume_from_cursor.h"
@@ -32,6 +34,8 @@ struct EventParser::StartPlan {
   ResumePoint point;
   std::string gtid;
   std::string origin;  // for the log line: "stored cursor", "journal.name", ...
+  // The GTID state at the start when the start names one (the cursor's set, a GTID start).
+  std::optional<binlog::GtidSet> state;
 };
 
 }  // namespace canal::parser

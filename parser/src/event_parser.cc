@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "canal/parser/binlog/error_kinds.h"
+#include "canal/parser/mysql/primary_probe.h"
 #include "canal/parser/binlog/event_decoder.h"
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
@@ -54,6 +55,18 @@ Status ParseInvalidPositionAction(std::string_view text, InvalidPositionAction* 
   } else {
     return Status::InvalidArgument("invalid position action '" + std::string(text) +
                                    "'; use stop, earliest or latest");
+  }
+  return Status::OK();
+}
+
+Status ParseDivergedAction(std::string_view text, DivergedAction* action) {
+  if (text == "stop" || text.empty()) {
+    *action = DivergedAction::kStop;
+  } else if (text == "continue") {
+    *action = DivergedAction::kContinue;
+  } else {
+    return Status::InvalidArgument("canal.instance.failover.diverged is '" + std::string(text) +
+                                   "'; use stop (the default) or continue");
   }
   return Status::OK();
 }
@@ -111,6 +124,8 @@ std::string_view ParserErrorKind(const Status& error) {
     // 1236: the primary cannot read from the position asked (purged, invalid).
     case mysql::kErMasterFatalReadingBinlog:
       return "position";
+    case binlog::kErrorDiverged:
+      return "diverged";
     default:
       break;
   }
@@ -192,6 +207,14 @@ void EventParser::Stop() {
 Status EventParser::Run() {
   running_ = true;
   int backoff_ms = options_.reconnect_initial_ms;
+  // Among several candidates a dead primary must not hold the search for long.
+  const int max_backoff_ms =
+      options_.candidates.size() > 1 ? std::min(options_.reconnect_max_ms, 2'000) : options_.reconnect_max_ms;
+  int failures_in_a_row = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.server.empty()) status_.server = options_.master.Address();
+  }
   Status result;
   while (!stop_) {
     SetState("connecting");
@@ -212,14 +235,29 @@ Status EventParser::Run() {
       ++status_.reconnects;
       NoteErrorLocked(error);
     }
-    if (counters_.events.load() != events_before) backoff_ms = options_.reconnect_initial_ms;  // it had been working
+    if (counters_.events.load() != events_before) {
+      backoff_ms = options_.reconnect_initial_ms;  // it had been working
+      failures_in_a_row = 0;
+    } else {
+      ++failures_in_a_row;
+    }
+    if (options_.candidates.size() > 1 &&
+        (!not_primary_.empty() || failures_in_a_row >= options_.detect_retry_threshold)) {
+      const bool moved = MoveToPrimary(error);
+      not_primary_.clear();
+      if (moved) {
+        failures_in_a_row = 0;
+        backoff_ms = options_.reconnect_initial_ms;
+        continue;
+      }
+    }
     if (outcome == Outcome::kRestartNow) continue;
     log_->warn("[{}] connection to {} lost: {}; reconnecting in {} ms from {}", options_.destination,
                options_.master.Address(), error.ToString(), backoff_ms, buffer_.resume_point().ToString());
     SetState("reconnecting");
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms), [this] { return stop_.load(); });
-    backoff_ms = std::min(backoff_ms * 2, options_.reconnect_max_ms);
+    backoff_ms = std::min(backoff_ms * 2, max_backoff_ms);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -269,6 +307,23 @@ std::optional<EventParser::Outcome> EventParser::ConnectAndCheck(mysql::QueryCon
     *error = s.WithContext(options_.destination + " (" + options_.master.Address() + ")");
     return Outcome::kFatal;
   }
+  if (options_.candidates.size() > 1) {
+    // Among candidates, stream only from the primary (a replica's binlog lags, and it is
+    // not where the application writes).
+    mysql::PrimaryProbe role;
+    role.address = options_.master.Address();
+    s = mysql::ReadPrimaryRole(query, &role);
+    if (!s.ok()) {
+      *error = s.WithContext(role.address);
+      return Outcome::kRetry;
+    }
+    role.reachable = true;
+    if (!role.primary()) {
+      not_primary_ = role.address + " is not the primary: " + role.Describe();
+      *error = Status::Aborted(not_primary_);
+      return Outcome::kRetry;
+    }
+  }
   if (!start_resolved_) {
     for (const auto& w : warnings) {
       // With a schema history the names come from it, not from information_schema.
@@ -286,6 +341,7 @@ std::optional<EventParser::Outcome> EventParser::ConnectAndCheck(mysql::QueryCon
 Status EventParser::PlanStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan) {
   if (!start_resolved_) {
     Status s = ResolveStart(query, info, plan);
+    if (s.ok()) s = FollowGtidState(query, info, true, plan);
     if (!s.ok()) {
       if (query->last_server_error().code == mysql::kErSpecificAccessDenied) s = GrantHint(s);
       return s;
@@ -299,12 +355,26 @@ Status EventParser::PlanStart(mysql::QueryConnection* query, const mysql::Server
   }
   plan->point = buffer_.resume_point();
   if (plan->point.empty()) {
-    // Nothing delivered yet after a GTID start: start again the same way.
-    plan->kind = options_.start.gtid.empty() ? StartPlan::Kind::kPosition
-                                             : (info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid);
-    plan->gtid = options_.start.gtid;
+    // Nothing delivered yet after a GTID start: start again after the same state.
+    const GtidStateTracker& state = buffer_.gtid_state();
+    if (info.mariadb && state.known()) {
+      plan->kind = StartPlan::Kind::kMariaGtid;
+      plan->gtid = state.state().ToString();
+    } else {
+      plan->kind = options_.start.gtid.empty()
+                       ? StartPlan::Kind::kPosition
+                       : (info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid);
+      plan->gtid = options_.start.gtid;
+    }
+  } else {
+    // Another server behind the same address (a failover behind a VIP or DNS): by GTID.
+    CANAL_RETURN_IF_ERROR(FollowGtidState(query, info, false, plan));
   }
-  buffer_.ResetForReconnect();
+  if (plan->kind != StartPlan::Kind::kPosition) {
+    buffer_.ResetTo(ResumePoint{});  // nothing to skip: a GTID start begins at a transaction
+  } else {
+    buffer_.ResetForReconnect();
+  }
   log_->info("[{}] resuming from {}", options_.destination,
              plan->kind == StartPlan::Kind::kPosition ? plan->point.ToString() : "GTID " + plan->gtid);
   return Status::OK();
@@ -376,6 +446,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     return retry(s);
   }
   SetState("streaming");
+  streamed_server_id_ = info.server_id;
   const int64_t streaming_since_ms = NowMs();
   const uint64_t dump_from = DumpRequestOffset(plan.point.position);
   if (plan.kind == StartPlan::Kind::kPosition && dump_from != plan.point.position) {
@@ -388,9 +459,15 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   StreamObserver observer(&mu_, &status_, &buffer_, tracker.has_value() ? &*tracker : nullptr,
                           schema.has_value() ? &*schema : nullptr, &decoder);
   // (Only now: before the dump the sink has nothing new from this session.)
-  dump.set_before_block([this, &observer] {
+  dump.set_before_block([this, &observer, &query, &dump] {
     observer.Publish();
     if (options_.on_caught_up) options_.on_caught_up();
+    // Caught up: a moment to ask whether this is still the primary (a switchover makes it
+    // read-only and writes go elsewhere, while this stream would just go quiet).
+    if (std::string reason; !StillPrimary(&query, &reason)) {
+      not_primary_ = std::move(reason);
+      dump.Shutdown();
+    }
   });
 
   // Where the stream stands before its first event: a sink that merges other rows with the
@@ -409,6 +486,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   observer.Publish();
   dump.set_before_block(nullptr);  // it names the observer, which ends with this scope
   if (end == LoopEnd::kStopped || stop_) return retry(Status::Aborted("stopping"));
+  if (!not_primary_.empty()) return retry(Status::Aborted(not_primary_));
   if (end == LoopEnd::kSource && source.stream_failed()) {
     const uint16_t code = dump.last_server_error().code;
     if (mysql::IsSlaveIdConflict(dump.last_server_error())) {

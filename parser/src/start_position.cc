@@ -25,6 +25,8 @@ Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::Ser
                                 .WithContext("the stored cursor of destination " + options_.destination +
                                              " (meta.dat or its ZooKeeper node; see docs/operations.md to reset it)"));
       plan->origin = "stored cursor";
+      binlog::GtidSet state;
+      if (GtidStateAt(cursor, &state).ok()) plan->state = std::move(state);
       return Status::OK();
     }
   }
@@ -43,6 +45,8 @@ Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::Ser
     plan->kind = info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid;
     plan->gtid = start.gtid;
     plan->origin = "canal.instance.master.gtid";
+    binlog::GtidSet state;
+    if (binlog::GtidSet::Parse(start.gtid, &state).ok()) plan->state = std::move(state);
     return Status::OK();
   }
   if (start.timestamp_ms > 0) {

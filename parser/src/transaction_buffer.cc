@@ -132,16 +132,26 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
   txn_.events.clear();
   txn_bytes_ = 0;
   state_ = State::kGroupOpened;
+  // A group without a MariaDB GTID leaves the state as it is: the exact state is its base.
+  maria_gtid_ = false;
+  SetGtidBase(gtid_state_.ExactBase());
   return Status::OK();
+}
+
+void TransactionBuffer::SetGtidBase(const std::shared_ptr<const std::string>& base) {
+  if (txn_.gtid_base != base) txn_.gtid_base = base;  // (a copy is two atomic operations)
 }
 
 Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
   txn_.end_offset = end_offset;
   txn_.last_piece = last_piece;
+  // A cursor inside this transaction needs the exact state before it.
+  if (!last_piece && txn_.piece_index == 0) SetGtidBase(gtid_state_.ExactBase());
   Status s = sink_->OnTransaction(txn_);
   if (!s.ok()) return s.WithContext("transaction at " + txn_.file + ":" + std::to_string(txn_.begin_offset));
   ++pieces_;
   if (last_piece) {
+    if (maria_gtid_) gtid_state_.Delivered(gtid_domain_, gtid_server_, gtid_seq_);
     ++transactions_;
     resume_.file = txn_.file;
     resume_.position = end_offset;
@@ -212,6 +222,12 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
   if (const auto* g = event.As<binlog::MariaGtidEvent>()) {
     CANAL_RETURN_IF_ERROR(close_open_group());
     CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, g->ToString()));
+    maria_gtid_ = true;
+    gtid_domain_ = g->domain_id;
+    gtid_server_ = g->server_id;
+    gtid_seq_ = g->seq_no;
+    // Resumed inside it (piece 1 on): its cursors stand inside it, on the exact state.
+    SetGtidBase(skipping_ ? gtid_state_.ExactBase() : gtid_state_.BaseFor(g->domain_id));
     if (!g->standalone()) {
       state_ = State::kInTransaction;
       if (TxEvent* e = Append(TxEventKind::kBegin, event, offset, end_offset)) e->sql = "BEGIN";
@@ -301,6 +317,15 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
     CANAL_RETURN_IF_ERROR(MaybeCut(offset));
     if (TxEvent* e = Append(TxEventKind::kCommit, event, offset, end_offset)) e->sql = "XA PREPARE";
     return Deliver(true, end_offset);
+  }
+  if (const auto* list = event.As<binlog::MariaGtidListEvent>(); list != nullptr && state_ == State::kIdle) {
+    // The state at the start of a binlog file (or the one a GTID start asked for).
+    binlog::GtidSet state;
+    for (const binlog::MariaGtidListEvent::Entry& g : list->gtids) {
+      if (!state.AddMariadb(g.domain_id, g.server_id, g.seq_no).ok()) return Status::OK();
+    }
+    gtid_state_.OnGtidList(state);
+    return Status::OK();
   }
   // TABLE_MAP, FORMAT_DESCRIPTION, ROTATE, heartbeats, annotations, INTVAR and the
   // like carry nothing a transaction's consumer needs beyond what the decoder kept.

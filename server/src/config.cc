@@ -453,10 +453,47 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
     return Status::InvalidArgument(path + ": canal.instance.master.address is not set (write host:port of the "
                                           "primary, e.g. canal.instance.master.address=127.0.0.1:3306)");
   }
-  if (!SplitAddress(*address, &config->parser.master.host, &config->parser.master.port)) {
-    return keys.Bad("canal.instance.master.address", *address, source,
-                    "not host:port (e.g. 127.0.0.1:3306, db.example.com:3306, [::1]:3306)");
+  // Several host:port, comma-separated, and Canal's standby: candidates for the primary
+  // (docs/replication.md, "Failover"); the first is where the stream starts.
+  std::vector<parser::MasterCandidate> candidates;
+  const auto add_candidates = [&](const std::string& key, const std::string& text,
+                                  const PropertySource& from) -> Status {
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      std::string one = text.substr(start, comma - start);
+      one.erase(0, one.find_first_not_of(" \t"));
+      one.erase(one.find_last_not_of(" \t") + 1);
+      start = comma + 1;
+      if (one.empty()) continue;
+      parser::MasterCandidate c;
+      if (!SplitAddress(one, &c.host, &c.port)) {
+        return keys.Bad(key, text, from,
+                        "not host:port, or a comma-separated list of them (e.g. 127.0.0.1:3306, "
+                        "db1.example.com:3306,db2.example.com:3306, [::1]:3306)");
+      }
+      const bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const parser::MasterCandidate& o) {
+        return o.host == c.host && o.port == c.port;
+      });
+      if (!seen) candidates.push_back(std::move(c));
+    }
+    return Status::OK();
+  };
+  CANAL_RETURN_IF_ERROR(add_candidates("canal.instance.master.address", *address, source));
+  if (candidates.empty()) {
+    return keys.Bad("canal.instance.master.address", *address, source, "names no host:port");
   }
+  std::optional<std::string> standby;
+  PropertySource standby_source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.standby.address", &standby, &standby_source));
+  if (standby && !standby->empty()) {
+    CANAL_RETURN_IF_ERROR(add_candidates("canal.instance.standby.address", *standby, standby_source));
+  }
+  config->parser.master.host = candidates.front().host;
+  config->parser.master.port = candidates.front().port;
+  if (candidates.size() > 1) config->parser.candidates = std::move(candidates);
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.retry.threshold", 3, 1, 1000,
+                                          "a number of failed sessions", &config->parser.detect_retry_threshold));
   std::optional<std::string> user;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.dbUsername", &user, &source));
   if (!user || user->empty()) {
@@ -511,6 +548,12 @@ Status ReadParserKeys(KeyReader& keys, InstanceConfig* config) {
       return keys.Bad("canal.instance.parser.invalid.position.action", *action, source,
                       "not one of stop, earliest, latest");
     }
+  }
+  std::optional<std::string> diverged;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.failover.diverged", &diverged, &source));
+  if (diverged && !diverged->empty() &&
+      !parser::ParseDivergedAction(Lower(*diverged), &config->parser.on_diverged).ok()) {
+    return keys.Bad("canal.instance.failover.diverged", *diverged, source, "not one of stop, continue");
   }
   std::optional<std::string> forms;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.value.format", &forms, &source));

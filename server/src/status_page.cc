@@ -36,6 +36,11 @@ json DestinationJson(const DestinationReport& d, int64_t now_ms) {
     j["ack_delay_ms"] = d.ack_delay_ms;
     j["transactions"] = s.sink.transactions;
     j["reconnects"] = s.parser.reconnects;
+    // Which candidate the stream is on and why (docs/replication.md, "Failover").
+    j["server"] = s.parser.server;
+    j["failover"] = {{"moves", s.parser.failovers},
+                     {"lost_transactions", s.parser.failover_lost_transactions},
+                     {"new_transactions", s.parser.failover_new_transactions}};
     j["received_bytes"] = s.parser.bytes;
     j["ring"] = {{"entries", ring.put_sequence - ring.ack_sequence},
                  {"not_fetched", ring.put_sequence - ring.get_sequence},
@@ -189,6 +194,14 @@ std::string RenderStatusHtml(const ServerReport& report) {
           &out);
       Row("transactions", std::to_string(d.status.sink.transactions), &out);
       Row("reconnects", std::to_string(d.status.parser.reconnects), &out);
+      if (!d.status.parser.server.empty()) Row("server", d.status.parser.server, &out);
+      if (d.status.parser.failovers != 0) {
+        Row("failovers",
+            std::to_string(d.status.parser.failovers) + " (lost " +
+                std::to_string(d.status.parser.failover_lost_transactions) + ", new " +
+                std::to_string(d.status.parser.failover_new_transactions) + " transactions)",
+            &out);
+      }
       if (!d.status.parser.last_error.empty()) {
         Row("last error", d.status.parser.last_error + " (" + Age(report.now_ms, d.status.parser.last_error_ms) + ")",
             &out);

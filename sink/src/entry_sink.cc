@@ -72,6 +72,7 @@ Status EntrySinkOptions::CompileFilters(std::string_view regex, std::string_view
 struct EntrySink::PendingEmpty {
   uint64_t count = 0;  // skipped since a position last advanced
   std::string file, gtid;
+  std::shared_ptr<const std::string> gtid_base;  // the skipped transaction's (LogPosition::gtid_set)
   uint64_t begin_offset = 0, commit_offset = 0, end_offset = 0;
   uint32_t server_id = 0, begin_time = 0, commit_time = 0;
   uint64_t thread_id = 0;
@@ -210,6 +211,7 @@ void EntrySink::SetMeta(store::EntryKind kind) {
   p.transaction_begin = 0;
   // Assigned only when it changed: a shared_ptr copy is two atomic operations.
   if (p.snapshot != snapshot_progress_) p.snapshot = snapshot_progress_;
+  if (p.gtid_set != *gtid_base_) p.gtid_set = *gtid_base_;
 }
 
 // The store keeps its own copy of what is put: an entry buffer that grew for
@@ -284,6 +286,11 @@ Status EntrySink::EnsureBegin(const Transaction& txn) {
 
 Status EntrySink::OnTransaction(const Transaction& txn) {
   Bump(pieces_);
+  gtid_base_ = &txn.gtid_base;  // (not kept past this call: `txn` may go)
+  struct BaseReset {
+    const std::shared_ptr<const std::string>** at;
+    ~BaseReset() { *at = &kNoGtidBase; }
+  } base_reset{&gtid_base_};
   staged_full_ = false;  // nothing carries over from a call that failed
   if (txn.first_piece() || !open_) {
     // A continuation without its first piece is a restart inside a
@@ -382,6 +389,7 @@ void EntrySink::NoteSkipped(const Transaction& txn) {
   ++p.count;
   p.file.assign(txn.file);
   p.gtid.assign(txn.gtid);
+  if (p.gtid_base != txn.gtid_base) p.gtid_base = txn.gtid_base;
   p.begin_offset = txn.begin_offset;
   p.end_offset = txn.end_offset;
   p.server_id = txn.server_id;
@@ -407,6 +415,13 @@ Status EntrySink::PutEmptyMarker() {
   pos.position = p.begin_offset;
   pos.server_id = p.server_id;
   pos.gtid.assign(p.gtid);
+  // The marker's entries carry the skipped transaction's base, then the caller's again.
+  struct BaseScope {
+    const std::shared_ptr<const std::string>** at;
+    const std::shared_ptr<const std::string>* saved;
+    ~BaseScope() { *at = saved; }
+  } scope{&gtid_base_, gtid_base_};
+  gtid_base_ = &p.gtid_base;
   pos.timestamp_ms = int64_t{p.begin_time} * 1000;
   pos.included = false;
   pos.transaction_begin = 0;
@@ -543,6 +558,7 @@ Status EntrySink::PutSnapshotEntry(const LogPosition& at, store::EntryKind kind,
   p.included = at.included;
   p.transaction_begin = at.transaction_begin;
   if (p.snapshot != progress) p.snapshot = progress;
+  if (p.gtid_set != at.gtid_set) p.gtid_set = at.gtid_set;
   CANAL_RETURN_IF_ERROR(store_->Put(&next_, m));
   ReleaseIfOversized(&next_);  // the buffer the ring handed back
   Bump(entries_);

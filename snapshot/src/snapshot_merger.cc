@@ -76,12 +76,12 @@ void SnapshotMerger::SetStreamStart(const LogPosition& start) {
 }
 
 void SnapshotMerger::Deliver(const LogPosition& p) {
-  DeliverAt(p.journal_name, p.position, p.server_id, p.gtid, p.timestamp_ms);
+  DeliverAt(p.journal_name, p.position, p.server_id, p.gtid, p.timestamp_ms, p.gtid_set);
 }
 
 // Under mu_: the stream has delivered up to (file, position); never moves back.
 void SnapshotMerger::DeliverAt(std::string_view file, uint64_t position, uint32_t server_id, std::string_view gtid,
-                               int64_t timestamp_ms) {
+                               int64_t timestamp_ms, const std::shared_ptr<const std::string>& gtid_set) {
   if (!has_delivered_ || !StreamBefore(file, position, delivered_.journal_name, delivered_.position)) {
     delivered_.journal_name.assign(file);
     delivered_.position = position;
@@ -90,6 +90,7 @@ void SnapshotMerger::DeliverAt(std::string_view file, uint64_t position, uint32_
     delivered_.timestamp_ms = timestamp_ms;
     delivered_.included = false;
     delivered_.transaction_begin = 0;
+    if (delivered_.gtid_set != gtid_set) delivered_.gtid_set = gtid_set;
     has_delivered_ = true;
   }
   cv_.notify_all();
@@ -215,7 +216,7 @@ void SnapshotMerger::DeliveredTransaction(const parser::Transaction& txn) {
   in_transaction_ = !txn.last_piece;
   if (!txn.last_piece) return;
   // Not through a LogPosition made per transaction, which would allocate its file name.
-  DeliverAt(txn.file, txn.end_offset, txn.server_id, txn.gtid, int64_t{txn.timestamp} * 1000);
+  DeliverAt(txn.file, txn.end_offset, txn.server_id, txn.gtid, int64_t{txn.timestamp} * 1000, txn.gtid_base);
 }
 
 // Under mu_: whether the parse thread must take the slow path (see tracking_). Called after

@@ -334,6 +334,34 @@ TEST_F(ConfigTest, AcceptsAddressForms) {
   }
 }
 
+// Several candidates for the primary (docs/replication.md, "Failover"), and Canal's standby.
+TEST_F(ConfigTest, AListOfAddressesAndTheStandbyAreCandidatesInOrder) {
+  InstanceConfig i;
+  Status s = LoadInstance("",
+                          "canal.instance.master.address = 10.0.0.1:3306, [::1]:3307 ,db-3\n"
+                          "canal.instance.standby.address = 10.0.0.4:3306,10.0.0.1:3306\n"
+                          "canal.instance.detecting.retry.threshold = 5\n"
+                          "canal.instance.failover.diverged = continue\n"
+                          "canal.instance.dbUsername=u\n",
+                          &i);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(i.parser.master.host, "10.0.0.1");
+  EXPECT_EQ(i.parser.master.port, 3306);
+  ASSERT_EQ(i.parser.candidates.size(), 4u) << "a repeated address is one candidate";
+  EXPECT_EQ(i.parser.candidates[1].host, "::1");
+  EXPECT_EQ(i.parser.candidates[1].port, 3307);
+  EXPECT_EQ(i.parser.candidates[2].host, "db-3");
+  EXPECT_EQ(i.parser.candidates[2].port, 3306);
+  EXPECT_EQ(i.parser.candidates[3].host, "10.0.0.4");
+  EXPECT_EQ(i.parser.detect_retry_threshold, 5);
+  EXPECT_EQ(i.parser.on_diverged, parser::DivergedAction::kContinue);
+  // One address: no candidates, the stream stays with it (today's behaviour).
+  InstanceConfig one;
+  ASSERT_TRUE(LoadInstance("", "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n", &one).ok());
+  EXPECT_TRUE(one.parser.candidates.empty());
+  EXPECT_EQ(one.parser.on_diverged, parser::DivergedAction::kStop);
+}
+
 TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
   struct Case {
     std::string key, value, expect;  // expect: a further word the message must hold ("" = none)
@@ -345,6 +373,11 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
       {"canal.instance.master.address", "::1:3306", "host:port"},
       {"canal.instance.master.address", "[::1:3306", "host:port"},
       {"canal.instance.master.address", ":3306", "host:port"},
+      {"canal.instance.master.address", "10.0.0.1:3306,host:0", "comma-separated"},
+      {"canal.instance.master.address", ",", "host:port"},
+      {"canal.instance.standby.address", "10.0.0.2:x", "host:port"},
+      {"canal.instance.detecting.retry.threshold", "0", "failed sessions"},
+      {"canal.instance.failover.diverged", "ignore", "stop, continue"},
       {"canal.instance.master.position", "12ab", "binlog offset"},
       {"canal.instance.master.position", "-1", "binlog offset"},
       {"canal.instance.master.position", "9223372036854775808", "binlog offset"},

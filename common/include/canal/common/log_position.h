@@ -35,10 +35,16 @@ struct LogPosition {
   // restart resumes the snapshot after the last acked chunk. Shared, so an entry's copy costs
   // a reference count, not the text.
   std::shared_ptr<const std::string> snapshot;
+  // The stream's GTID state here, for a resume on another server (MariaDB's
+  // "domain-server-seq,..."; parser/gtid_state.h): at a transaction boundary the state
+  // after the transaction is this set with `gtid` applied; inside a transaction
+  // (transaction_begin != 0) it is the state before it. Shared: it changes rarely (a
+  // single-domain stream keeps one). Null when unknown (MySQL streams for now).
+  std::shared_ptr<const std::string> gtid_set;
 
   bool empty() const { return journal_name.empty(); }
 
-  // Stream order; GTID, timestamp, server id, transaction_begin and snapshot do not take
+  // Stream order; GTID, timestamp, server id, transaction_begin, snapshot and gtid_set do not take
   // part (two cursors at one offset never differ in transaction_begin).
   friend bool operator<(const LogPosition& a, const LogPosition& b) {
     return std::tie(a.journal_name, a.position, a.included) < std::tie(b.journal_name, b.position, b.included);
@@ -46,11 +52,13 @@ struct LogPosition {
   friend bool operator==(const LogPosition& a, const LogPosition& b) {
     return a.journal_name == b.journal_name && a.position == b.position && a.included == b.included &&
            a.server_id == b.server_id && a.gtid == b.gtid && a.timestamp_ms == b.timestamp_ms &&
-           a.transaction_begin == b.transaction_begin && SameSnapshot(a, b);
+           a.transaction_begin == b.transaction_begin && SameText(a.snapshot, b.snapshot) &&
+           SameText(a.gtid_set, b.gtid_set);
   }
-  static bool SameSnapshot(const LogPosition& a, const LogPosition& b) {
-    if (a.snapshot == b.snapshot) return true;
-    return a.snapshot != nullptr && b.snapshot != nullptr && *a.snapshot == *b.snapshot;
+  static bool SameSnapshot(const LogPosition& a, const LogPosition& b) { return SameText(a.snapshot, b.snapshot); }
+  static bool SameText(const std::shared_ptr<const std::string>& a, const std::shared_ptr<const std::string>& b) {
+    if (a == b) return true;
+    return a != nullptr && b != nullptr && *a == *b;
   }
   friend bool operator!=(const LogPosition& a, const LogPosition& b) { return !(a == b); }
   friend bool operator<=(const LogPosition& a, const LogPosition& b) { return !(b < a); }

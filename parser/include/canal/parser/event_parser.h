@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "canal/common/log_position.h"
 #include "canal/schema/history_store.h"
@@ -45,6 +46,9 @@
 
 namespace spdlog {
 class logger;
+}
+namespace canal::binlog {
+class GtidSet;
 }
 namespace canal::mysql {
 class DumpConnection;
@@ -71,6 +75,14 @@ enum class InvalidPositionAction : uint8_t {
 };
 Status ParseInvalidPositionAction(std::string_view text, InvalidPositionAction* action);
 
+// What to do when a new primary lacks transactions the stream already delivered
+// (canal.instance.failover.diverged; docs/replication.md, "Failover").
+enum class DivergedAction : uint8_t {
+  kStop,      // the default: stop the destination, naming the lost GTIDs
+  kContinue,  // log ERROR, count them, follow the new primary's history
+};
+Status ParseDivergedAction(std::string_view text, DivergedAction* action);
+
 // Where the stored cursor comes from (the meta manager: the slowest
 // subscribed client's); optional. The cursor is the one type every module
 // uses for it — LogPosition, as the sink writes it into each entry and the
@@ -83,12 +95,25 @@ class CursorSource {
   virtual Status LoadCursor(LogPosition* cursor, bool* found) = 0;
 };
 
+// One of the servers canal.instance.master.address lists.
+struct MasterCandidate {
+  std::string host;
+  uint16_t port = 3306;
+};
+
 struct EventParserOptions {
   std::string destination = "example";
-  mysql::ConnectionOptions master;
+  mysql::ConnectionOptions master;  // host and port: the candidate streamed from first
+  // canal.instance.master.address with several host:port (docs/replication.md, "Failover"):
+  // the parser streams from the one that is primary and looks for the new one when the
+  // current one fails `detect_retry_threshold` sessions in a row or stops being primary
+  // (read-only, or replicating). Empty or one: the master only, retried for ever.
+  std::vector<MasterCandidate> candidates;
+  int detect_retry_threshold = 3;  // canal.instance.detecting.retry.threshold
   uint32_t slave_id = 0;  // canal.instance.mysql.slaveId; 0: derived from destination and address
   StartPosition start;
   InvalidPositionAction on_invalid_position = InvalidPositionAction::kStop;
+  DivergedAction on_diverged = DivergedAction::kStop;
   int heartbeat_period_ms = 3'000;  // asked of the server; silence of 3 periods drops the connection
   int reconnect_initial_ms = 100;
   int reconnect_max_ms = 30'000;
@@ -124,8 +149,13 @@ struct ParserStatus {
   uint64_t events = 0, transactions = 0, rows_events = 0, bytes = 0, reconnects = 0;
   // Events re-read after a reconnect inside a partly delivered transaction and skipped.
   uint64_t skipped_events = 0;
+  std::string server;        // the candidate streamed from (host:port), and why it was chosen
   std::string last_error;
   int64_t last_error_ms = 0;  // when last_error happened (ms since the epoch); 0: never
+  // Moves to another server's binlog by GTID state (a failover), transactions the new
+  // server lacked though they were delivered (diverged=continue), and transactions it had
+  // that the stream had not delivered when it moved there.
+  uint64_t failovers = 0, failover_lost_transactions = 0, failover_new_transactions = 0;
   // Sessions that ended in an error, by kind (ErrorKind), for metrics.
   std::map<std::string, uint64_t> errors;
 };
@@ -175,6 +205,19 @@ class EventParser {
                                 Status* error);
   Status FindByTimestamp(mysql::QueryConnection* query, const mysql::ServerInfo& info, int64_t timestamp_ms,
                          ResumePoint* point);
+  // gtid_failover.cc: the GTID state at the start, and the move to another server's binlog.
+  Status FollowGtidState(mysql::QueryConnection* query, const mysql::ServerInfo& info, bool first_start,
+                         StartPlan* plan);
+  Status ResumeByGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info, const binlog::GtidSet& expected,
+                      const std::string& why, StartPlan* plan);
+  static Status BinlogGtidPos(mysql::QueryConnection* query, const ResumePoint& point,
+                              std::optional<binlog::GtidSet>* out);
+  // The candidate that is primary now; true when it is another than the current one, which
+  // then becomes options_.master (candidates.cc).
+  bool MoveToPrimary(const Status& why);
+  // While streaming, at most once per heartbeat period: false (and the reason) when the server
+  // `query` is on is no longer the primary.
+  bool StillPrimary(mysql::QueryConnection* query, std::string* reason);
   void SetState(std::string_view state);
   void Fail(const Status& s);
   void NoteErrorLocked(const Status& s);  // last_error, its time and kind; mu_ held
@@ -187,6 +230,9 @@ class EventParser {
   bool start_resolved_ = false;
   bool retook_slave_id_ = false;  // a slave-id conflict was answered by taking the id back
   int invalid_position_jumps_ = 0;  // jumps since events last flowed (a loop guard)
+  uint32_t streamed_server_id_ = 0;  // @@server_id of the server the last session streamed from
+  std::string not_primary_;          // why the last session ended: the server is not the primary
+  int64_t role_checked_ms_ = 0;      // when StillPrimary last asked
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};

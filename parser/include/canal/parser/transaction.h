@@ -48,6 +48,10 @@ struct Transaction {
   uint64_t begin_offset = 0;  // first event of the transaction (its GTID event when there is one)
   uint64_t end_offset = 0;    // end of the last event in this piece
   std::string gtid;           // "uuid:n" (MySQL) or "domain-server-seq" (MariaDB); "" when none
+  // The stream's GTID state as LogPosition::gtid_set has it (gtid_state.h): the state after
+  // this transaction is this set with `gtid` applied; for a transaction in pieces, the exact
+  // state before it. Null when unknown.
+  std::shared_ptr<const std::string> gtid_base;
   uint32_t server_id = 0;
   uint32_t timestamp = 0;     // time of the first event, seconds
   // A large transaction arrives in pieces: piece 0 is first, the one with

@@ -27,6 +27,7 @@
 #include "canal/common/status.h"
 #include "canal/parser/binlog/event.h"
 #include "canal/parser/binlog/event_decoder.h"
+#include "canal/parser/gtid_state.h"
 #include "canal/parser/transaction.h"
 
 namespace canal::parser {
@@ -62,6 +63,10 @@ class TransactionBuffer {
   // before restarting the stream at resume_point().
   void ResetForReconnect() { ResetTo(resume_); }
 
+  // The GTID state delivered so far (MariaDB): the parser starts it, transactions carry it.
+  GtidStateTracker& gtid_state() { return gtid_state_; }
+  const GtidStateTracker& gtid_state() const { return gtid_state_; }
+
   bool in_transaction() const;
   // Counters for status lines and tests.
   uint64_t transactions() const { return transactions_; }
@@ -75,6 +80,7 @@ class TransactionBuffer {
   enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
   Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid);
   Status Deliver(bool last_piece, uint64_t end_offset);
+  void SetGtidBase(const std::shared_ptr<const std::string>& base);
   TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
   std::string_view Copy(std::string_view bytes);
   Status MaybeCut(uint64_t next_offset);
@@ -89,6 +95,11 @@ class TransactionBuffer {
   bool skipping_ = false;      // replaying the delivered part of a transaction
   uint64_t skip_until_ = 0;
   ResumePoint resume_;
+  GtidStateTracker gtid_state_;
+  // The open transaction's MariaDB GTID, applied to the state once it is delivered whole.
+  bool maria_gtid_ = false;
+  uint32_t gtid_domain_ = 0, gtid_server_ = 0;
+  uint64_t gtid_seq_ = 0;
   uint64_t transactions_ = 0, pieces_ = 0, skipped_events_ = 0;
 
   // Chunked arena for statement text and row bytes: stable addresses, reused.

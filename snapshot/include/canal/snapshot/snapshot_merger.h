@@ -181,7 +181,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   struct TableState;
   void Deliver(const LogPosition& p);
   void DeliverAt(std::string_view file, uint64_t position, uint32_t server_id, std::string_view gtid,
-                 int64_t timestamp_ms);
+                 int64_t timestamp_ms, const std::shared_ptr<const std::string>& gtid_set);
   void PublishStats();
   bool SuppressesKeyless(const parser::Transaction& txn) const;
   bool IsPendingKeyless(const binlog::TableMap& t) const;

@@ -13,5 +13,8 @@ inline constexpr int32_t kErrorChecksumMismatch = -101;
 // A schema provider's columns do not fit a TABLE_MAP (count or type family):
 // the schema history is behind or wrong (rebuilding it is the fix).
 inline constexpr int32_t kErrorSchemaMismatch = -102;
+// A new primary (after a failover) lacks transactions the stream already delivered
+// (canal.instance.failover.diverged=stop): an operator decides.
+inline constexpr int32_t kErrorDiverged = -103;
 
 }  // namespace canal::binlog

@@ -1,0 +1,66 @@
+// GtidStateTracker: the GTID state a MariaDB stream has delivered, carried by every
+// cursor so that a destination can resume on another server after a failover
+// (docs/replication.md, "Failover").
+//
+// MariaDB's state is the last GTID of each replication domain. Writing its text
+// into every entry would cost an allocation per transaction, so a transaction
+// carries a shared `base` text instead, and the state after it is `base` with the
+// transaction's own GTID applied (GtidStateAt). `base` changes only when a
+// transaction's domain differs from the one the base is behind in, or when a
+// transaction is cut into pieces (a cursor inside it needs the exact state
+// before it): a single-domain stream keeps one base for good.
+//
+// Unknown until a start names it (the cursor's set, a GTID start, the primary's
+// BINLOG_GTID_POS for a binlog position) or a GTID_LIST event (the state at the
+// start of every binlog file) does; meanwhile transactions carry no base and a
+// cursor cannot move to another server.
+//
+// MySQL streams are not tracked yet (their cursors carry no set).
+// Thread-compatible: the parse thread's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "canal/common/log_position.h"
+#include "canal/common/status.h"
+#include "canal/parser/binlog/gtid_set.h"
+
+namespace canal::parser {
+
+class GtidStateTracker {
+ public:
+  // Unknown again (a new start whose state is not known).
+  void Reset();
+  // The state at the stream's start; an empty or MySQL set leaves it unknown.
+  void Start(const binlog::GtidSet& state);
+  // A GTID_LIST event: the state at that point of the binlog.
+  void OnGtidList(const binlog::GtidSet& state);
+
+  bool known() const { return known_; }
+  const binlog::GtidSet& state() const { return state_; }
+
+  // The base for a transaction of MariaDB domain `domain` (null while unknown).
+  const std::shared_ptr<const std::string>& BaseFor(uint32_t domain);
+  // The exact state before the transaction being read (which is cut into pieces).
+  const std::shared_ptr<const std::string>& ExactBase();
+  // A whole transaction with this GTID was handed over.
+  void Delivered(uint32_t domain, uint32_t server_id, uint64_t seq_no);
+
+ private:
+  void Rebase();
+
+  bool known_ = false;
+  binlog::GtidSet state_;
+  std::shared_ptr<const std::string> base_;
+  std::optional<uint32_t> ahead_domain_;  // the one domain where state_ is ahead of base_
+};
+
+// The GTID state of the stream at `cursor`: after its transaction at a boundary, before it
+// inside one (transaction_begin != 0). NotFound when the cursor carries no set.
+Status GtidStateAt(const LogPosition& cursor, binlog::GtidSet* out);
+
+}  // namespace canal::parser

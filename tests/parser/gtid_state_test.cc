@@ -1,0 +1,135 @@
+// GtidStateTracker (parser/gtid_state.h): the GTID state a MariaDB stream delivered, as a
+// shared base per transaction plus the transaction's own GTID, and GtidStateAt, which turns
+// a cursor back into the state a resume on another server starts after.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "canal/parser/event_parser.h"
+#include "canal/parser/gtid_state.h"
+
+namespace canal::parser {
+namespace {
+
+binlog::GtidSet Set(const std::string& text) {
+  binlog::GtidSet s;
+  const Status st = binlog::GtidSet::Parse(text, &s);
+  EXPECT_TRUE(st.ok()) << text << ": " << st.ToString();
+  return s;
+}
+
+// The state after a transaction, as a cursor at its end says it.
+std::string After(const std::shared_ptr<const std::string>& base, const std::string& gtid) {
+  LogPosition p;
+  p.gtid_set = base;
+  p.gtid = gtid;
+  binlog::GtidSet out;
+  const Status s = GtidStateAt(p, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out.ToString();
+}
+
+TEST(GtidStateTracker, AOneDomainStreamKeepsOneBaseAndEachCursorNamesItsState) {
+  GtidStateTracker t;
+  t.Start(Set("0-1-100"));
+  const std::shared_ptr<const std::string> first = t.BaseFor(0);
+  ASSERT_NE(first, nullptr);
+  for (uint64_t seq = 101; seq <= 200; ++seq) {
+    const std::shared_ptr<const std::string>& base = t.BaseFor(0);
+    EXPECT_EQ(base, first) << "no new base (no allocation) while the domain stays the same";
+    EXPECT_EQ(After(base, "0-1-" + std::to_string(seq)), "0-1-" + std::to_string(seq));
+    t.Delivered(0, 1, seq);
+  }
+  EXPECT_EQ(t.state().ToString(), "0-1-200");
+}
+
+TEST(GtidStateTracker, ADomainSwitchCarriesTheOtherDomainsState) {
+  GtidStateTracker t;
+  t.Start(Set("0-1-10,1-2-5"));
+  EXPECT_EQ(After(t.BaseFor(0), "0-1-11"), "0-1-11,1-2-5");
+  t.Delivered(0, 1, 11);
+  // Domain 1 next: its base must hold domain 0's 11, which the old base lacks.
+  const std::shared_ptr<const std::string> base = t.BaseFor(1);
+  EXPECT_EQ(After(base, "1-2-6"), "0-1-11,1-2-6");
+  t.Delivered(1, 2, 6);
+  EXPECT_EQ(After(t.BaseFor(1), "1-2-7"), "0-1-11,1-2-7");
+  EXPECT_EQ(t.BaseFor(1), base);
+  // A domain the start did not know.
+  t.Delivered(1, 2, 7);
+  EXPECT_EQ(After(t.BaseFor(5), "5-3-1"), "0-1-11,1-2-7,5-3-1");
+}
+
+TEST(GtidStateTracker, InsideATransactionTheCursorNamesTheStateBeforeIt) {
+  GtidStateTracker t;
+  t.Start(Set("0-1-10"));
+  t.BaseFor(0);
+  t.Delivered(0, 1, 11);
+  // Transaction 0-1-12 is cut into pieces: its cursors need the exact state before it.
+  LogPosition inside;
+  inside.gtid_set = t.ExactBase();
+  inside.gtid = "0-1-12";
+  inside.transaction_begin = 4711;
+  binlog::GtidSet state;
+  ASSERT_TRUE(GtidStateAt(inside, &state).ok());
+  EXPECT_EQ(state.ToString(), "0-1-11");
+  // Its end names the state after it, from the same base.
+  EXPECT_EQ(After(inside.gtid_set, "0-1-12"), "0-1-12");
+}
+
+TEST(GtidStateTracker, UnknownUntilAStartOrAGtidListNamesIt) {
+  GtidStateTracker t;
+  EXPECT_FALSE(t.known());
+  EXPECT_EQ(t.BaseFor(0), nullptr);
+  t.Delivered(0, 1, 5);  // nothing to apply it to
+  EXPECT_FALSE(t.known());
+  // The GTID_LIST at the start of the next binlog file.
+  t.OnGtidList(Set("0-1-7,3-9-2"));
+  ASSERT_TRUE(t.known());
+  EXPECT_EQ(After(t.BaseFor(0), "0-1-8"), "0-1-8,3-9-2");
+  // MySQL states are not tracked (yet): a start with one leaves it unknown.
+  t.Start(Set("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"));
+  EXPECT_FALSE(t.known());
+  EXPECT_EQ(t.BaseFor(0), nullptr);
+}
+
+TEST(GtidStateTracker, AGtidListKeepsDomainsOnlyTheStreamKnew) {
+  GtidStateTracker t;
+  t.Start(Set("0-1-10,2-4-3"));
+  // A GTID start's fake list names only part of it.
+  t.OnGtidList(Set("0-1-10"));
+  EXPECT_EQ(t.state().ToString(), "0-1-10,2-4-3");
+}
+
+TEST(GtidStateAt, CursorsWithoutASetOrWithBadTextAreErrorsThatSaySo) {
+  LogPosition p;
+  p.gtid = "0-1-5";
+  binlog::GtidSet out;
+  EXPECT_EQ(GtidStateAt(p, &out).code(), Status::Code::kNotFound);
+  p.gtid_set = std::make_shared<const std::string>("0-1-x");
+  Status s = GtidStateAt(p, &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("gtidSet"), std::string::npos) << s.ToString();
+  p.gtid_set = std::make_shared<const std::string>("0-1-4");
+  p.gtid = "3e11fa47-71ca-11e1-9e33-c80aa9429562:5";
+  s = GtidStateAt(p, &out);
+  EXPECT_FALSE(s.ok());
+  // A boundary cursor without a GTID of its own (a GTID-less group) is its set.
+  p.gtid.clear();
+  ASSERT_TRUE(GtidStateAt(p, &out).ok());
+  EXPECT_EQ(out.ToString(), "0-1-4");
+}
+
+TEST(ParseDivergedAction, TakesStopAndContinueOnly) {
+  DivergedAction a = DivergedAction::kContinue;
+  EXPECT_TRUE(ParseDivergedAction("stop", &a).ok());
+  EXPECT_EQ(a, DivergedAction::kStop);
+  EXPECT_TRUE(ParseDivergedAction("continue", &a).ok());
+  EXPECT_EQ(a, DivergedAction::kContinue);
+  const Status s = ParseDivergedAction("ignore", &a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("canal.instance.failover.diverged"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace canal::parser
