@@ -1,5 +1,9 @@
 #include "canal/parser/event_loop.h"
 
+#include <time.h>
+
+#include <algorithm>
+
 namespace canal::parser {
 
 namespace {
@@ -55,7 +59,12 @@ LoopEnd EventLoop::Run(BinlogSource* source, binlog::EventDecoder* decoder, cons
     // a fresh start look hours behind until the first heartbeat).
     if (!se.inner && se.in_file && ev.header.timestamp != 0 &&
         ev.type() != binlog::EventType::kFormatDescription) {
-      counters_->last_event_time.store(ev.header.timestamp, std::memory_order_relaxed);
+      // (The coarse clock: a few ms of resolution is plenty here, and it costs a few ns per event.)
+      timespec ts{};
+      ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+      const int64_t read_ms = int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000;
+      counters_->last_event_ms.store(std::min<int64_t>(int64_t{ev.header.timestamp} * 1000 + 999, read_ms),
+                                     std::memory_order_relaxed);
       counters_->caught_up.store(false, std::memory_order_relaxed);
     }
     if (!se.inner) {

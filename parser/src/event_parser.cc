@@ -179,8 +179,8 @@ ParserStatus EventParser::status() const {
   st.events = counters_.events.load();
   st.rows_events = counters_.rows_events.load();
   st.bytes = counters_.bytes.load();
-  const uint32_t t = counters_.last_event_time.load();
-  st.lag_ms = counters_.caught_up.load() || t == 0 ? 0 : std::max<int64_t>(0, NowMs() - int64_t{t} * 1000);
+  const int64_t t = counters_.last_event_ms.load();
+  st.lag_ms = counters_.caught_up.load() || t == 0 ? 0 : std::max<int64_t>(0, NowMs() - t);
   return st;
 }
 

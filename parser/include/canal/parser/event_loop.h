@@ -28,7 +28,10 @@ struct LoopCounters {
   std::atomic<uint64_t> events{0};       // events read (not counting those inside payloads)
   std::atomic<uint64_t> rows_events{0};  // rows events, inside payloads too
   std::atomic<uint64_t> bytes{0};        // bytes read from the source
-  std::atomic<uint32_t> last_event_time{0};  // header time of the last change event, seconds
+  // When the last change event happened, ms since the epoch: its header time is whole seconds,
+  // so the latest the event can have happened (the second's end, or when it was read if that
+  // is earlier). The lag is never inflated by the second's truncation.
+  std::atomic<int64_t> last_event_ms{0};
   std::atomic<bool> caught_up{false};    // a heartbeat came after the last change event
 };
 
