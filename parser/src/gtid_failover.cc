@@ -68,6 +68,17 @@ Status EventParser::FollowGtidState(mysql::QueryConnection* query, const mysql::
   GtidStateTracker& state = buffer_.gtid_state();
   if (!info.mariadb) {
     state.Reset();  // MySQL streams are not tracked yet: their cursors carry no set
+    if (!first_start && plan->kind == StartPlan::Kind::kPosition && streamed_server_id_ != 0 &&
+        info.server_id != streamed_server_id_) {
+      // Another server behind the address (or another candidate): its binlog offsets are not
+      // the stream's, and reading there would deliver the wrong changes.
+      return Status::Aborted(
+          options_.master.Address() + " is now server_id " + std::to_string(info.server_id) + ", the stream was on " +
+          std::to_string(streamed_server_id_) + ": a MySQL binlog position means nothing on another server, and " +
+          "following a MySQL failover by GTID is not supported yet. Reset the cursor and start this destination "
+          "with canal.instance.master.gtid = the GTID set its clients have received (docs/replication.md, "
+          "\"Failover\")");
+    }
     return Status::OK();
   }
   if (plan->kind == StartPlan::Kind::kMariaGtid) {
