@@ -369,3 +369,43 @@ TEST_F(ReplayParser, PurgedBinlogStopsWithErrorAndHint) {
 
 }  // namespace
 }  // namespace canal::testing
+
+namespace canal::testing {
+namespace {
+
+// Two MySQL servers as candidates (canal.instance.master.address = A,B): the stream is on A
+// when A goes away, and B is the primary now. MySQL cursors carry no GTID state yet, and A's
+// binlog offsets mean nothing on B, so the parser stops naming the fix instead of reading B's
+// binlog at A's offsets.
+TEST_F(ReplayParser, AMysqlStreamThatReachesAnotherServerStopsInsteadOfReadingItsOffsets) {
+  o_.variables["read_only"] = "0";
+  StartPrimary();
+  if (HasFatalFailure()) return;
+  ReplayPrimaryOptions other = o_;
+  other.server_id = 2;
+  other.server_uuid = "5a1b2c3d-0000-4000-8000-00000000beef";
+  std::unique_ptr<ReplayPrimary> second = testing::StartPrimary(other);
+  ASSERT_TRUE(second);
+  RowSink sink;
+  parser::EventParserOptions po = Options();
+  po.candidates = {{po.master.host, primary_->port()}, {po.master.host, second->port()}};
+  po.detect_retry_threshold = 1;
+  parser::EventParser p(po, &sink);
+  p.Start();
+  WaitForRows(sink, p, expected_.size());
+  ASSERT_EQ(sink.rows().size(), expected_.size()) << p.status().last_error;
+  primary_->Stop();
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (p.running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  ASSERT_FALSE(p.running()) << "the parser went on after reaching another server: " << p.status().last_error;
+  const std::string error = p.fatal_error().ToString();
+  EXPECT_NE(error.find("is now server_id 2, the stream was on 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("canal.instance.master.gtid"), std::string::npos) << error;
+  EXPECT_NE(p.status().server.find("to 127.0.0.1:" + std::to_string(second->port())), std::string::npos)
+      << p.status().server;
+  EXPECT_EQ(sink.rows(), expected_) << "nothing more was delivered";
+  p.Stop();
+}
+
+}  // namespace
+}  // namespace canal::testing
