@@ -115,7 +115,7 @@ TxEvent* TransactionBuffer::Append(TxEventKind kind, const binlog::Event& event,
 }
 
 Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset,
-                                    std::string gtid) {
+                                    std::string gtid, const binlog::MariaGtidEvent* maria) {
   if (skipping_ && offset != resume_.position) {
     return Status::Corruption("binlog " + std::string(file) + ": resuming inside the transaction at " +
                               std::to_string(resume_.position) + " but the stream's first transaction starts at " +
@@ -132,9 +132,16 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
   txn_.events.clear();
   txn_bytes_ = 0;
   state_ = State::kGroupOpened;
-  // A group without a MariaDB GTID leaves the state as it is: the exact state is its base.
-  maria_gtid_ = false;
-  SetGtidBase(gtid_state_.ExactBase());
+  maria_gtid_ = maria != nullptr;
+  if (maria != nullptr) {
+    gtid_domain_ = maria->domain_id;
+    gtid_server_ = maria->server_id;
+    gtid_seq_ = maria->seq_no;
+  }
+  // A MariaDB transaction carries the base of its domain (no new one while the domain stays the
+  // same), unless it is resumed inside (piece 1 on: its cursors stand inside it, on the exact
+  // state). A group without a MariaDB GTID leaves the state as it is: the exact state is its base.
+  SetGtidBase(maria != nullptr && !skipping_ ? gtid_state_.BaseFor(maria->domain_id) : gtid_state_.ExactBase());
   return Status::OK();
 }
 
@@ -221,13 +228,7 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
   }
   if (const auto* g = event.As<binlog::MariaGtidEvent>()) {
     CANAL_RETURN_IF_ERROR(close_open_group());
-    CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, g->ToString()));
-    maria_gtid_ = true;
-    gtid_domain_ = g->domain_id;
-    gtid_server_ = g->server_id;
-    gtid_seq_ = g->seq_no;
-    // Resumed inside it (piece 1 on): its cursors stand inside it, on the exact state.
-    SetGtidBase(skipping_ ? gtid_state_.ExactBase() : gtid_state_.BaseFor(g->domain_id));
+    CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, g->ToString(), g));
     if (!g->standalone()) {
       state_ = State::kInTransaction;
       if (TxEvent* e = Append(TxEventKind::kBegin, event, offset, end_offset)) e->sql = "BEGIN";

@@ -78,7 +78,8 @@ class TransactionBuffer {
 
  private:
   enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
-  Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid);
+  Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid,
+                   const binlog::MariaGtidEvent* maria = nullptr);
   Status Deliver(bool last_piece, uint64_t end_offset);
   void SetGtidBase(const std::shared_ptr<const std::string>& base);
   TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
