@@ -397,7 +397,12 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
 
   StartPlan plan;
   Status s = PlanStart(&query, info, &plan);
-  if (!s.ok()) return fatal(s.WithContext(where + ": choosing the start position"));
+  if (!s.ok()) {
+    // The connection failing while asking (SHOW MASTER STATUS, the GTID state of a new
+    // primary) is worth another attempt; a wrong setting or a diverged primary is not.
+    s = s.WithContext(where + ": choosing the start position");
+    return s.code() == Status::Code::kIOError && query.last_server_error().code == 0 ? retry(s) : fatal(s);
+  }
 
   // The schema history names columns when the binlog does not (row metadata
   // not FULL); without one, information_schema does (today's columns).

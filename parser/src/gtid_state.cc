@@ -37,8 +37,11 @@ void GtidStateTracker::Rebase() {
 }
 
 const std::shared_ptr<const std::string>& GtidStateTracker::BaseFor(uint32_t domain) {
-  if (known_ && ahead_domain_ && *ahead_domain_ != domain) Rebase();
-  return base_;
+  // Every transaction needs the exact state before it, not only one of another domain: the
+  // sink puts resume points inside every transaction of more than one event (after its BEGIN,
+  // after each rows event), and a cursor there resumes on the state before the transaction.
+  (void)domain;
+  return ExactBase();
 }
 
 const std::shared_ptr<const std::string>& GtidStateTracker::ExactBase() {

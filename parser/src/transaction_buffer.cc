@@ -138,9 +138,8 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
     gtid_server_ = maria->server_id;
     gtid_seq_ = maria->seq_no;
   }
-  // A MariaDB transaction carries the base of its domain (no new one while the domain stays the
-  // same), unless it is resumed inside (piece 1 on: its cursors stand inside it, on the exact
-  // state). A group without a MariaDB GTID leaves the state as it is: the exact state is its base.
+  // Each transaction carries the exact state before it (gtid_state.h); a group without a MariaDB
+  // GTID leaves the state as it is.
   SetGtidBase(maria != nullptr && !skipping_ ? gtid_state_.BaseFor(maria->domain_id) : gtid_state_.ExactBase());
   return Status::OK();
 }

@@ -2,13 +2,14 @@
 // cursor so that a destination can resume on another server after a failover
 // (docs/replication.md, "Failover").
 //
-// MariaDB's state is the last GTID of each replication domain. Writing its text
-// into every entry would cost an allocation per transaction, so a transaction
-// carries a shared `base` text instead, and the state after it is `base` with the
-// transaction's own GTID applied (GtidStateAt). `base` changes only when a
-// transaction's domain differs from the one the base is behind in, or when a
-// transaction is cut into pieces (a cursor inside it needs the exact state
-// before it): a single-domain stream keeps one base for good.
+// MariaDB's state is the last GTID of each replication domain. A transaction
+// carries the exact state before it as a shared `base` text (one text per
+// transaction, shared by all its entries), and the state after it is `base` with
+// the transaction's own GTID applied (GtidStateAt). The base must be exact: the
+// sink puts resume points inside every transaction of more than one event, and a
+// cursor there resumes on the state before the transaction. (A base shared across
+// transactions would need the domain's previous GTID in the cursor as well: work
+// for later, to save the text per transaction.)
 //
 // Unknown until a start names it (the cursor's set, a GTID start, the primary's
 // BINLOG_GTID_POS for a binlog position) or a GTID_LIST event (the state at the
@@ -43,7 +44,8 @@ class GtidStateTracker {
   bool known() const { return known_; }
   const binlog::GtidSet& state() const { return state_; }
 
-  // The base for a transaction of MariaDB domain `domain` (null while unknown).
+  // The base for a transaction of MariaDB domain `domain`: the exact state before it (null
+  // while unknown).
   const std::shared_ptr<const std::string>& BaseFor(uint32_t domain);
   // The exact state before the transaction being read (which is cut into pieces).
   const std::shared_ptr<const std::string>& ExactBase();
