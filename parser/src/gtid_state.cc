@@ -6,7 +6,7 @@ void GtidStateTracker::Reset() {
   known_ = false;
   state_ = binlog::GtidSet();
   base_.reset();
-  ahead_domain_.reset();
+  base_behind_ = false;
 }
 
 void GtidStateTracker::Start(const binlog::GtidSet& state) {
@@ -33,30 +33,24 @@ void GtidStateTracker::OnGtidList(const binlog::GtidSet& state) {
 
 void GtidStateTracker::Rebase() {
   base_ = std::make_shared<const std::string>(state_.ToString());
-  ahead_domain_.reset();
+  base_behind_ = false;
 }
 
-const std::shared_ptr<const std::string>& GtidStateTracker::BaseFor(uint32_t domain) {
-  // Every transaction needs the exact state before it, not only one of another domain: the
-  // sink puts resume points inside every transaction of more than one event (after its BEGIN,
-  // after each rows event), and a cursor there resumes on the state before the transaction.
-  (void)domain;
-  return ExactBase();
-}
-
-const std::shared_ptr<const std::string>& GtidStateTracker::ExactBase() {
-  if (known_ && ahead_domain_) Rebase();
+const std::shared_ptr<const std::string>& GtidStateTracker::Base() {
+  // Exact for every transaction, not only for one of another domain than the last: the sink
+  // puts resume points inside every transaction of more than one event (after its BEGIN, after
+  // each rows event), and a cursor there resumes on the state before the transaction.
+  if (known_ && base_behind_) Rebase();
   return base_;
 }
 
 void GtidStateTracker::Delivered(uint32_t domain, uint32_t server_id, uint64_t seq_no) {
   if (!known_) return;
-  if (ahead_domain_ && *ahead_domain_ != domain) Rebase();  // (BaseFor did, unless it was skipped)
   if (!state_.AddMariadb(domain, server_id, seq_no).ok()) {
     Reset();  // a MySQL state cannot take it: not tracked
     return;
   }
-  ahead_domain_ = domain;
+  base_behind_ = true;
 }
 
 Status GtidStateAt(const LogPosition& cursor, binlog::GtidSet* out) {

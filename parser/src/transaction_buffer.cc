@@ -140,7 +140,7 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
   }
   // Each transaction carries the exact state before it (gtid_state.h); a group without a MariaDB
   // GTID leaves the state as it is.
-  SetGtidBase(maria != nullptr && !skipping_ ? gtid_state_.BaseFor(maria->domain_id) : gtid_state_.ExactBase());
+  SetGtidBase(gtid_state_.Base());
   return Status::OK();
 }
 
@@ -151,8 +151,6 @@ void TransactionBuffer::SetGtidBase(const std::shared_ptr<const std::string>& ba
 Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
   txn_.end_offset = end_offset;
   txn_.last_piece = last_piece;
-  // A cursor inside this transaction needs the exact state before it.
-  if (!last_piece && txn_.piece_index == 0) SetGtidBase(gtid_state_.ExactBase());
   Status s = sink_->OnTransaction(txn_);
   if (!s.ok()) return s.WithContext("transaction at " + txn_.file + ":" + std::to_string(txn_.begin_offset));
   ++pieces_;

@@ -211,7 +211,7 @@ void EntrySink::SetMeta(store::EntryKind kind) {
   p.transaction_begin = 0;
   // Assigned only when it changed: a shared_ptr copy is two atomic operations.
   if (p.snapshot != snapshot_progress_) p.snapshot = snapshot_progress_;
-  if (p.gtid_set != *gtid_base_) p.gtid_set = *gtid_base_;
+  if (p.gtid_set != gtid_base_) p.gtid_set = gtid_base_;
 }
 
 // The store keeps its own copy of what is put: an entry buffer that grew for
@@ -286,11 +286,7 @@ Status EntrySink::EnsureBegin(const Transaction& txn) {
 
 Status EntrySink::OnTransaction(const Transaction& txn) {
   Bump(pieces_);
-  gtid_base_ = &txn.gtid_base;  // (not kept past this call: `txn` may go)
-  struct BaseReset {
-    const std::shared_ptr<const std::string>** at;
-    ~BaseReset() { *at = &kNoGtidBase; }
-  } base_reset{&gtid_base_};
+  if (gtid_base_ != txn.gtid_base) gtid_base_ = txn.gtid_base;
   staged_full_ = false;  // nothing carries over from a call that failed
   if (txn.first_piece() || !open_) {
     // A continuation without its first piece is a restart inside a
@@ -415,13 +411,9 @@ Status EntrySink::PutEmptyMarker() {
   pos.position = p.begin_offset;
   pos.server_id = p.server_id;
   pos.gtid.assign(p.gtid);
-  // The marker's entries carry the skipped transaction's base, then the caller's again.
-  struct BaseScope {
-    const std::shared_ptr<const std::string>** at;
-    const std::shared_ptr<const std::string>* saved;
-    ~BaseScope() { *at = saved; }
-  } scope{&gtid_base_, gtid_base_};
-  gtid_base_ = &p.gtid_base;
+  // The marker's entries carry the last skipped transaction's base (nothing is put after them
+  // before the next transaction sets its own).
+  gtid_base_ = p.gtid_base;
   pos.timestamp_ms = int64_t{p.begin_time} * 1000;
   pos.included = false;
   pos.transaction_begin = 0;

@@ -34,13 +34,13 @@ TEST(GtidStateTracker, EachTransactionsBaseIsTheExactStateBeforeIt) {
   GtidStateTracker t;
   t.Start(Set("0-1-100"));
   for (uint64_t seq = 101; seq <= 200; ++seq) {
-    const std::shared_ptr<const std::string> base = t.BaseFor(0);
+    const std::shared_ptr<const std::string> base = t.Base();
     ASSERT_NE(base, nullptr);
     // A cursor inside the transaction (after its BEGIN, after a rows event) names the state
     // before it; one at its end, the state after it.
     EXPECT_EQ(*base, "0-1-" + std::to_string(seq - 1));
     EXPECT_EQ(After(base, "0-1-" + std::to_string(seq)), "0-1-" + std::to_string(seq));
-    EXPECT_EQ(t.BaseFor(0), base) << "asked again before it is delivered: the same text";
+    EXPECT_EQ(t.Base(), base) << "asked again before it is delivered: the same text";
     t.Delivered(0, 1, seq);
   }
   EXPECT_EQ(t.state().ToString(), "0-1-200");
@@ -49,26 +49,26 @@ TEST(GtidStateTracker, EachTransactionsBaseIsTheExactStateBeforeIt) {
 TEST(GtidStateTracker, ADomainSwitchCarriesTheOtherDomainsState) {
   GtidStateTracker t;
   t.Start(Set("0-1-10,1-2-5"));
-  EXPECT_EQ(After(t.BaseFor(0), "0-1-11"), "0-1-11,1-2-5");
+  EXPECT_EQ(After(t.Base(), "0-1-11"), "0-1-11,1-2-5");
   t.Delivered(0, 1, 11);
   // Domain 1 next: its base must hold domain 0's 11, which the old base lacks.
-  const std::shared_ptr<const std::string> base = t.BaseFor(1);
+  const std::shared_ptr<const std::string> base = t.Base();
   EXPECT_EQ(After(base, "1-2-6"), "0-1-11,1-2-6");
   t.Delivered(1, 2, 6);
-  EXPECT_EQ(After(t.BaseFor(1), "1-2-7"), "0-1-11,1-2-7");
+  EXPECT_EQ(After(t.Base(), "1-2-7"), "0-1-11,1-2-7");
   // A domain the start did not know.
   t.Delivered(1, 2, 7);
-  EXPECT_EQ(After(t.BaseFor(5), "5-3-1"), "0-1-11,1-2-7,5-3-1");
+  EXPECT_EQ(After(t.Base(), "5-3-1"), "0-1-11,1-2-7,5-3-1");
 }
 
 TEST(GtidStateTracker, InsideATransactionTheCursorNamesTheStateBeforeIt) {
   GtidStateTracker t;
   t.Start(Set("0-1-10"));
-  t.BaseFor(0);
+  t.Base();
   t.Delivered(0, 1, 11);
   // Transaction 0-1-12 is cut into pieces: its cursors need the exact state before it.
   LogPosition inside;
-  inside.gtid_set = t.ExactBase();
+  inside.gtid_set = t.Base();
   inside.gtid = "0-1-12";
   inside.transaction_begin = 4711;
   binlog::GtidSet state;
@@ -81,17 +81,17 @@ TEST(GtidStateTracker, InsideATransactionTheCursorNamesTheStateBeforeIt) {
 TEST(GtidStateTracker, UnknownUntilAStartOrAGtidListNamesIt) {
   GtidStateTracker t;
   EXPECT_FALSE(t.known());
-  EXPECT_EQ(t.BaseFor(0), nullptr);
+  EXPECT_EQ(t.Base(), nullptr);
   t.Delivered(0, 1, 5);  // nothing to apply it to
   EXPECT_FALSE(t.known());
   // The GTID_LIST at the start of the next binlog file.
   t.OnGtidList(Set("0-1-7,3-9-2"));
   ASSERT_TRUE(t.known());
-  EXPECT_EQ(After(t.BaseFor(0), "0-1-8"), "0-1-8,3-9-2");
+  EXPECT_EQ(After(t.Base(), "0-1-8"), "0-1-8,3-9-2");
   // MySQL states are not tracked (yet): a start with one leaves it unknown.
   t.Start(Set("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"));
   EXPECT_FALSE(t.known());
-  EXPECT_EQ(t.BaseFor(0), nullptr);
+  EXPECT_EQ(t.Base(), nullptr);
 }
 
 TEST(GtidStateTracker, AGtidListKeepsDomainsOnlyTheStreamKnew) {

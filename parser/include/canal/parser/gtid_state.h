@@ -22,7 +22,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,12 +43,10 @@ class GtidStateTracker {
   bool known() const { return known_; }
   const binlog::GtidSet& state() const { return state_; }
 
-  // The base for a transaction of MariaDB domain `domain`: the exact state before it (null
-  // while unknown).
-  const std::shared_ptr<const std::string>& BaseFor(uint32_t domain);
-  // The exact state before the transaction being read (which is cut into pieces).
-  const std::shared_ptr<const std::string>& ExactBase();
-  // A whole transaction with this GTID was handed over.
+  // The base of the transaction being read: the exact state before it, as text (null while
+  // unknown). Made once per transaction delivered, shared by every entry of the next one.
+  const std::shared_ptr<const std::string>& Base();
+  // A whole transaction with this MariaDB GTID was handed over.
   void Delivered(uint32_t domain, uint32_t server_id, uint64_t seq_no);
 
  private:
@@ -58,7 +55,7 @@ class GtidStateTracker {
   bool known_ = false;
   binlog::GtidSet state_;
   std::shared_ptr<const std::string> base_;
-  std::optional<uint32_t> ahead_domain_;  // the one domain where state_ is ahead of base_
+  bool base_behind_ = false;  // state_ moved on since base_ was made
 };
 
 // The GTID state of the stream at `cursor`: after its transaction at a boundary, before it

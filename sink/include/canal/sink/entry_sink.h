@@ -279,10 +279,9 @@ class EntrySink final : public parser::TransactionSink {
   // metas copy it only when it changed, so no reference count moves per entry
   // but the ring's own copy (none while null).
   std::shared_ptr<const std::string> snapshot_progress_;
-  // The GTID state base of what SetMeta stamps (the transaction being put, or the skipped
-  // one a marker stands for): a pointer, so an unchanged base costs no reference count.
-  static inline const std::shared_ptr<const std::string> kNoGtidBase{};
-  const std::shared_ptr<const std::string>* gtid_base_ = &kNoGtidBase;
+  // The GTID state base SetMeta stamps (LogPosition::gtid_set): the transaction being put's,
+  // or the skipped one's a marker stands for.
+  std::shared_ptr<const std::string> gtid_base_;
   std::string snapshot_rows_;  // a snapshot entry's rows, when their views are not one run of memory
 
   bool snapshot_piece_open_ = false;  // a keyless read's transaction is open (PutSnapshotChunk)
