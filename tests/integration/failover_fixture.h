@@ -25,6 +25,7 @@
 #include "support/canal_install.h"
 #include "support/loopback_http.h"
 #include "support/client_rows.h"
+#include "support/cluster_client_options.h"
 #include "support/mariadb_sandbox.h"
 #include "support/replication_pair.h"
 #include "support/server_suite.h"
@@ -165,17 +166,7 @@ class Counter {
     }
   }
   void RunCluster(std::stop_token stop, const std::string& zk_servers) {
-    client::ClusterConnectorOptions o;
-    o.zk_servers = zk_servers;
-    o.destination = "example";
-    o.zk_session_timeout_ms = 6000;
-    o.connect_timeout = 1s;
-    o.read_timeout = 2s;
-    o.retry.max_attempts = 400;
-    o.retry.initial_backoff = 100ms;
-    o.retry.max_backoff = 500ms;
-    o.retry.give_up_after = 60s;
-    client::ClusterConnector c(o);
+    client::ClusterConnector c(LocalClusterClientOptions(zk_servers, 6000, 400));
     bool connected = false;
     while (!stop.stop_requested()) {
       if (!connected) {

@@ -41,6 +41,7 @@
 #include "support/canal_install.h"
 #include "support/client_rows.h"
 #include "support/client_test_names.h"
+#include "support/cluster_client_options.h"
 #include "support/delivery_ledger.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
@@ -163,20 +164,7 @@ class ConsumeLog {
 };
 
 inline ClusterConnectorOptions ConsumerOptions(const std::string& zk_servers) {
-  ClusterConnectorOptions o;
-  o.zk_servers = zk_servers;
-  o.destination = kDestination;
-  o.zk_session_timeout_ms = kSessionTimeoutMs;
-  // A frozen server accepts TCP connections (the kernel does) but never
-  // answers: short timeouts let the connector give up on it quickly (all
-  // servers here are local, so a healthy one answers in milliseconds).
-  o.connect_timeout = 1s;
-  o.read_timeout = 2s;
-  o.retry.max_attempts = 200;
-  o.retry.initial_backoff = 100ms;
-  o.retry.max_backoff = 500ms;
-  o.retry.give_up_after = 60s;
-  return o;
+  return LocalClusterClientOptions(zk_servers, kSessionTimeoutMs, 200, kDestination);
 }
 
 // Consumes and acks every batch until `stop`. A batch acked with no answer

@@ -30,6 +30,7 @@
 #include "canal/client/message.h"
 #include "support/canal_install.h"
 #include "support/client_test_names.h"
+#include "support/cluster_client_options.h"
 #include "support/mariadb_sandbox.h"
 #include "support/mirror_suite.h"
 #include "support/server_suite.h"
@@ -764,17 +765,7 @@ TEST_F(SnapshotHa, TheStandbyGoesOnWithTheSnapshotAfterTheActiveDies) {
       << ReadAll(installs[0]->server_log());
   ASSERT_EQ(installs[1]->Startup(&out), 0) << out;
   std::jthread consumer([&](std::stop_token stop) {
-    client::ClusterConnectorOptions o;
-    o.zk_servers = zk_->servers();
-    o.destination = "example";
-    o.zk_session_timeout_ms = 6000;
-    o.connect_timeout = 1s;
-    o.read_timeout = 2s;
-    o.retry.max_attempts = 400;
-    o.retry.initial_backoff = 100ms;
-    o.retry.max_backoff = 500ms;
-    o.retry.give_up_after = 60s;
-    client::ClusterConnector c(o);
+    client::ClusterConnector c(LocalClusterClientOptions(zk_->servers(), 6000, 400));
     bool connected = false;
     while (!stop.stop_requested() && !marker) {
       if (!connected) {
