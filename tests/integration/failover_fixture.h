@@ -262,6 +262,19 @@ class FailoverE2e : public ::testing::Test {
                                            diverged + "\n");
   }
 
+  // Once the roles changed: the writer goes on on the new primary (*first_on_new: the first id
+  // written there), and the client must receive rows written there within `limit`.
+  ::testing::AssertionResult FollowToNewPrimary(const CanalInstall& server, const std::string& what,
+                                                int64_t* first_on_new, std::chrono::milliseconds limit = 30s) {
+    *first_on_new = writer_.next_id();
+    writer_.Point(pair_->primary().socket());
+    writer_.Pause(false);
+    const int64_t wanted = *first_on_new + 10;
+    if (WaitFor([&] { return counter_.Has(wanted); }, limit)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << what << ": the stream did not follow to the new primary; log:\n"
+                                         << ReadFile(server.instance_log("example"));
+  }
+
   // The ids the current primary's table has.
   std::vector<int64_t> PrimaryIds() {
     SqlSession s;

@@ -32,11 +32,8 @@ TEST_F(FailoverE2e, KillThePrimaryPromoteTheReplicaAndTheStreamFollowsExactly) {
   ASSERT_TRUE(pair_->KillPrimary(&error)) << error;
   const Clock::time_point killed = Clock::now();
   ASSERT_TRUE(pair_->PromoteReplica(&error)) << error;
-  const int64_t first_on_new = writer_.next_id();
-  writer_.Point(pair_->primary().socket());
-  ASSERT_TRUE(WaitFor([&] { return counter_.Has(first_on_new + 10); }, 30s))
-      << "the stream did not follow to the new primary; log:\n"
-      << ReadFile(install_->instance_log("example"));
+  int64_t first_on_new = 0;
+  ASSERT_TRUE(FollowToNewPrimary(*install_, "kill -9", &first_on_new));
   const double follow_s = SecondsSince(killed);
   std::printf("[ FAILOVER ] kill -9 of the primary to the first rows written on the promoted replica: %.2f s\n",
               follow_s);
@@ -64,12 +61,8 @@ TEST_F(FailoverE2e, APlannedSwitchoverAndBackLosesAndRepeatsNothing) {
     writer_.Pause(true);
     const Clock::time_point started = Clock::now();
     ASSERT_TRUE(pair_->PlannedSwitchover(&error)) << error;
-    const int64_t first_on_new = writer_.next_id();
-    writer_.Point(pair_->primary().socket());
-    writer_.Pause(false);
-    ASSERT_TRUE(WaitFor([&] { return counter_.Has(first_on_new + 10); }, 30s))
-        << "round " << round << ": the stream did not follow; log:\n"
-        << ReadFile(install_->instance_log("example"));
+    int64_t first_on_new = 0;
+    ASSERT_TRUE(FollowToNewPrimary(*install_, "switchover " + std::to_string(round + 1), &first_on_new));
     std::printf("[ FAILOVER ] switchover %d: to the first rows written on the new primary: %.2f s\n", round + 1,
                 SecondsSince(started));
     // The demoted primary replicates, so its own binlog has those rows too; the stream must
@@ -104,12 +97,8 @@ TEST_F(FailoverE2e, FailsOverAndBackByKillAndPromoteBothWays) {
     ASSERT_TRUE(pair_->KillPrimary(&error)) << error;
     const Clock::time_point killed = Clock::now();
     ASSERT_TRUE(pair_->PromoteReplica(&error)) << error;
-    const int64_t first_on_new = writer_.next_id();
-    writer_.Point(pair_->primary().socket());
-    writer_.Pause(false);
-    ASSERT_TRUE(WaitFor([&] { return counter_.Has(first_on_new + 10); }, 30s))
-        << "round " << round << ": the stream did not follow; log:\n"
-        << ReadFile(install_->instance_log("example"));
+    int64_t first_on_new = 0;
+    ASSERT_TRUE(FollowToNewPrimary(*install_, "round " + std::to_string(round + 1), &first_on_new));
     std::printf("[ FAILOVER ] round %d: kill -9 of the primary to the first rows written on the promoted replica: "
                 "%.2f s\n",
                 round + 1, SecondsSince(killed));
@@ -229,12 +218,8 @@ TEST_F(FailoverE2e, TheStandbyCanalServerResumesOnTheNewPrimaryWhenBothFailAtOnc
   ASSERT_TRUE(pair_->KillPrimary(&error)) << error;
   const Clock::time_point killed = Clock::now();
   ASSERT_TRUE(pair_->PromoteReplica(&error)) << error;
-  const int64_t first_on_new = writer_.next_id();
-  writer_.Point(pair_->primary().socket());
-  writer_.Pause(false);
-  ASSERT_TRUE(WaitFor([&] { return counter_.Has(first_on_new + 10); }, 60s))
-      << "the standby did not resume on the new primary; its log:\n"
-      << ReadFile(servers[1]->instance_log("example"));
+  int64_t first_on_new = 0;
+  ASSERT_TRUE(FollowToNewPrimary(*servers[1], "the standby canal-server", &first_on_new, 60s));
   std::printf("[ FAILOVER ] active canal-server and primary killed together: the standby delivered the new "
               "primary's first rows %.2f s later (ZooKeeper session timeout 6 s)\n",
               SecondsSince(killed));
