@@ -64,4 +64,33 @@ bool EventParser::StillPrimary(mysql::QueryConnection* query, std::string* reaso
   return false;
 }
 
+bool EventParser::DetectingSqlPasses(mysql::QueryConnection* query, std::string* reason) {
+  if (!options_.detecting_enable || options_.detecting_sql.empty()) return true;
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
+  if (now - detected_ms_ < options_.heartbeat_period_ms) return true;
+  detected_ms_ = now;
+  mysql::ResultSet rs;
+  Status s = query->Query(options_.detecting_sql, &rs);
+  if (s.ok()) {
+    detect_failures_ = 0;
+    return true;
+  }
+  ++detect_failures_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++status_.detecting_failures;
+  }
+  log_->warn("[{}] canal.instance.detecting.sql failed on {} ({} in a row): {}", options_.destination,
+             options_.master.Address(), detect_failures_, s.ToString());
+  if (!options_.detecting_ha || options_.candidates.size() < 2 || detect_failures_ < options_.detect_retry_threshold) {
+    return true;
+  }
+  *reason = "canal.instance.detecting.sql failed " + std::to_string(detect_failures_) + " times in a row on " +
+            options_.master.Address() + " (canal.instance.detecting.heartbeatHaEnable): " + s.ToString();
+  detect_failures_ = 0;
+  return false;
+}
+
 }  // namespace canal::parser

@@ -36,6 +36,20 @@ struct EventParser::StartPlan {
   std::string origin;  // for the log line: "stored cursor", "journal.name", ...
   // The GTID state at the start when the start names one (the cursor's set, a GTID start).
   std::optional<binlog::GtidSet> state;
+  // A cursor inside a transaction: that transaction's GTID (MySQL: checked against the
+  // server's binlog before the position inside it is trusted).
+  std::string inside_gtid;
+
+  // A start after `resume` by GTID (it begins at a transaction: nothing to skip).
+  void ResumeAfter(Kind gtid_kind, const binlog::GtidSet& resume) {
+    kind = gtid_kind;
+    gtid = resume.ToString();
+    point = ResumePoint{};
+    state = resume;
+  }
 };
+
+// SELECT @@GLOBAL.<name> as a GTID set (empty when NULL); errors name the variable.
+Status ReadGtidVariable(mysql::QueryConnection* query, const char* name, binlog::GtidSet* out);
 
 }  // namespace canal::parser

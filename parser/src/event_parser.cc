@@ -126,6 +126,8 @@ std::string_view ParserErrorKind(const Status& error) {
       return "position";
     case binlog::kErrorDiverged:
       return "diverged";
+    case binlog::kErrorNoGtidState:
+      return "no_gtid";
     default:
       break;
   }
@@ -357,8 +359,8 @@ Status EventParser::PlanStart(mysql::QueryConnection* query, const mysql::Server
   if (plan->point.empty()) {
     // Nothing delivered yet after a GTID start: start again after the same state.
     const GtidStateTracker& state = buffer_.gtid_state();
-    if (info.mariadb && state.known()) {
-      plan->kind = StartPlan::Kind::kMariaGtid;
+    if (state.known()) {
+      plan->kind = info.mariadb ? StartPlan::Kind::kMariaGtid : StartPlan::Kind::kMysqlGtid;
       plan->gtid = state.state().ToString();
     } else {
       plan->kind = options_.start.gtid.empty()
@@ -469,7 +471,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     if (options_.on_caught_up) options_.on_caught_up();
     // Caught up: a moment to ask whether this is still the primary (a switchover makes it
     // read-only and writes go elsewhere, while this stream would just go quiet).
-    if (std::string reason; !StillPrimary(&query, &reason)) {
+    if (std::string reason; !StillPrimary(&query, &reason) || !DetectingSqlPasses(&query, &reason)) {
       not_primary_ = std::move(reason);
       dump.Shutdown();
     }

@@ -38,6 +38,8 @@ std::string RunText(uint32_t domain, uint32_t server, uint64_t first, uint64_t l
                        : GtidText(domain, server, first) + ".." + GtidText(domain, server, last);
 }
 
+}  // namespace
+
 Status ReadGtidVariable(mysql::QueryConnection* query, const char* name, binlog::GtidSet* out) {
   mysql::ResultSet rs;
   CANAL_RETURN_IF_ERROR(query->Query(std::string("SELECT @@GLOBAL.") + name, &rs));
@@ -45,8 +47,6 @@ Status ReadGtidVariable(mysql::QueryConnection* query, const char* name, binlog:
   if (rs.rows.empty() || rs.rows[0].empty() || !rs.rows[0][0].has_value()) return Status::OK();
   return binlog::GtidSet::Parse(*rs.rows[0][0], out).WithContext(std::string("@@") + name);
 }
-
-}  // namespace
 
 Status EventParser::BinlogGtidPos(mysql::QueryConnection* query, const ResumePoint& point,
                                   std::optional<binlog::GtidSet>* out) {
@@ -66,21 +66,8 @@ Status EventParser::BinlogGtidPos(mysql::QueryConnection* query, const ResumePoi
 Status EventParser::FollowGtidState(mysql::QueryConnection* query, const mysql::ServerInfo& info, bool first_start,
                                     StartPlan* plan) {
   GtidStateTracker& state = buffer_.gtid_state();
-  if (!info.mariadb) {
-    state.Reset();  // MySQL streams are not tracked yet: their cursors carry no set
-    if (!first_start && plan->kind == StartPlan::Kind::kPosition && streamed_server_id_ != 0 &&
-        info.server_id != streamed_server_id_) {
-      // Another server behind the address (or another candidate): its binlog offsets are not
-      // the stream's, and reading there would deliver the wrong changes.
-      return Status::Aborted(
-          options_.master.Address() + " is now server_id " + std::to_string(info.server_id) + ", the stream was on " +
-          std::to_string(streamed_server_id_) + ": a MySQL binlog position means nothing on another server, and " +
-          "following a MySQL failover by GTID is not supported yet. Reset the cursor and start this destination "
-          "with canal.instance.master.gtid = the GTID set its clients have received (docs/replication.md, "
-          "\"Failover\")");
-    }
-    return Status::OK();
-  }
+  if (!info.mariadb) return FollowMysqlGtidState(query, info, first_start, plan);
+  state.SetTracking(true);
   if (plan->kind == StartPlan::Kind::kMariaGtid) {
     binlog::GtidSet start;
     if (plan->state) {
@@ -100,6 +87,8 @@ Status EventParser::FollowGtidState(mysql::QueryConnection* query, const mysql::
     // The same server as the last session: nothing to check (a reconnect, a restart).
     if (info.server_id == streamed_server_id_) return Status::OK();
     expected = state.state();
+  } else if (streamed_server_id_ != 0 && info.server_id != streamed_server_id_) {
+    return FailoverWithoutGtids(query, info, plan);
   }
   std::optional<binlog::GtidSet> there;
   Status s = BinlogGtidPos(query, plan->point, &there);
@@ -210,10 +199,7 @@ Status EventParser::ResumeByGtid(mysql::QueryConnection* query, const mysql::Ser
     ++status_.failovers;
     status_.failover_new_transactions += fresh;
   }
-  plan->kind = StartPlan::Kind::kMariaGtid;
-  plan->gtid = resume.ToString();
-  plan->point = ResumePoint{};
-  plan->state = resume;
+  plan->ResumeAfter(StartPlan::Kind::kMariaGtid, resume);
   buffer_.gtid_state().Start(resume);
   return Status::OK();
 }

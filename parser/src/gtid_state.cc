@@ -9,9 +9,14 @@ void GtidStateTracker::Reset() {
   base_behind_ = false;
 }
 
+void GtidStateTracker::SetTracking(bool on) {
+  tracking_ = on;
+  if (!on) Reset();
+}
+
 void GtidStateTracker::Start(const binlog::GtidSet& state) {
   Reset();
-  if (state.flavor() == binlog::GtidSet::Flavor::kMysql) return;
+  if (!tracking_) return;
   // An empty state is a real one (a primary that never wrote a GTID).
   known_ = true;
   state_ = state;
@@ -19,10 +24,12 @@ void GtidStateTracker::Start(const binlog::GtidSet& state) {
 }
 
 void GtidStateTracker::OnGtidList(const binlog::GtidSet& state) {
-  if (state.flavor() == binlog::GtidSet::Flavor::kMysql) return;
+  if (!tracking_) return;
   if (known_) {
     // The file's list includes every domain so far; ours may know one the list does not
-    // (a fake list of a GTID start names only the requested state): keep the union.
+    // (a fake list of a GTID start names only the requested state): keep the union. MySQL:
+    // what was executed before the file is in the state already, or was skipped by a GTID
+    // dump because the start's set has it; the union is right either way.
     if (!state_.Add(state).ok()) return;
   } else {
     known_ = true;
@@ -53,6 +60,15 @@ void GtidStateTracker::Delivered(uint32_t domain, uint32_t server_id, uint64_t s
   base_behind_ = true;
 }
 
+void GtidStateTracker::DeliveredMysql(const std::array<uint8_t, 16>& sid, std::string_view tag, int64_t gno) {
+  if (!known_) return;
+  if (!state_.AddMysql(sid, tag, gno).ok()) {
+    Reset();  // a MariaDB state cannot take it: not tracked
+    return;
+  }
+  base_behind_ = true;
+}
+
 Status GtidStateAt(const LogPosition& cursor, binlog::GtidSet* out) {
   *out = binlog::GtidSet();
   if (cursor.gtid_set == nullptr) return Status::NotFound("the cursor carries no GTID set");
@@ -60,9 +76,6 @@ Status GtidStateAt(const LogPosition& cursor, binlog::GtidSet* out) {
   if (cursor.transaction_begin != 0 || cursor.gtid.empty()) return Status::OK();
   binlog::GtidSet own;
   CANAL_RETURN_IF_ERROR(binlog::GtidSet::Parse(cursor.gtid, &own).WithContext("the cursor's gtid"));
-  if (own.flavor() != binlog::GtidSet::Flavor::kMariadb) {
-    return Status::NotSupported("the cursor's gtid '" + cursor.gtid + "' is not a MariaDB GTID");
-  }
   return out->Add(own).WithContext("the cursor's gtid");
 }
 

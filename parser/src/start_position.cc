@@ -25,6 +25,7 @@ Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::Ser
                                 .WithContext("the stored cursor of destination " + options_.destination +
                                              " (meta.dat or its ZooKeeper node; see docs/operations.md to reset it)"));
       plan->origin = "stored cursor";
+      if (cursor.transaction_begin != 0) plan->inside_gtid = cursor.gtid;
       binlog::GtidSet state;
       if (GtidStateAt(cursor, &state).ok()) plan->state = std::move(state);
       return Status::OK();

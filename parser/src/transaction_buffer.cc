@@ -115,7 +115,8 @@ TxEvent* TransactionBuffer::Append(TxEventKind kind, const binlog::Event& event,
 }
 
 Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset,
-                                    std::string gtid, const binlog::MariaGtidEvent* maria) {
+                                    std::string gtid, const binlog::MariaGtidEvent* maria,
+                                    const binlog::GtidEvent* mysql) {
   if (skipping_ && offset != resume_.position) {
     return Status::Corruption("binlog " + std::string(file) + ": resuming inside the transaction at " +
                               std::to_string(resume_.position) + " but the stream's first transaction starts at " +
@@ -132,13 +133,24 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
   txn_.events.clear();
   txn_bytes_ = 0;
   state_ = State::kGroupOpened;
-  maria_gtid_ = maria != nullptr;
+  gtid_kind_ = GtidKind::kNone;
   if (maria != nullptr) {
+    gtid_kind_ = GtidKind::kMariadb;
     gtid_domain_ = maria->domain_id;
     gtid_server_ = maria->server_id;
     gtid_seq_ = maria->seq_no;
+  } else if (mysql != nullptr) {
+    if (mysql->anonymous) {
+      // No set describes a stream with anonymous transactions (gtid_mode below ON).
+      if (gtid_state_.known()) gtid_state_.Reset();
+    } else {
+      gtid_kind_ = GtidKind::kMysql;
+      gtid_sid_ = mysql->sid;
+      gtid_tag_.assign(mysql->tag);
+      gtid_gno_ = mysql->gno;
+    }
   }
-  // Each transaction carries the exact state before it (gtid_state.h); a group without a MariaDB
+  // Each transaction carries the exact state before it (gtid_state.h); a group without a
   // GTID leaves the state as it is.
   SetGtidBase(gtid_state_.Base());
   return Status::OK();
@@ -155,7 +167,11 @@ Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
   if (!s.ok()) return s.WithContext("transaction at " + txn_.file + ":" + std::to_string(txn_.begin_offset));
   ++pieces_;
   if (last_piece) {
-    if (maria_gtid_) gtid_state_.Delivered(gtid_domain_, gtid_server_, gtid_seq_);
+    if (gtid_kind_ == GtidKind::kMariadb) {
+      gtid_state_.Delivered(gtid_domain_, gtid_server_, gtid_seq_);
+    } else if (gtid_kind_ == GtidKind::kMysql) {
+      gtid_state_.DeliveredMysql(gtid_sid_, gtid_tag_, gtid_gno_);
+    }
     ++transactions_;
     resume_.file = txn_.file;
     resume_.position = end_offset;
@@ -221,7 +237,7 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
 
   if (const auto* g = event.As<binlog::GtidEvent>()) {
     CANAL_RETURN_IF_ERROR(close_open_group());
-    return OpenGroup(event, file, offset, g->anonymous ? std::string() : g->ToString());
+    return OpenGroup(event, file, offset, g->anonymous ? std::string() : g->ToString(), nullptr, g);
   }
   if (const auto* g = event.As<binlog::MariaGtidEvent>()) {
     CANAL_RETURN_IF_ERROR(close_open_group());
@@ -323,6 +339,11 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
       if (!state.AddMariadb(g.domain_id, g.server_id, g.seq_no).ok()) return Status::OK();
     }
     gtid_state_.OnGtidList(state);
+    return Status::OK();
+  }
+  if (const auto* prev = event.As<binlog::PreviousGtidsEvent>(); prev != nullptr && state_ == State::kIdle) {
+    // MySQL: every transaction executed before this binlog file.
+    gtid_state_.OnGtidList(binlog::GtidSet::FromPreviousGtids(*prev));
     return Status::OK();
   }
   // TABLE_MAP, FORMAT_DESCRIPTION, ROTATE, heartbeats, annotations, INTVAR and the

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "canal/common/trim.h"
 #include "canal/parser/event_parser.h"
 #include "canal/sink/table_filter.h"
 
@@ -488,12 +489,42 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.standby.address", &standby, &standby_source));
   if (standby && !standby->empty()) {
     CANAL_RETURN_IF_ERROR(add_candidates("canal.instance.standby.address", *standby, standby_source));
+    // Canal's standby start (used when a stream without GTID state moves to it).
+    parser::MasterCandidate first;
+    std::string one = standby->substr(0, standby->find(','));
+    one.erase(0, one.find_first_not_of(" \t"));
+    one.erase(one.find_last_not_of(" \t") + 1);
+    if (SplitAddress(one, &first.host, &first.port)) config->parser.standby = first;
+    PropertySource pos_source;
+    parser::StartPosition& at = config->parser.standby_start;
+    CANAL_RETURN_IF_ERROR(keys.String("canal.instance.standby.journal.name", "", &at.journal_name));
+    CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.standby.position", 0, 0,
+                                                 std::numeric_limits<int64_t>::max(), "a binlog offset",
+                                                 &at.position));
+    if (at.position != 0 && at.journal_name.empty()) {
+      std::optional<std::string> pos;
+      CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.standby.position", &pos, &pos_source));
+      return keys.Bad("canal.instance.standby.position", pos.value_or(""), pos_source,
+                      "a position needs canal.instance.standby.journal.name (the standby's binlog file it is in)");
+    }
+    CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.standby.timestamp", 0, 0,
+                                                std::numeric_limits<int64_t>::max(),
+                                                "a time in milliseconds since 1970-01-01 UTC", &at.timestamp_ms));
   }
   config->parser.master.host = candidates.front().host;
   config->parser.master.port = candidates.front().port;
   if (candidates.size() > 1) config->parser.candidates = std::move(candidates);
   CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.retry.threshold", 3, 1, 1000,
                                           "a number of failed sessions", &config->parser.detect_retry_threshold));
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.detecting.enable", false, &config->parser.detecting_enable));
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.detecting.heartbeatHaEnable", false, &config->parser.detecting_ha));
+  std::optional<std::string> detecting_sql;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.detecting.sql", &detecting_sql, &source));
+  if (detecting_sql && !Trim(*detecting_sql).empty()) config->parser.detecting_sql = std::string(Trim(*detecting_sql));
+  if (config->parser.detecting_enable && config->parser.detecting_sql.size() > 4096) {
+    return keys.Bad("canal.instance.detecting.sql", config->parser.detecting_sql.substr(0, 64) + "...", source,
+                    "one SQL statement of at most 4096 bytes");
+  }
   std::optional<std::string> user;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.dbUsername", &user, &source));
   if (!user || user->empty()) {
@@ -555,6 +586,12 @@ Status ReadParserKeys(KeyReader& keys, InstanceConfig* config) {
       !parser::ParseDivergedAction(Lower(*diverged), &config->parser.on_diverged).ok()) {
     return keys.Bad("canal.instance.failover.diverged", *diverged, source, "not one of stop, continue");
   }
+  bool by_time = false;
+  int fallback_window_s = 60;
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.failover.timestamp.fallback", false, &by_time));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.fallbackIntervalInSeconds", 60, 1, 86400, "seconds",
+                                          &fallback_window_s));
+  config->parser.failover_timestamp_fallback_s = by_time ? fallback_window_s : 0;
   std::optional<std::string> forms;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.value.format", &forms, &source));
   if (forms && !forms->empty()) {

@@ -202,13 +202,24 @@ void OwnSeries(Page& p, const ServerReport& r) {
       "canal_instance_upstream_reconnects", "Reconnections to the primary", MetricType::kCounter,
       [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.reconnects; }); });
   // Database failovers followed (docs/replication.md, "Failover").
-  p.Family("canal_instance_failovers", "Moves of the stream to another server's binlog by GTID state",
+  p.Family("canal_instance_failovers", "Moves of the stream to another server's binlog (by GTID state, or by time)",
            MetricType::kCounter,
            [&](TextWriter& w) { PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.failovers; }); });
   p.Family("canal_instance_failover_lost_transactions",
            "Delivered transactions a new primary lacked (canal.instance.failover.diverged=continue went on)",
            MetricType::kCounter, [&](TextWriter& w) {
              PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.failover_lost_transactions; });
+           });
+  p.Family("canal_instance_failover_timestamp_fallbacks",
+           "Failovers without GTID state resumed by time (canal.instance.failover.timestamp.fallback): each "
+           "delivers up to canal.instance.fallbackIntervalInSeconds of changes again",
+           MetricType::kCounter, [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.failover_timestamp_fallbacks; });
+           });
+  p.Family("canal_instance_detecting_failures",
+           "Runs of canal.instance.detecting.sql that failed on the primary", MetricType::kCounter,
+           [&](TextWriter& w) {
+             PerInstance(w, r, [](const DestinationReport& d) { return d.status.parser.detecting_failures; });
            });
   // Snapshots (docs/snapshot.md): progress of the one running or last run in this server run.
   p.Family("canal_instance_snapshot_rows_sent", "Snapshot rows sent to the destination's clients",

@@ -40,7 +40,9 @@ json DestinationJson(const DestinationReport& d, int64_t now_ms) {
     j["server"] = s.parser.server;
     j["failover"] = {{"moves", s.parser.failovers},
                      {"lost_transactions", s.parser.failover_lost_transactions},
-                     {"new_transactions", s.parser.failover_new_transactions}};
+                     {"new_transactions", s.parser.failover_new_transactions},
+                     {"timestamp_fallbacks", s.parser.failover_timestamp_fallbacks}};
+    j["detecting_failures"] = s.parser.detecting_failures;
     j["received_bytes"] = s.parser.bytes;
     j["ring"] = {{"entries", ring.put_sequence - ring.ack_sequence},
                  {"not_fetched", ring.put_sequence - ring.get_sequence},
@@ -199,7 +201,11 @@ std::string RenderStatusHtml(const ServerReport& report) {
         Row("failovers",
             std::to_string(d.status.parser.failovers) + " (lost " +
                 std::to_string(d.status.parser.failover_lost_transactions) + ", new " +
-                std::to_string(d.status.parser.failover_new_transactions) + " transactions)",
+                std::to_string(d.status.parser.failover_new_transactions) + " transactions" +
+                (d.status.parser.failover_timestamp_fallbacks != 0
+                     ? ", " + std::to_string(d.status.parser.failover_timestamp_fallbacks) + " by time"
+                     : std::string()) +
+                ")",
             &out);
       }
       if (!d.status.parser.last_error.empty()) {

@@ -111,7 +111,51 @@ TEST(GtidSet, FlavorsDoNotMix) {
   EXPECT_EQ(mysql.AddMariadb(0, 1, 2).code(), Status::Code::kInvalidArgument);
   std::string bytes;
   EXPECT_FALSE(maria.EncodeForDump(&bytes).ok());
-  EXPECT_EQ(Set(std::string(kA) + ":t:1").EncodeForDump(&bytes).code(), Status::Code::kNotSupported);
+}
+
+TEST(GtidSet, TaggedSetsUseMysql84sTaggedDumpForm) {
+  const GtidSet s = Set(std::string(kA) + ":1-5:Blue:3-4," + kB + ":7");
+  std::string bytes;
+  ASSERT_TRUE(s.EncodeForDump(&bytes).ok());
+  // Count word: format 1 at both ends, three sources (A untagged, A "blue", B) between.
+  ASSERT_GE(bytes.size(), 8u);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 1);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[1]), 3);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[7]), 1);
+  EXPECT_EQ(bytes.size(), 8u + (16 + 1 + 8 + 16) + (16 + 1 + 4 + 8 + 16) + (16 + 1 + 8 + 16));
+  GtidSet back;
+  ASSERT_TRUE(GtidSet::DecodeFromDump(bytes, &back).ok());
+  EXPECT_TRUE(back == s);
+  EXPECT_EQ(back.ToString(), s.ToString());
+  // An untagged set keeps the form every server reads.
+  ASSERT_TRUE(Set(std::string(kA) + ":1-5").EncodeForDump(&bytes).ok());
+  EXPECT_EQ(static_cast<uint8_t>(bytes[7]), 0);
+}
+
+TEST(GtidSet, BadTaggedDumpFormsAreRefused) {
+  auto le = [](uint64_t v) {
+    std::string s;
+    for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+    return s;
+  };
+  const uint64_t one_tagged = (uint64_t{1} << 56) | (uint64_t{1} << 8) | 1;
+  const std::string sid(16, '\x11');
+  GtidSet s;
+  // A source count the bytes cannot hold.
+  EXPECT_EQ(GtidSet::DecodeFromDump(le((uint64_t{1} << 56) | (uint64_t{1} << 40) | 1), &s).code(),
+            Status::Code::kCorruption);
+  // A tag longer than 32, an odd (multi-byte) length, a truncated tag, bad characters.
+  EXPECT_EQ(GtidSet::DecodeFromDump(le(one_tagged) + sid + std::string(1, 66 << 1) + std::string(66, 'a') + le(0), &s)
+                .code(),
+            Status::Code::kCorruption);
+  EXPECT_EQ(GtidSet::DecodeFromDump(le(one_tagged) + sid + "\x03" + le(0), &s).code(), Status::Code::kCorruption);
+  EXPECT_EQ(GtidSet::DecodeFromDump(le(one_tagged) + sid + "\x40" + std::string(10, 'a'), &s).code(), Status::Code::kTruncated);
+  EXPECT_EQ(GtidSet::DecodeFromDump(le(one_tagged) + sid + "\x04" "a-" + le(0), &s).code(), Status::Code::kCorruption);
+  // An interval count past the end.
+  EXPECT_EQ(GtidSet::DecodeFromDump(le(one_tagged) + sid + "\x02t" + le(1000), &s).code(),
+            Status::Code::kCorruption);
+  // A good one-source tagged set with no intervals decodes.
+  EXPECT_TRUE(GtidSet::DecodeFromDump(le(one_tagged) + sid + "\x02t" + le(0), &s).ok());
 }
 
 TEST(GtidSet, BadTextIsRefusedNamingTheElement) {

@@ -88,10 +88,45 @@ TEST(GtidStateTracker, UnknownUntilAStartOrAGtidListNamesIt) {
   t.OnGtidList(Set("0-1-7,3-9-2"));
   ASSERT_TRUE(t.known());
   EXPECT_EQ(After(t.Base(), "0-1-8"), "0-1-8,3-9-2");
-  // MySQL states are not tracked (yet): a start with one leaves it unknown.
-  t.Start(Set("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"));
+}
+
+// MySQL: the executed set, from a start or a file's PREVIOUS_GTIDS, grown by each transaction.
+TEST(GtidStateTracker, MysqlStatesAreExecutedSetsGrownByEachTransaction) {
+  constexpr const char* kA = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+  std::array<uint8_t, 16> sid{};
+  ASSERT_TRUE(Set(std::string(kA) + ":1").sources().size() == 1);
+  sid = Set(std::string(kA) + ":1").sources()[0].sid;
+  GtidStateTracker t;
+  t.DeliveredMysql(sid, "", 1);  // nothing to apply it to
   EXPECT_FALSE(t.known());
-  EXPECT_EQ(t.Base(), nullptr);
+  t.OnGtidList(Set(std::string(kA) + ":1-5"));  // the file's PREVIOUS_GTIDS
+  ASSERT_TRUE(t.known());
+  EXPECT_EQ(*t.Base(), std::string(kA) + ":1-5");
+  t.DeliveredMysql(sid, "", 6);
+  t.DeliveredMysql(sid, "blue", 1);
+  EXPECT_EQ(*t.Base(), std::string(kA) + ":1-6:blue:1");
+  // A cursor at that transaction's end: the base with its own (tagged) GTID.
+  LogPosition at;
+  at.journal_name = "binlog.000002";
+  at.position = 900;
+  at.gtid_set = t.Base();
+  at.gtid = std::string(kA) + ":blue:2";
+  binlog::GtidSet state;
+  ASSERT_TRUE(GtidStateAt(at, &state).ok());
+  EXPECT_EQ(state.ToString(), std::string(kA) + ":1-6:blue:1-2");
+  // Inside the transaction: the base alone.
+  at.transaction_begin = 700;
+  ASSERT_TRUE(GtidStateAt(at, &state).ok());
+  EXPECT_EQ(state.ToString(), std::string(kA) + ":1-6:blue:1");
+  // A server below gtid_mode=ON: nothing is tracked, whatever the binlog says.
+  t.SetTracking(false);
+  EXPECT_FALSE(t.known());
+  t.OnGtidList(Set(std::string(kA) + ":1-9"));
+  t.Start(Set(std::string(kA) + ":1-9"));
+  EXPECT_FALSE(t.known());
+  t.SetTracking(true);
+  t.Start(Set(std::string(kA) + ":1-9"));
+  EXPECT_TRUE(t.known());
 }
 
 TEST(GtidStateTracker, AGtidListKeepsDomainsOnlyTheStreamKnew) {

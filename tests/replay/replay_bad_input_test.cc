@@ -17,84 +17,14 @@ namespace canal::testing {
 namespace {
 
 // A bare socket speaking just enough of the protocol to misbehave.
-class RawClient {
+class RawClient : public RawMysqlClient {
  public:
-  explicit RawClient(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~RawClient() { ::close(fd_); }
-  bool connected() const { return connected_; }
-
+  using RawMysqlClient::RawMysqlClient;
   void Send(uint8_t seq, std::string_view payload) { ASSERT_TRUE(TrySend(seq, payload)); }
-  // False when the server closed before taking it all (as it may, for an oversized packet).
-  bool TrySend(uint8_t seq, std::string_view payload) {
-    std::string f;
-    for (int i = 0; i < 3; ++i) f.push_back(static_cast<char>((payload.size() >> (8 * i)) & 0xFF));
-    f.push_back(static_cast<char>(seq));
-    f.append(payload);
-    size_t done = 0;
-    while (done < f.size()) {
-      const ssize_t n = ::send(fd_, f.data() + done, f.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  // One packet's payload; false when the server closed (or 10 s passed).
-  bool Read(std::string* payload) {
-    char h[4];
-    if (!ReadN(h, 4)) return false;
-    const size_t len = static_cast<uint8_t>(h[0]) | static_cast<uint8_t>(h[1]) << 8 | static_cast<uint8_t>(h[2]) << 16;
-    payload->resize(len);
-    return ReadN(payload->data(), len);
-  }
-  // Reads the greeting and logs in with an empty mysql_native_password.
   void LogIn() {
-    std::string p;
-    ASSERT_TRUE(Read(&p));
-    std::string login;
-    const uint32_t caps = 0x200 | 0x8000 | 0x80000;  // protocol 41, secure connection, plugin auth
-    for (int i = 0; i < 4; ++i) login.push_back(static_cast<char>((caps >> (8 * i)) & 0xFF));
-    login.append(4, '\0');
-    login.push_back(45);
-    login.append(23, '\0');
-    login.append("repl");
-    login.push_back('\0');
-    login.push_back('\0');  // no scramble: empty password
-    login.append("mysql_native_password");
-    login.push_back('\0');
-    Send(1, login);
-    ASSERT_TRUE(Read(&p));
-    ASSERT_FALSE(p.empty());
-    ASSERT_EQ(static_cast<uint8_t>(p[0]), 0x00) << "login refused: " << p.substr(1);
+    std::string why;
+    ASSERT_TRUE(RawMysqlClient::LogIn(&why)) << why;
   }
-  // The error number of the next packet, which must be an ERR packet.
-  int ReadError() {
-    std::string p;
-    if (!Read(&p)) return -1;
-    if (p.size() < 3 || static_cast<uint8_t>(p[0]) != 0xFF) return 0;
-    return static_cast<uint8_t>(p[1]) | static_cast<uint8_t>(p[2]) << 8;
-  }
-
- private:
-  bool ReadN(char* dst, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 10'000) <= 0) return false;
-      const ssize_t got = ::recv(fd_, dst + done, n - done, 0);
-      if (got <= 0) return false;
-      done += static_cast<size_t>(got);
-    }
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
 };
 
 class ReplayBadInput : public ::testing::Test {

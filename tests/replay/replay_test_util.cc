@@ -1,5 +1,10 @@
 #include "replay_test_util.h"
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "canal/parser/binlog/binlog_file_reader.h"
@@ -124,6 +129,94 @@ std::unique_ptr<ReplayPrimary> StartPrimary(ReplayPrimaryOptions o) {
   EXPECT_TRUE(s.ok()) << s.ToString();
   if (!s.ok()) return nullptr;
   return p;
+}
+
+std::string HistoryRow(uint32_t id) { return "shop.t INSERT after: id=" + std::to_string(id); }
+
+GtidHistory SmallHistory(const std::string& uuid_a, const std::string& uuid_b) {
+  GtidHistory h;
+  h.uuids = {uuid_a, uuid_b};
+  h.runs = {{0, "", 1, 3}, {0, "blue", 1, 2}, {1, "", 1, 2}, {0, "", 4, 5}};
+  return h;
+}
+
+RawMysqlClient::RawMysqlClient(uint16_t port) {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
+RawMysqlClient::~RawMysqlClient() { ::close(fd_); }
+
+bool RawMysqlClient::TrySend(uint8_t seq, std::string_view payload) {
+  std::string f;
+  for (int i = 0; i < 3; ++i) f.push_back(static_cast<char>((payload.size() >> (8 * i)) & 0xFF));
+  f.push_back(static_cast<char>(seq));
+  f.append(payload);
+  size_t done = 0;
+  while (done < f.size()) {
+    const ssize_t n = ::send(fd_, f.data() + done, f.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool RawMysqlClient::Read(std::string* payload) {
+  char h[4];
+  if (!ReadN(h, 4)) return false;
+  const size_t len = static_cast<uint8_t>(h[0]) | static_cast<uint8_t>(h[1]) << 8 | static_cast<uint8_t>(h[2]) << 16;
+  payload->resize(len);
+  return ReadN(payload->data(), len);
+}
+
+bool RawMysqlClient::LogIn(std::string* why) {
+  std::string p;
+  if (!connected_ || !Read(&p)) {
+    *why = "no greeting";
+    return false;
+  }
+  std::string login;
+  const uint32_t caps = 0x200 | 0x8000 | 0x80000;  // protocol 41, secure connection, plugin auth
+  for (int i = 0; i < 4; ++i) login.push_back(static_cast<char>((caps >> (8 * i)) & 0xFF));
+  login.append(4, '\0');
+  login.push_back(45);
+  login.append(23, '\0');
+  login.append("repl");
+  login.push_back('\0');
+  login.push_back('\0');  // no scramble: empty password
+  login.append("mysql_native_password");
+  login.push_back('\0');
+  if (!TrySend(1, login) || !Read(&p) || p.empty()) {
+    *why = "no answer to the login";
+    return false;
+  }
+  if (static_cast<uint8_t>(p[0]) != 0x00) {
+    *why = "login refused: " + p.substr(1);
+    return false;
+  }
+  return true;
+}
+
+int RawMysqlClient::ReadError() {
+  std::string p;
+  if (!Read(&p)) return -1;
+  if (p.size() < 3 || static_cast<uint8_t>(p[0]) != 0xFF) return 0;
+  return static_cast<uint8_t>(p[1]) | static_cast<uint8_t>(p[2]) << 8;
+}
+
+bool RawMysqlClient::ReadN(char* dst, size_t n) {
+  for (size_t done = 0; done < n;) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 10'000) <= 0) return false;
+    const ssize_t got = ::recv(fd_, dst + done, n - done, 0);
+    if (got <= 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
 }
 
 }  // namespace canal::testing

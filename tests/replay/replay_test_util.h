@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "canal/common/status.h"
 #include "canal/parser/mysql/dump_connection.h"
+#include "support/mysql_binlog_writer.h"
 #include "support/replay_primary/replay_primary.h"
 
 namespace canal::testing {
@@ -45,6 +48,37 @@ Status ReadStream(mysql::DumpConnection* conn, StreamDecode* out, size_t max_eve
 
 // Options for our client against `primary`.
 mysql::ConnectionOptions ReplicaOptions(const ReplayPrimary& primary, const ReplayPrimaryOptions& o);
+
+// The rendered line (support/row_render.h) of the row a written history's transaction inserts.
+std::string HistoryRow(uint32_t id);
+// A small history of two servers: A:1-3, then A:blue:1-2, B:1-2, A:4-5.
+GtidHistory SmallHistory(const std::string& uuid_a, const std::string& uuid_b);
+
+// A bare socket speaking just enough of the client protocol for tests that send their
+// own (or malformed) packets.
+class RawMysqlClient {
+ public:
+  explicit RawMysqlClient(uint16_t port);
+  ~RawMysqlClient();
+  RawMysqlClient(const RawMysqlClient&) = delete;
+  RawMysqlClient& operator=(const RawMysqlClient&) = delete;
+  bool connected() const { return connected_; }
+  // One packet. False when the server closed before taking it all (as it may, for an
+  // oversized packet).
+  bool TrySend(uint8_t seq, std::string_view payload);
+  // One packet's payload; false when the server closed (or 10 s passed).
+  bool Read(std::string* payload);
+  // Reads the greeting and logs in as "repl" with an empty mysql_native_password; false
+  // (and *why) when that fails.
+  bool LogIn(std::string* why);
+  // The error number of the next packet: -1 when the server closed, 0 when not an error.
+  int ReadError();
+
+ private:
+  bool ReadN(char* dst, size_t n);
+  int fd_ = -1;
+  bool connected_ = false;
+};
 
 // A primary with `o`, started; a test failure (and nullptr) when it cannot start.
 std::unique_ptr<ReplayPrimary> StartPrimary(ReplayPrimaryOptions o);

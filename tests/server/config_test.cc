@@ -355,11 +355,95 @@ TEST_F(ConfigTest, AListOfAddressesAndTheStandbyAreCandidatesInOrder) {
   EXPECT_EQ(i.parser.candidates[3].host, "10.0.0.4");
   EXPECT_EQ(i.parser.detect_retry_threshold, 5);
   EXPECT_EQ(i.parser.on_diverged, parser::DivergedAction::kContinue);
+  EXPECT_EQ(i.parser.standby.host, "10.0.0.4") << "Canal's standby (its start keys apply to it)";
+  EXPECT_EQ(i.parser.standby.port, 3306);
+  EXPECT_TRUE(i.parser.standby_start.journal_name.empty());
+  // Canal's standby start keys, read with Canal's meaning.
+  InstanceConfig at;
+  ASSERT_TRUE(LoadInstance("",
+                           "canal.instance.master.address = 10.0.0.1:3306\n"
+                           "canal.instance.standby.address = 10.0.0.2:3307\n"
+                           "canal.instance.standby.journal.name = mysql-bin.000007\n"
+                           "canal.instance.standby.position = 4711\n"
+                           "canal.instance.standby.timestamp = 1700000000000\n"
+                           "canal.instance.dbUsername=u\n",
+                           &at)
+                  .ok());
+  EXPECT_EQ(at.parser.standby.host, "10.0.0.2");
+  EXPECT_EQ(at.parser.standby.port, 3307);
+  EXPECT_EQ(at.parser.standby_start.journal_name, "mysql-bin.000007");
+  EXPECT_EQ(at.parser.standby_start.position, 4711u);
+  EXPECT_EQ(at.parser.standby_start.timestamp_ms, 1700000000000);
+  InstanceConfig lone;
+  const Status s2 = LoadInstance("",
+                                 "canal.instance.master.address = 10.0.0.1:3306\n"
+                                 "canal.instance.standby.address = 10.0.0.2:3307\n"
+                                 "canal.instance.standby.position = 4711\n"
+                                 "canal.instance.dbUsername=u\n",
+                                 &lone);
+  EXPECT_NE(s2.message().find("canal.instance.standby.journal.name"), std::string_view::npos) << s2.ToString();
   // One address: no candidates, the stream stays with it (today's behaviour).
   InstanceConfig one;
   ASSERT_TRUE(LoadInstance("", "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n", &one).ok());
   EXPECT_TRUE(one.parser.candidates.empty());
   EXPECT_EQ(one.parser.on_diverged, parser::DivergedAction::kStop);
+  EXPECT_EQ(one.parser.failover_timestamp_fallback_s, 0) << "no resume by time unless asked";
+}
+
+// A failover without GTIDs: stop by default; resume by time only when asked, over Canal's window.
+TEST_F(ConfigTest, TheTimestampFallbackIsOffUnlessAskedAndUsesCanalsWindow) {
+  InstanceConfig on;
+  ASSERT_TRUE(LoadInstance("",
+                           "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n"
+                           "canal.instance.failover.timestamp.fallback=true\n",
+                           &on)
+                  .ok());
+  EXPECT_EQ(on.parser.failover_timestamp_fallback_s, 60);
+  InstanceConfig window;
+  ASSERT_TRUE(LoadInstance("",
+                           "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n"
+                           "canal.instance.failover.timestamp.fallback=true\n"
+                           "canal.instance.fallbackIntervalInSeconds=15\n",
+                           &window)
+                  .ok());
+  EXPECT_EQ(window.parser.failover_timestamp_fallback_s, 15);
+  InstanceConfig off;
+  ASSERT_TRUE(LoadInstance("",
+                           "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n"
+                           "canal.instance.fallbackIntervalInSeconds=15\n",
+                           &off)
+                  .ok());
+  EXPECT_EQ(off.parser.failover_timestamp_fallback_s, 0) << "a window alone does not turn the fallback on";
+}
+
+// Canal's detection keys: off by default, Canal's statement, HA only when asked.
+TEST_F(ConfigTest, DetectingKeysKeepCanalsDefaultsAndMeaning) {
+  InstanceConfig plain;
+  ASSERT_TRUE(LoadInstance("", "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n", &plain)
+                  .ok());
+  EXPECT_FALSE(plain.parser.detecting_enable);
+  EXPECT_EQ(plain.parser.detecting_sql, "select 1");
+  EXPECT_FALSE(plain.parser.detecting_ha);
+  InstanceConfig on;
+  ASSERT_TRUE(LoadInstance("",
+                           "canal.instance.master.address=10.0.0.1:3306,10.0.0.2:3306\ncanal.instance.dbUsername=u\n"
+                           "canal.instance.detecting.enable = true\n"
+                           "canal.instance.detecting.sql = INSERT INTO ops.hb VALUES (1, NOW()) ON DUPLICATE KEY "
+                           "UPDATE ts = NOW() \n"
+                           "canal.instance.detecting.heartbeatHaEnable = true\n",
+                           &on)
+                  .ok());
+  EXPECT_TRUE(on.parser.detecting_enable);
+  EXPECT_EQ(on.parser.detecting_sql, "INSERT INTO ops.hb VALUES (1, NOW()) ON DUPLICATE KEY UPDATE ts = NOW()");
+  EXPECT_TRUE(on.parser.detecting_ha);
+  InstanceConfig huge;
+  const Status s = LoadInstance("",
+                                "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n"
+                                "canal.instance.detecting.enable=true\ncanal.instance.detecting.sql=select " +
+                                    std::string(5000, '1') + "\n",
+                                &huge);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("canal.instance.detecting.sql"), std::string_view::npos) << s.ToString();
 }
 
 TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
@@ -378,6 +462,11 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
       {"canal.instance.standby.address", "10.0.0.2:x", "host:port"},
       {"canal.instance.detecting.retry.threshold", "0", "failed sessions"},
       {"canal.instance.failover.diverged", "ignore", "stop, continue"},
+      {"canal.instance.failover.timestamp.fallback", "maybe", ""},
+      {"canal.instance.fallbackIntervalInSeconds", "0", "seconds"},
+      {"canal.instance.fallbackIntervalInSeconds", "a minute", "seconds"},
+      {"canal.instance.detecting.enable", "sometimes", ""},
+      {"canal.instance.detecting.heartbeatHaEnable", "2", ""},
       {"canal.instance.master.position", "12ab", "binlog offset"},
       {"canal.instance.master.position", "-1", "binlog offset"},
       {"canal.instance.master.position", "9223372036854775808", "binlog offset"},

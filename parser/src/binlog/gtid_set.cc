@@ -194,14 +194,31 @@ Status GtidSet::DecodeFromDump(std::string_view bytes, GtidSet* out) {
   ByteReader r(bytes);
   uint64_t n = 0;
   if (!r.ReadLE(&n)) return Status::Truncated("GTID set: source count truncated");
-  if (n > r.remaining() / (16 + 8)) return Status::Corruption("GTID set: " + std::to_string(n) + " sources cannot fit");
+  // MySQL 8.4's tagged form has the format byte 1 at both ends of the count word.
+  const bool tagged = (n >> 56) == 1 && (n & 0xFF) == 1;
+  if (tagged) n = (n >> 8) & ((uint64_t{1} << 48) - 1);
+  if (n > r.remaining() / (16 + 8 + (tagged ? 1 : 0))) {
+    return Status::Corruption("GTID set: " + std::to_string(n) + " sources cannot fit");
+  }
   GtidSet set;
   for (uint64_t i = 0; i < n; ++i) {
     Source src;
     std::string_view sid;
     uint64_t count = 0;
-    if (!r.ReadBytes(16, &sid) || !r.ReadLE(&count)) return Status::Truncated("GTID set: source truncated");
+    if (!r.ReadBytes(16, &sid)) return Status::Truncated("GTID set: source truncated");
     std::copy(sid.begin(), sid.end(), src.sid.begin());
+    if (tagged) {
+      // The tag's length is a varlen; a tag has at most 32 characters, so one byte (len << 1).
+      std::string_view len_byte, raw;
+      if (!r.ReadBytes(1, &len_byte)) return Status::Truncated("GTID set: tag length truncated");
+      const uint8_t len = static_cast<uint8_t>(len_byte[0]);
+      if ((len & 1) != 0 || (len >> 1) > 32) {
+        return Status::Corruption("GTID set: tag length byte " + std::to_string(len) + " is not a length of 0..32");
+      }
+      if (!r.ReadBytes(len >> 1, &raw)) return Status::Truncated("GTID set: tag truncated");
+      if (!raw.empty() && !ParseTag(raw, &src.tag)) return Status::Corruption("GTID set: tag has invalid characters");
+    }
+    if (!r.ReadLE(&count)) return Status::Truncated("GTID set: source truncated");
     if (count > r.remaining() / 16) return Status::Corruption("GTID set: interval count cannot fit");
     for (uint64_t k = 0; k < count; ++k) {
       int64_t start = 0, end = 0;
@@ -291,19 +308,21 @@ Status GtidSet::EncodeForDump(std::string* out) const {
   if (flavor_ == Flavor::kMariadb) {
     return Status::InvalidArgument("a MariaDB GTID position has no COM_BINLOG_DUMP_GTID form");
   }
-  for (const Source& src : sources_) {
-    if (!src.tag.empty()) {
-      return Status::NotSupported("tagged GTIDs (" + FormatUuid(src.sid) + ":" + src.tag +
-                                  ") cannot be sent in COM_BINLOG_DUMP_GTID's untagged form");
-    }
-  }
+  const bool tagged = std::any_of(sources_.begin(), sources_.end(), [](const Source& s) { return !s.tag.empty(); });
   auto put = [out](uint64_t v) {
     for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
   };
   out->clear();
-  put(sources_.size());
+  // MySQL 8.4's tagged form (only when a tag needs it, so older servers get the form they
+  // know): the format byte 1 at both ends of the count word, the count in the bytes between.
+  put(tagged ? (uint64_t{1} << 56) | (uint64_t{sources_.size()} << 8) | 1 : sources_.size());
   for (const Source& src : sources_) {
     out->append(reinterpret_cast<const char*>(src.sid.data()), src.sid.size());
+    if (tagged) {
+      // The tag's length as a one-byte varlen (tags have at most 32 characters), then the tag.
+      out->push_back(static_cast<char>(src.tag.size() << 1));
+      out->append(src.tag);
+    }
     put(src.intervals.size());
     for (const GtidInterval& iv : src.intervals) {
       put(static_cast<uint64_t>(iv.start));
@@ -311,6 +330,14 @@ Status GtidSet::EncodeForDump(std::string* out) const {
     }
   }
   return Status::OK();
+}
+
+uint64_t GtidSet::TransactionCount() const {
+  uint64_t n = 0;
+  for (const Source& src : sources_) {
+    for (const GtidInterval& iv : src.intervals) n += static_cast<uint64_t>(iv.end - iv.start);
+  }
+  return n;
 }
 
 GtidSet::Source* GtidSet::FindSource(const std::array<uint8_t, 16>& sid, std::string_view tag) {

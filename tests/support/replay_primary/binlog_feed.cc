@@ -1,7 +1,9 @@
 // The dump side of the replay primary: binlog files framed into events and
 // streamed the way a MySQL 8 primary does — a fake ROTATE naming the file and
 // start position, the file's FORMAT_DESCRIPTION (log_pos 0 when the dump starts
-// past it), the events, and heartbeats once everything is sent.
+// past it), the events, and heartbeats once everything is sent. A GTID dump is
+// first checked against gtid_executed / gtid_purged as MySQL checks it, then
+// skips the transactions (GTID and GTID_TAGGED) in the replica's set.
 #include <zlib.h>
 
 #include <chrono>
@@ -46,6 +48,41 @@ bool Refuse(PacketConn* conn, const std::string& message) {
   return conn->Write(ErrPacket(kErMasterFatalReadingBinlog, "HY000", message));
 }
 
+// MySQL's checks of a replica's GTID set before a GTID dump: "" when it may
+// go on, else the message of the refusal.
+std::string GtidStartRefusal(Shared* sh, const GtidSet& replica) {
+  std::string executed_text, purged_text;
+  {
+    std::lock_guard<std::mutex> lock(sh->mu);
+    executed_text = sh->gtid_executed;
+    purged_text = sh->gtid_purged;
+  }
+  GtidSet executed, purged;
+  std::string error, sid;
+  // Both were parsed when set; a failure is named rather than ignored.
+  if (!GtidSet::Parse(executed_text, &executed, &error) || !GtidSet::Parse(purged_text, &purged, &error) ||
+      !ParseUuid(sh->options.server_uuid, &sid)) {
+    return "replay primary: bad GTID state: " + error;
+  }
+  // MySQL compares the transactions of its own server sidno: its uuid, untagged.
+  if (!replica.Only(sid, "").Minus(executed).empty()) {
+    return "Slave has more GTIDs than the master has, using the master's SERVER_UUID. This may indicate that the end "
+           "of the binary log was truncated or that the last binary log file was lost, e.g., after a power or disk "
+           "failure when sync_binlog != 1. The master may or may not have rolled back transactions that were already "
+           "replicated to the slave. Suggest to replicate any transactions that master has rolled back from slave to "
+           "master, and/or commit empty transactions on master to account for transactions that have been committed "
+           "on master but are not included in GTID_EXECUTED.";
+  }
+  const GtidSet missing = purged.Minus(replica);
+  if (!missing.empty()) {
+    return "Cannot replicate because the master purged required binary logs. Replicate the missing transactions from "
+           "elsewhere, or provision a new slave from backup. Consider increasing the master's binary log expiration "
+           "period. The GTID set sent by the slave is '" +
+           replica.ToString() + "', and the missing transactions are '" + missing.ToString() + "'.";
+  }
+  return "";
+}
+
 }  // namespace
 
 void FixChecksum(std::string* ev) {
@@ -85,31 +122,6 @@ Status LoadBinlogFile(const std::string& path, BinlogFile* file) {
   return Status::OK();
 }
 
-bool GtidSet::Decode(std::string_view d) {
-  intervals_.clear();
-  if (d.size() < 8) return d.empty();
-  const uint64_t sids = GetInt(d, 0, 8);
-  size_t at = 8;
-  for (uint64_t i = 0; i < sids; ++i) {
-    if (d.size() - at < 24) return false;
-    const std::string sid(d.substr(at, 16));
-    const uint64_t n = GetInt(d, at + 16, 8);
-    at += 24;
-    if (n > (d.size() - at) / 16) return false;
-    for (uint64_t k = 0; k < n; ++k, at += 16) {
-      intervals_.push_back({sid, GetInt(d, at, 8), GetInt(d, at + 8, 8)});
-    }
-  }
-  return at == d.size();
-}
-
-bool GtidSet::Contains(std::string_view sid16, uint64_t gno) const {
-  for (const Interval& iv : intervals_) {
-    if (iv.sid == sid16 && gno >= iv.start && gno < iv.end) return true;
-  }
-  return false;
-}
-
 void StreamBinlog(Shared* sh, PacketConn* conn, const DumpRequest& req) {
   const std::vector<BinlogFile>& files = sh->files;
   size_t fi = 0;
@@ -126,6 +138,14 @@ void StreamBinlog(Shared* sh, PacketConn* conn, const DumpRequest& req) {
                           : "Could not find first log file name in binary log index file (replay primary fault: '" +
                                 req.file + "' purged)");
     return;
+  }
+  if (req.gtid) {
+    const std::string refusal = GtidStartRefusal(sh, req.executed);
+    if (!refusal.empty()) {
+      sh->Count([](ReplayPrimaryStats& s) { ++s.gtid_refusals; });
+      Refuse(conn, refusal);
+      return;
+    }
   }
   if (fi == files.size()) {
     Refuse(conn, "Could not find first log file name in binary log index file");
@@ -173,10 +193,19 @@ void StreamBinlog(Shared* sh, PacketConn* conn, const DumpRequest& req) {
       const uint8_t type = static_cast<uint8_t>(raw[4]);
       if (req.gtid) {
         if (type == kGtidEvent && size >= kHeader + 25) {
-          skipping = req.executed.Contains(raw.substr(kHeader + 1, 16), GetInt(raw, kHeader + 17, 8));
+          skipping = req.executed.Contains(raw.substr(kHeader + 1, 16), "", GetInt(raw, kHeader + 17, 8));
           if (skipping) sh->Count([](ReplayPrimaryStats& s) { ++s.transactions_skipped; });
-        } else if (type == kAnonymousGtidEvent || type == kGtidTaggedEvent || type == kRotateEvent ||
-                   type == kPreviousGtidsEvent || type == kStopEvent || type == kFdeEvent) {
+        } else if (type == kGtidTaggedEvent) {
+          // A body that cannot be read is streamed: the replica's parser says what is wrong with it.
+          const size_t crc = f.crc32 ? 4 : 0;
+          std::string sid, tag;
+          uint64_t gno = 0;
+          skipping = size >= kHeader + crc &&
+                     ReadTaggedGtid(raw.substr(kHeader, size - kHeader - crc), &sid, &tag, &gno) &&
+                     req.executed.Contains(sid, tag, gno);
+          if (skipping) sh->Count([](ReplayPrimaryStats& s) { ++s.transactions_skipped; });
+        } else if (type == kAnonymousGtidEvent || type == kRotateEvent || type == kPreviousGtidsEvent ||
+                   type == kStopEvent || type == kFdeEvent) {
           skipping = false;
         }
         if (skipping) continue;

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "canal/common/status.h"
@@ -106,20 +108,44 @@ Status LoadBinlogFile(const std::string& path, BinlogFile* file);
 // CRC32 of an event's bytes before its checksum, written over its last 4 bytes.
 void FixChecksum(std::string* event);
 
-// A MySQL GTID set as COM_BINLOG_DUMP_GTID carries it.
+// ---- GTID sets (gtid_set.cc) ------------------------------------------------------
+
+// A MySQL GTID set: per source (16-byte uuid, tag; "" = untagged) its
+// transactions as sorted, merged [start, end) intervals. The primary's own, not
+// the product's binlog::GtidSet: it is the oracle the product's failover is
+// tested against.
 class GtidSet {
  public:
-  bool Decode(std::string_view data);  // false when malformed
-  bool Contains(std::string_view sid16, uint64_t gno) const;
-  bool empty() const { return intervals_.empty(); }
+  // COM_BINLOG_DUMP_GTID's data: MySQL's untagged form (8-byte source count) or
+  // 8.4's tagged one (format byte 1 at both ends of the count word, a varlen
+  // tag length and the tag after each uuid). False, with *error, when
+  // malformed; every count is checked against the bytes before it is used.
+  bool Decode(std::string_view data, std::string* error = nullptr);
+  // MySQL's text: "uuid:1-5:7,uuid2:1-3:tag:1-9" (tags 8.4 on; spaces and
+  // newlines around elements allowed). Empty text: the empty set.
+  static bool Parse(std::string_view text, GtidSet* out, std::string* error);
+
+  bool Contains(std::string_view sid16, std::string_view tag, uint64_t gno) const;
+  // The transactions of this set that `other` lacks.
+  GtidSet Minus(const GtidSet& other) const;
+  // This set's transactions of one source.
+  GtidSet Only(std::string_view sid16, std::string_view tag) const;
+  bool empty() const { return sources_.empty(); }
+  // "uuid:1-5:tag:1-3,uuid2:7" (uuids sorted, untagged before tags).
+  std::string ToString() const;
 
  private:
-  struct Interval {
-    std::string sid;
-    uint64_t start, end;  // [start, end)
-  };
-  std::vector<Interval> intervals_;
+  using Key = std::pair<std::string, std::string>;  // sid (16 bytes), tag
+  using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
+  void Normalize();  // sorts and merges, drops empty sources
+  std::map<Key, Intervals> sources_;
 };
+// "3e11fa47-71ca-11e1-9e33-c80aa9429562" (or its 32 hex digits) to 16 bytes.
+bool ParseUuid(std::string_view text, std::string* sid16);
+std::string UuidText(std::string_view sid16);
+// A GTID_TAGGED event's body (no header, no checksum): its uuid, tag and gno.
+// False when it cannot be read (it is then streamed, never skipped).
+bool ReadTaggedGtid(std::string_view body, std::string* sid16, std::string* tag, uint64_t* gno);
 
 // ---- state shared by the sessions ---------------------------------------------
 
@@ -135,6 +161,11 @@ struct Shared {
   int64_t drop_at = -1, corrupt_at = -1;
   bool unknown_plugin = false, purged = false;
   std::vector<int> open_fds;
+  // The server's role and GTID state: from the options (and `variables`) at
+  // construction, then from the setters.
+  bool read_only = false;
+  std::string replicating_from;
+  std::string gtid_executed, gtid_purged;
 
   template <typename F>
   void Count(F f) {

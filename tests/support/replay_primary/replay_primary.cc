@@ -17,7 +17,20 @@ namespace canal::testing {
 
 ReplayPrimary::ReplayPrimary(ReplayPrimaryOptions options)
     : options_(std::move(options)), shared_(std::make_shared<replay::Shared>()) {
-  shared_->options = options_;
+  replay::Shared& sh = *shared_;
+  sh.options = options_;
+  // `variables` spoke for these before they were options; it still does.
+  const auto& vars = options_.variables;
+  const auto var = [&vars](const char* name) { return vars.find(name); };
+  sh.read_only = options_.read_only;
+  if (auto it = var("read_only"); it != vars.end()) {
+    sh.read_only = it->second == "1" || it->second == "ON" || it->second == "on" || it->second == "TRUE";
+  }
+  sh.gtid_executed = options_.gtid_executed;
+  if (auto it = var("gtid_executed"); it != vars.end()) sh.gtid_executed = it->second;
+  sh.gtid_purged = options_.gtid_purged;
+  if (auto it = var("gtid_purged"); it != vars.end()) sh.gtid_purged = it->second;
+  sh.replicating_from = options_.replicating_from;
 }
 
 ReplayPrimary::~ReplayPrimary() {
@@ -47,6 +60,21 @@ Status ReplayPrimary::Start() {
                                    "' is not mysql_native_password or caching_sha2_password");
   }
   if (options_.binlog_files.empty()) return Status::InvalidArgument("replay primary: no binlog files to serve");
+  std::string sid, error;
+  if (!replay::ParseUuid(options_.server_uuid, &sid)) {
+    return Status::InvalidArgument("replay primary: server_uuid '" + options_.server_uuid + "' is not a UUID");
+  }
+  {
+    std::lock_guard<std::mutex> lock(sh.mu);
+    const std::pair<const char*, const std::string*> sets[] = {{"gtid_executed", &sh.gtid_executed},
+                                                               {"gtid_purged", &sh.gtid_purged}};
+    for (const auto& [name, text] : sets) {
+      replay::GtidSet set;
+      if (!replay::GtidSet::Parse(*text, &set, &error)) {
+        return Status::InvalidArgument(std::string("replay primary: ") + name + ": " + error);
+      }
+    }
+  }
   for (const std::string& path : options_.binlog_files) {
     replay::BinlogFile f;
     CANAL_RETURN_IF_ERROR(replay::LoadBinlogFile(path, &f));
@@ -163,6 +191,39 @@ void ReplayPrimary::SetBinlogPurged(bool on) {
 void ReplayPrimary::FlushAuthCache() {
   std::lock_guard<std::mutex> lock(shared_->mu);
   shared_->sha2_cache.clear();
+}
+
+void ReplayPrimary::SetReadOnly(bool on) {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->read_only = on;
+}
+
+void ReplayPrimary::SetReplicatingFrom(std::string host_port) {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->replicating_from = std::move(host_port);
+}
+
+namespace {
+
+Status SetGtidText(replay::Shared* sh, std::string* field, const char* name, std::string text) {
+  replay::GtidSet set;
+  std::string error;
+  if (!replay::GtidSet::Parse(text, &set, &error)) {
+    return Status::InvalidArgument(std::string("replay primary: ") + name + ": " + error);
+  }
+  std::lock_guard<std::mutex> lock(sh->mu);
+  *field = std::move(text);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ReplayPrimary::SetGtidExecuted(std::string gtid_set) {
+  return SetGtidText(shared_.get(), &shared_->gtid_executed, "gtid_executed", std::move(gtid_set));
+}
+
+Status ReplayPrimary::SetGtidPurged(std::string gtid_set) {
+  return SetGtidText(shared_.get(), &shared_->gtid_purged, "gtid_purged", std::move(gtid_set));
 }
 
 }  // namespace canal::testing

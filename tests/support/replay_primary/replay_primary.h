@@ -8,7 +8,9 @@
 //
 // Faults on demand (Arm*): drop the connection in the middle of an event,
 // corrupt an event's checksum, switch authentication to an unknown plugin,
-// refuse the dump with ERROR 1236. See tests/support/README.md.
+// refuse the dump with ERROR 1236. A primary's and a replica's state for
+// failover tests: read_only, the replication status, gtid_executed and
+// gtid_purged, changeable while serving. See tests/support/README.md.
 //
 // Threads: Start() runs an accept thread and one thread per client; every public
 // method may be called from any thread. Stop() (or the destructor) closes every
@@ -54,8 +56,21 @@ struct ReplayPrimaryOptions {
   std::string server_version = "8.0.36-replay";
   uint32_t server_id = 1;
   std::string server_uuid = "5a1b2c3d-0000-4000-8000-00000000cafe";
-  std::string gtid_executed;  // SHOW MASTER STATUS / @@gtid_executed
-  // Extra or overriding values for SHOW VARIABLES / SELECT @@name.
+  // GTID sets as text ("uuid:1-5,uuid2:tag:1-3"): what the server has executed
+  // (SHOW MASTER STATUS, @@gtid_executed) and purged (@@gtid_purged). A GTID
+  // dump is refused as MySQL refuses it (ERROR 1236) when the replica has
+  // transactions of server_uuid (untagged) that gtid_executed lacks, or lacks
+  // some of gtid_purged. Start() refuses text it cannot parse.
+  std::string gtid_executed;
+  std::string gtid_purged;
+  // @@read_only (SELECT: 0/1, SHOW VARIABLES: ON/OFF).
+  bool read_only = false;
+  // "host:port" of the server this one replicates from: SHOW SLAVE STATUS /
+  // SHOW REPLICA STATUS then show one running replication connection to it;
+  // "" = not a replica (an empty result).
+  std::string replicating_from;
+  // Extra or overriding values for SHOW VARIABLES / SELECT @@name (read_only,
+  // gtid_executed and gtid_purged given here stand for the options above).
   std::map<std::string, std::string> variables;
   // Listening port: the first free one in [port_first, port_last].
   uint16_t port_first = canal::testing::TestPort("replay_primary");
@@ -78,7 +93,8 @@ struct ReplayPrimaryStats {
   uint64_t dumps = 0;              // COM_BINLOG_DUMP
   uint64_t gtid_dumps = 0;         // COM_BINLOG_DUMP_GTID
   uint64_t events_sent = 0;        // binlog events from the files (not fake/heartbeat)
-  uint64_t transactions_skipped = 0;  // GTID dumps: transactions in the replica's set
+  uint64_t transactions_skipped = 0;  // GTID dumps: transactions in the replica's set (tagged ones too)
+  uint64_t gtid_refusals = 0;         // GTID dumps refused: replica ahead of gtid_executed, or purged
   uint64_t heartbeats = 0;
   uint64_t faults_fired = 0;
   std::string last_dump_file;      // of the last dump request
@@ -113,6 +129,14 @@ class ReplayPrimary {
   void SetBinlogPurged(bool on);       // dumps answered with ERROR 1236
   // Forget cached caching_sha2_password logins (the next login is a full one).
   void FlushAuthCache();
+
+  // What a promotion (or a demotion) changes, while serving: the statements and
+  // dumps that come after the call see the new value. The GTID sets are
+  // InvalidArgument (and left as they were) when the text does not parse.
+  void SetReadOnly(bool on);
+  void SetReplicatingFrom(std::string host_port);  // "" = not a replica
+  Status SetGtidExecuted(std::string gtid_set);
+  Status SetGtidPurged(std::string gtid_set);
 
  private:
   void AcceptLoop();

@@ -260,12 +260,15 @@ class Session {
         at += 8;
       }
     }
+    std::string why;
     if (ok && (GetInt(cmd, 1, 2) & 0x04) != 0) {
       ok = cmd.size() - at >= 4 && GetInt(cmd, at, 4) == cmd.size() - at - 4 &&
-           dump_.executed.Decode(cmd.substr(at + 4));
+           dump_.executed.Decode(cmd.substr(at + 4), &why);
     }
     if (!ok) {
-      conn_.Write(ErrPacket(1835, "HY000", "Malformed communication packet (COM_BINLOG_DUMP_GTID)"));
+      conn_.Write(ErrPacket(1835, "HY000",
+                            "Malformed communication packet (COM_BINLOG_DUMP_GTID" + (why.empty() ? "" : ": " + why) +
+                                ")"));
       return;
     }
     dump_.gtid = true;

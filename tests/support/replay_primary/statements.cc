@@ -1,6 +1,8 @@
 // The statements a replica sends before it dumps, answered the way MySQL 8
 // does: SET (the dump settings kept), SELECT @@variables, SHOW VARIABLES,
-// SHOW MASTER / BINARY LOG STATUS, SHOW BINARY LOGS.
+// SHOW MASTER / BINARY LOG STATUS, SHOW BINARY LOGS; and what a failover
+// manager asks: @@read_only, @@gtid_executed / @@gtid_purged, SHOW SLAVE /
+// REPLICA STATUS.
 #include <cctype>
 #include <map>
 #include <optional>
@@ -59,7 +61,17 @@ class Statements {
 
  private:
 
-  std::map<std::string, std::string> Variables() const {
+  // The role and GTID state (they change while serving), under the lock.
+  struct Live {
+    bool read_only = false;
+    std::string replicating_from, gtid_executed, gtid_purged;
+  };
+  Live ReadLive() const {
+    std::lock_guard<std::mutex> lock(sh_->mu);
+    return {sh_->read_only, sh_->replicating_from, sh_->gtid_executed, sh_->gtid_purged};
+  }
+
+  std::map<std::string, std::string> Variables(const Live& live) const {
     const ReplayPrimaryOptions& o = sh_->options;
     const bool crc = !sh_->files.empty() && sh_->files.front().crc32;
     std::map<std::string, std::string> v = {
@@ -74,8 +86,7 @@ class Statements {
         {"binlog_checksum", crc ? "CRC32" : "NONE"},
         {"gtid_mode", "ON"},
         {"enforce_gtid_consistency", "ON"},
-        {"gtid_executed", o.gtid_executed},
-        {"gtid_purged", ""},
+        {"read_only", "OFF"},
         {"max_allowed_packet", "67108864"},
         {"character_set_server", "utf8mb4"},
         {"collation_server", "utf8mb4_0900_ai_ci"},
@@ -84,7 +95,49 @@ class Statements {
         {"system_time_zone", "UTC"},
     };
     for (const auto& [name, value] : o.variables) v[name] = value;
+    // Set from `variables` at the start, and by the setters since.
+    v["read_only"] = live.read_only ? "ON" : "OFF";
+    v["gtid_executed"] = live.gtid_executed;
+    v["gtid_purged"] = live.gtid_purged;
     return v;
+  }
+
+  // MySQL's answer to what its grammar lacks.
+  bool MysqlSyntaxError(std::string_view near) {
+    return conn_->Write(ErrPacket(1064, "42000",
+                                  "You have an error in your SQL syntax; check the manual that corresponds to your "
+                                  "MySQL server version for the right syntax to use near '" +
+                                      Printable(near) + "' at line 1"));
+  }
+
+  // SHOW SLAVE STATUS (old column names) / SHOW REPLICA STATUS (8.0.22's): no
+  // row when not a replica, else one running connection to replicating_from.
+  bool ReplicaStatus(bool new_names, const Live& live) {
+    // The columns a failover manager reads, in MySQL's order.
+    static const char* const kColumns[] = {
+        "Slave_IO_State", "Master_Host", "Master_User", "Master_Port", "Connect_Retry", "Master_Log_File",
+        "Read_Master_Log_Pos", "Relay_Log_File", "Relay_Log_Pos", "Relay_Master_Log_File", "Slave_IO_Running",
+        "Slave_SQL_Running", "Last_Errno", "Last_Error", "Exec_Master_Log_Pos", "Seconds_Behind_Master",
+        "Last_IO_Errno", "Last_IO_Error", "Master_Server_Id", "Master_UUID", "Retrieved_Gtid_Set",
+        "Executed_Gtid_Set", "Auto_Position"};
+    std::vector<std::string> columns;
+    for (std::string c : kColumns) {
+      if (new_names) {
+        for (auto [from, to] : {std::pair{"Master", "Source"}, std::pair{"Slave", "Replica"}}) {
+          if (const size_t at = c.find(from); at != std::string::npos) c.replace(at, std::string_view(from).size(), to);
+        }
+      }
+      columns.push_back(c);
+    }
+    if (live.replicating_from.empty()) return SendResult(columns, {});
+    const size_t colon = live.replicating_from.rfind(':');
+    const std::string host = live.replicating_from.substr(0, colon);
+    const std::string port = colon == std::string::npos ? "3306" : live.replicating_from.substr(colon + 1);
+    const std::vector<std::optional<std::string>> row = {
+        new_names ? "Waiting for source to send event" : "Waiting for master to send event",
+        host, sh_->options.user, port, "60", "binlog.000001", "4", "relay.000001", "4", "binlog.000001",
+        "Yes", "Yes", "0", "", "4", "0", "0", "", "0", "", "", live.gtid_executed, "1"};
+    return SendResult(columns, {row});
   }
 
   bool SendResult(const std::vector<std::string>& columns,
@@ -157,7 +210,8 @@ class Statements {
   bool Query(std::string_view sql) {
     const std::string u = Upper(sql);
     const ReplayPrimaryOptions& o = sh_->options;
-    const auto vars = Variables();
+    const Live live = ReadLive();
+    const auto vars = Variables(live);
     auto starts = [&](std::string_view p) { return u.rfind(p, 0) == 0; };
     if (starts("SET ")) return Set(sql);
     if (u == "SELECT VERSION()") return SendResult({"VERSION()"}, {{o.server_version}});
@@ -180,7 +234,12 @@ class Statements {
           return conn_->Write(ErrPacket(1193, "HY000", "Unknown system variable '" + Printable(name) + "'"));
         }
         names.emplace_back(item);
-        row.emplace_back(it->second);
+        // A boolean reads as 0 / 1 in a SELECT (ON / OFF in SHOW VARIABLES).
+        if (name == "read_only") {
+          row.emplace_back(it->second == "ON" ? "1" : "0");
+        } else {
+          row.emplace_back(it->second);
+        }
       }
       return SendResult(names, {row});
     }
@@ -203,13 +262,23 @@ class Statements {
                                                 "Executed_Gtid_Set"};
       if (sh_->files.empty()) return SendResult(columns, {});
       const BinlogFile& last = sh_->files.back();
-      return SendResult(columns, {{last.name, std::to_string(last.bytes.size()), "", "", o.gtid_executed}});
+      return SendResult(columns, {{last.name, std::to_string(last.bytes.size()), "", "", live.gtid_executed}});
+    }
+    // MySQL has one replication status statement per version: SLAVE until 8.4,
+    // REPLICA from 8.0.22; ALL SLAVES is MariaDB's.
+    if (u == "SHOW ALL SLAVES STATUS") return MysqlSyntaxError(sql.substr(5));
+    if (u == "SHOW SLAVE STATUS") {
+      return version >= 80400 ? MysqlSyntaxError(sql.substr(5)) : ReplicaStatus(false, live);
+    }
+    if (u == "SHOW REPLICA STATUS") {
+      return version < 80022 ? MysqlSyntaxError(sql.substr(5)) : ReplicaStatus(true, live);
     }
     if (u == "SHOW BINARY LOGS" || u == "SHOW MASTER LOGS") {
       std::vector<std::vector<std::optional<std::string>>> rows;
       for (const BinlogFile& f : sh_->files) rows.push_back({f.name, std::to_string(f.bytes.size()), "No"});
       return SendResult({"Log_name", "File_size", "Encrypted"}, rows);
     }
+    if (starts("SHOW BINLOG EVENTS")) return BinlogEvents(sql, u);
     // The primary has no tables (its binlogs are recordings): information_schema
     // answers with the columns asked for and no rows, so a replica keeps the
     // binlog's positional column names.
@@ -229,6 +298,72 @@ class Statements {
   }
 
  private:
+  // SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT n]: the events from `pos` (an event's
+  // start, as MySQL requires) with MySQL's columns; Info is filled for GTID events (what a
+  // replica checks: "SET @@SESSION.GTID_NEXT= 'uuid[:tag]:gno'") and the event type name for
+  // the others' sake.
+  bool BinlogEvents(std::string_view sql, const std::string& u) {
+    const std::vector<std::string> quoted = QuotedStrings(sql);
+    const BinlogFile* file = sh_->files.empty() ? nullptr : &sh_->files.front();
+    if (!quoted.empty()) {
+      file = nullptr;
+      for (const BinlogFile& f : sh_->files) {
+        if (f.name == quoted[0]) file = &f;
+      }
+      if (file == nullptr) {
+        return conn_->Write(ErrPacket(1220, "HY000", "Error when executing command SHOW BINLOG EVENTS: Could not find "
+                                                     "target log"));
+      }
+    }
+    auto number_after = [&](std::string_view word, uint64_t fallback) {
+      const size_t at = u.find(word);
+      if (at == std::string::npos) return fallback;
+      uint64_t v = 0;
+      for (size_t i = at + word.size(); i < u.size() && u[i] >= '0' && u[i] <= '9' && v < (uint64_t{1} << 40); ++i) {
+        v = v * 10 + static_cast<uint64_t>(u[i] - '0');
+      }
+      return v;
+    };
+    const uint64_t from = number_after(" FROM ", 4);
+    const uint64_t limit = number_after(" LIMIT ", 1000);
+    const std::vector<std::string> columns = {"Log_name", "Pos", "Event_type", "Server_id", "End_log_pos", "Info"};
+    std::vector<std::vector<std::optional<std::string>>> rows;
+    if (file == nullptr) return SendResult(columns, rows);
+    bool found = from == 4 || from >= file->bytes.size();
+    for (size_t at : file->event_offsets) {
+      if (at == from) found = true;
+      if (at < from || rows.size() >= limit || at + 19 > file->bytes.size()) continue;
+      const std::string_view ev = std::string_view(file->bytes).substr(at);
+      const uint8_t type = static_cast<uint8_t>(ev[4]);
+      const uint64_t size = GetInt(ev, 9, 4);
+      if (size < 19 || size > ev.size()) break;
+      const std::string_view body = ev.substr(19, size - 19 - (file->crc32 ? 4 : 0));
+      std::string name = "Event_type_" + std::to_string(type), info;
+      if (type == 33 && body.size() >= 25) {
+        name = "Gtid";
+        info = "SET @@SESSION.GTID_NEXT= '" + UuidText(body.substr(1, 16)) + ":" + std::to_string(GetInt(body, 17, 8)) +
+               "'";
+      } else if (type == 42) {
+        std::string sid, tag;
+        uint64_t gno = 0;
+        name = "Gtid_tagged_log_event";
+        if (ReadTaggedGtid(body, &sid, &tag, &gno)) {
+          info = "SET @@SESSION.GTID_NEXT= '" + UuidText(sid) + ":" + tag + ":" + std::to_string(gno) + "'";
+        }
+      } else if (type == 34) {
+        name = "Anonymous_Gtid";
+        info = "SET @@SESSION.GTID_NEXT= 'ANONYMOUS'";
+      }
+      rows.push_back({file->name, std::to_string(at), name, std::to_string(GetInt(ev, 5, 4)),
+                      std::to_string(at + size), info});
+    }
+    if (!found) {
+      return conn_->Write(ErrPacket(1220, "HY000", "Error when executing command SHOW BINLOG EVENTS: Wrong offset or "
+                                                   "I/O error"));
+    }
+    return SendResult(columns, rows);
+  }
+
   Shared* sh_;
   PacketConn* conn_;
   DumpRequest* dump_;

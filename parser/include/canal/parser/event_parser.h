@@ -109,11 +109,31 @@ struct EventParserOptions {
   // current one fails `detect_retry_threshold` sessions in a row or stops being primary
   // (read-only, or replicating). Empty or one: the master only, retried for ever.
   std::vector<MasterCandidate> candidates;
+  // Canal's canal.instance.standby.address (also among the candidates) and its
+  // standby.journal.name/position/timestamp: where a stream without GTID state starts when
+  // it moves to the standby (with GTID state the delivered set says where, and these are
+  // not used). Empty host: none.
+  MasterCandidate standby;
+  StartPosition standby_start;
   int detect_retry_threshold = 3;  // canal.instance.detecting.retry.threshold
+  // canal.instance.detecting.enable / .sql / .heartbeatHaEnable: while the stream is caught up,
+  // run `detecting_sql` on the primary once per heartbeat period (a health check, or a
+  // heartbeat write such as Debezium's heartbeat.action.query). A failure is a WARN and
+  // counted; with `detecting_ha`, `detect_retry_threshold` failures in a row end the session
+  // and the candidates are asked for the primary.
+  bool detecting_enable = false;
+  std::string detecting_sql = "select 1";
+  bool detecting_ha = false;
   uint32_t slave_id = 0;  // canal.instance.mysql.slaveId; 0: derived from destination and address
   StartPosition start;
   InvalidPositionAction on_invalid_position = InvalidPositionAction::kStop;
   DivergedAction on_diverged = DivergedAction::kStop;
+  // A stream without GTID state (MySQL gtid_mode=OFF, or a start by position before the
+  // next binlog file named the state) that finds another server: stop (0, the default),
+  // or, when canal.instance.failover.timestamp.fallback is on, resume on the new server
+  // at the first transaction at or after the last delivered one's time minus this many
+  // seconds (canal.instance.fallbackIntervalInSeconds): the window is delivered again.
+  int failover_timestamp_fallback_s = 0;
   int heartbeat_period_ms = 3'000;  // asked of the server; silence of 3 periods drops the connection
   int reconnect_initial_ms = 100;
   int reconnect_max_ms = 30'000;
@@ -156,6 +176,10 @@ struct ParserStatus {
   // server lacked though they were delivered (diverged=continue), and transactions it had
   // that the stream had not delivered when it moved there.
   uint64_t failovers = 0, failover_lost_transactions = 0, failover_new_transactions = 0;
+  // Of the failovers, those resumed by time (no GTID state): each delivers a window again.
+  uint64_t failover_timestamp_fallbacks = 0;
+  // Runs of canal.instance.detecting.sql that failed.
+  uint64_t detecting_failures = 0;
   // Sessions that ended in an error, by kind (ErrorKind), for metrics.
   std::map<std::string, uint64_t> errors;
 };
@@ -210,6 +234,18 @@ class EventParser {
                          StartPlan* plan);
   Status ResumeByGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info, const binlog::GtidSet& expected,
                       const std::string& why, StartPlan* plan);
+  // mysql_gtid_failover.cc: the same for MySQL's executed GTID sets.
+  Status FollowMysqlGtidState(mysql::QueryConnection* query, const mysql::ServerInfo& info, bool first_start,
+                              StartPlan* plan);
+  Status ResumeByMysqlGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info,
+                           const binlog::GtidSet& expected, bool failover, const std::string& why, StartPlan* plan);
+  // Whether the binlog of `query`'s server holds the transaction `gtid` at `point` (file and
+  // the offset where it begins): then a position inside it means the same there.
+  static bool SameTransactionAt(mysql::QueryConnection* query, const ResumePoint& point, const std::string& gtid);
+  // Another server and no GTID state to resume by: stop, or the timestamp fallback.
+  Status FailoverWithoutGtids(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan);
+  // Its end: the stream goes on at `point` of the new server (a failover; `by_time`: the fallback).
+  Status StartAt(const ResumePoint& point, bool by_time, StartPlan* plan);
   static Status BinlogGtidPos(mysql::QueryConnection* query, const ResumePoint& point,
                               std::optional<binlog::GtidSet>* out);
   // The candidate that is primary now; true when it is another than the current one, which
@@ -218,6 +254,9 @@ class EventParser {
   // While streaming, at most once per heartbeat period: false (and the reason) when the server
   // `query` is on is no longer the primary.
   bool StillPrimary(mysql::QueryConnection* query, std::string* reason);
+  // The same moment: canal.instance.detecting.sql, at most once per heartbeat period; false
+  // (and the reason) when it failed often enough to look for another primary.
+  bool DetectingSqlPasses(mysql::QueryConnection* query, std::string* reason);
   void SetState(std::string_view state);
   void Fail(const Status& s);
   void NoteErrorLocked(const Status& s);  // last_error, its time and kind; mu_ held
@@ -233,6 +272,8 @@ class EventParser {
   uint32_t streamed_server_id_ = 0;  // @@server_id of the server the last session streamed from
   std::string not_primary_;          // why the last session ended: the server is not the primary
   int64_t role_checked_ms_ = 0;      // when StillPrimary last asked
+  int64_t detected_ms_ = 0;          // when the detecting SQL last ran
+  int detect_failures_ = 0;          // its failures in a row
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};

@@ -2,7 +2,8 @@
 // cursor so that a destination can resume on another server after a failover
 // (docs/replication.md, "Failover").
 //
-// MariaDB's state is the last GTID of each replication domain. A transaction
+// MariaDB's state is the last GTID of each replication domain; MySQL's the executed set
+// (uuid[:tag]:intervals), which PREVIOUS_GTIDS gives at each file's start. A transaction
 // carries the exact state before it as a shared `base` text (one text per
 // transaction, shared by all its entries), and the state after it is `base` with
 // the transaction's own GTID applied (GtidStateAt). The base must be exact: the
@@ -12,14 +13,13 @@
 // for later, to save the text per transaction.)
 //
 // Unknown until a start names it (the cursor's set, a GTID start, the primary's
-// BINLOG_GTID_POS for a binlog position) or a GTID_LIST event (the state at the
-// start of every binlog file) does; meanwhile transactions carry no base and a
-// cursor cannot move to another server.
-//
-// MySQL streams are not tracked yet (their cursors carry no set).
+// BINLOG_GTID_POS for a binlog position) or a GTID_LIST / PREVIOUS_GTIDS event (the
+// state at the start of every binlog file) does; meanwhile transactions carry no base
+// and a cursor cannot move to another server.
 // Thread-compatible: the parse thread's.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,9 +35,13 @@ class GtidStateTracker {
  public:
   // Unknown again (a new start whose state is not known).
   void Reset();
-  // The state at the stream's start; an empty or MySQL set leaves it unknown.
+  // Whether the stream's server has a GTID state to track at all (MySQL: gtid_mode=ON;
+  // otherwise transactions are anonymous and no set describes a point of the stream). Off:
+  // unknown, and file-start events do not make it known. On by default.
+  void SetTracking(bool on);
+  // The state at the stream's start (an empty set is a known, empty state).
   void Start(const binlog::GtidSet& state);
-  // A GTID_LIST event: the state at that point of the binlog.
+  // A GTID_LIST or PREVIOUS_GTIDS event: the state at that point of the binlog.
   void OnGtidList(const binlog::GtidSet& state);
 
   bool known() const { return known_; }
@@ -48,10 +52,13 @@ class GtidStateTracker {
   const std::shared_ptr<const std::string>& Base();
   // A whole transaction with this MariaDB GTID was handed over.
   void Delivered(uint32_t domain, uint32_t server_id, uint64_t seq_no);
+  // A whole transaction with this MySQL GTID was handed over.
+  void DeliveredMysql(const std::array<uint8_t, 16>& sid, std::string_view tag, int64_t gno);
 
  private:
   void Rebase();
 
+  bool tracking_ = true;
   bool known_ = false;
   binlog::GtidSet state_;
   std::shared_ptr<const std::string> base_;

@@ -79,7 +79,7 @@ class TransactionBuffer {
  private:
   enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
   Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid,
-                   const binlog::MariaGtidEvent* maria = nullptr);
+                   const binlog::MariaGtidEvent* maria = nullptr, const binlog::GtidEvent* mysql = nullptr);
   Status Deliver(bool last_piece, uint64_t end_offset);
   void SetGtidBase(const std::shared_ptr<const std::string>& base);
   TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
@@ -97,10 +97,13 @@ class TransactionBuffer {
   uint64_t skip_until_ = 0;
   ResumePoint resume_;
   GtidStateTracker gtid_state_;
-  // The open transaction's MariaDB GTID, applied to the state once it is delivered whole.
-  bool maria_gtid_ = false;
+  // The open transaction's GTID, applied to the state once it is delivered whole.
+  enum class GtidKind : uint8_t { kNone, kMariadb, kMysql } gtid_kind_ = GtidKind::kNone;
   uint32_t gtid_domain_ = 0, gtid_server_ = 0;
   uint64_t gtid_seq_ = 0;
+  std::array<uint8_t, 16> gtid_sid_{};
+  std::string gtid_tag_;  // assigned per transaction: keeps its capacity, no allocation
+  int64_t gtid_gno_ = 0;
   uint64_t transactions_ = 0, pieces_ = 0, skipped_events_ = 0;
 
   // Chunked arena for statement text and row bytes: stable addresses, reused.

@@ -16,5 +16,8 @@ inline constexpr int32_t kErrorSchemaMismatch = -102;
 // A new primary (after a failover) lacks transactions the stream already delivered
 // (canal.instance.failover.diverged=stop): an operator decides.
 inline constexpr int32_t kErrorDiverged = -103;
+// The stream reached another server and has no GTID state to resume by (GTIDs off, or
+// not yet known) and the timestamp fallback is off: an operator decides.
+inline constexpr int32_t kErrorNoGtidState = -104;
 
 }  // namespace canal::binlog

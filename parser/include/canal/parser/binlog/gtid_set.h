@@ -58,8 +58,11 @@ class GtidSet {
   static GtidSet FromPreviousGtids(const PreviousGtidsEvent& event);
 
   std::string ToString() const;
-  // MySQL only; a tagged source cannot be sent in that form (NotSupported).
+  // MySQL only: the untagged form, or MySQL 8.4's tagged form when a source has a tag
+  // (servers before 8.3 cannot read that one).
   Status EncodeForDump(std::string* out) const;
+  // MySQL: how many transactions the set holds (0 for MariaDB positions).
+  uint64_t TransactionCount() const;
 
   Flavor flavor() const { return flavor_; }
   bool empty() const { return flavor_ == Flavor::kEmpty; }
