@@ -15,6 +15,18 @@
 
 namespace canal::parser {
 
+namespace {
+
+// A file's text for a log line: bounded, control bytes and non-ASCII shown as '?'.
+std::string LogSafe(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 240)) out.push_back(c >= 0x20 && c < 0x7F ? c : '?');
+  if (text.size() > 240) out += "...";
+  return out;
+}
+
+}  // namespace
+
 Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::ServerInfo& info, StartPlan* plan) {
   if (cursor_ != nullptr) {
     bool found = false;
@@ -27,7 +39,17 @@ Status EventParser::ResolveStart(mysql::QueryConnection* query, const mysql::Ser
       plan->origin = "stored cursor";
       if (cursor.transaction_begin != 0) plan->inside_gtid = cursor.gtid;
       binlog::GtidSet state;
-      if (GtidStateAt(cursor, &state).ok()) plan->state = std::move(state);
+      Status gtid = GtidStateAt(cursor, &state);
+      if (gtid.ok()) {
+        plan->state = std::move(state);
+      } else if (!gtid.IsNotFound()) {
+        // A damaged or hand-edited set: the position still says where; the set cannot say
+        // where on another server, so a failover will need GTID state from the binlog again.
+        log_->warn("[{}] the stored cursor's GTID state is unusable ({}); resuming by its position {}, and "
+                   "following a failover needs the state the binlog names next (fix or remove \"gtidSet\" in "
+                   "meta.dat or the ZooKeeper cursor node)",
+                   options_.destination, LogSafe(gtid.ToString()), plan->point.ToString());
+      }
       return Status::OK();
     }
   }

@@ -15,11 +15,14 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "canal/parser/binlog/gtid_set.h"
 #include "canal/parser/event_parser.h"
@@ -412,6 +415,41 @@ TEST_F(ReplayFailover, ACursorTakenOnTheOldPrimaryResumesOnTheNewOneAfterARestar
   ExpectExactly(sink.got(), want, before.ToString());
   EXPECT_EQ(b_->stats().gtid_dumps, 1u) << "a MySQL cursor with a GTID set resumes by it";
   EXPECT_TRUE(p.running()) << p.status().last_error;
+  p.Stop();
+}
+
+// A damaged gtidSet in a stored cursor (a hand edit, a bad copy): a WARN names it and the
+// position still says where on this server; it is never taken for an empty state (which on
+// MySQL would mean "from the first transaction").
+TEST_F(ReplayFailover, ADamagedGtidSetInTheCursorIsReportedAndThePositionUsed) {
+  ShareHistory(&history_);
+  ReplayPrimaryOptions ao = ServerOptions(1, kUuidA, WriteFiles("a-bin", 1, {{0, 2}, {2, 4}}), SetOf(4));
+  a_ = StartPrimary(ao);
+  ASSERT_TRUE(a_);
+  LogPosition cursor;
+  cursor.journal_name = "a-bin.000002";
+  cursor.position = 4;
+  cursor.gtid_set = std::make_shared<const std::string>(std::string(kUuidA) + ":1-\x01zz");
+  FixedCursor stored(cursor);
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>("failover", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  TxnSink sink;
+  parser::EventParserOptions po = ParserOptions(ao);
+  po.candidates.clear();
+  parser::EventParser p(po, &sink, &stored, logger);
+  p.Start();
+  const Expected want = RunsOf(2, 4);  // a-bin.000002 holds runs 2-3
+  ASSERT_TRUE(WaitFor([&] { return sink.size() >= want.gtids.size() || !p.running(); })) << p.status().last_error;
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(sink.size(), want.gtids.size());
+  const std::vector<Received> got = sink.got();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].gtid, want.gtids[i]);
+  EXPECT_EQ(a_->stats().gtid_dumps, 0u);
+  logger->flush();
+  const std::string text = log.str();
+  EXPECT_NE(text.find("the stored cursor's GTID state is unusable"), std::string::npos) << text;
+  EXPECT_NE(text.find("gtidSet"), std::string::npos);
+  EXPECT_EQ(text.find('\x01'), std::string::npos) << "the damaged bytes are not written to the log raw";
   p.Stop();
 }
 
