@@ -36,7 +36,14 @@ PACKAGES=(
 )
 
 SUDO=""
-if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+if [ "$(id -u)" != "0" ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: installing Debian packages needs root, and this shell is $(id -un) without sudo;" \
+      "run this again as root (su -), or install sudo" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
 
 # Node.js and npm: the end-to-end benchmark's peer, @vlasky/zongji, comes from
 # npm (bench/run_e2e_bench.sh installs it under build/). A machine that already

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start on a fresh Debian 12 machine:
 #
-#   sudo bash scripts/quickstart.sh
+#   bash scripts/quickstart.sh        (as root; as another user: sudo bash ...)
 #
 # Installs the dependencies, builds (Release), starts a throwaway MariaDB
 # (scripts/mariadb-sandbox.sh, 127.0.0.1:$QUICKSTART_PORT, default 13306, ROW
@@ -95,5 +95,5 @@ Still running:
   MariaDB       127.0.0.1:$port (root via --socket=$sbdir/mariadbd.sock)
                 stop it with:  bash scripts/mariadb-sandbox.sh stop --port $port --dir $sbdir --wipe
 Try:  build/bin/canal-cli --address 127.0.0.1:$canal_port --destination example --json
-Next: 'sudo bash scripts/test.sh' runs the whole test suite.
+Next: 'bash scripts/test.sh' (as root) runs the whole test suite.
 EOF

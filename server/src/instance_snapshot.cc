@@ -3,8 +3,11 @@
 // and the conf folder's snapshot.request), and the end of one.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "canal/common/ascii_case.h"
 #include "canal/common/json_string.h"
@@ -20,14 +23,103 @@ namespace canal::server {
 
 namespace {
 
-// Whether the table has a key a snapshot pages it by (snapshot/chunk_key.h): a keyless one is
-// one read at its P, and the merger keeps its changes out of the stream until then.
-Status MarkKeyless(mysql::QueryConnection* conn, snapshot::TableProgress* t) {
+using Uint128 = unsigned __int128;
+
+// "12345" or "-12345" (a MIN/MAX of an integer column) as a 128-bit integer.
+bool ParseKeyInteger(const std::optional<std::string>& text, __int128* v) {
+  if (!text || text->empty()) return false;
+  const bool negative = (*text)[0] == '-';
+  Uint128 m = 0;
+  for (size_t i = negative ? 1 : 0; i < text->size(); ++i) {
+    const char c = (*text)[i];
+    if (c < '0' || c > '9' || m > (Uint128{1} << 100)) return false;
+    m = m * 10 + static_cast<unsigned>(c - '0');
+  }
+  *v = negative ? -static_cast<__int128>(m) : static_cast<__int128>(m);
+  return true;
+}
+
+std::string KeyIntegerText(__int128 v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  Uint128 m = negative ? static_cast<Uint128>(-v) : static_cast<Uint128>(v);
+  std::string digits;
+  while (m != 0) {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(m % 10)));
+    m /= 10;
+  }
+  if (negative) digits.push_back('-');
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+// Plans one table: whether a key pages it (snapshot/chunk_key.h: a keyless one is one read at
+// its P, and the merger keeps its changes out of the stream until then), and whether it is
+// read in several key ranges at once. A big table paged by one integer column is split into
+// up to canal.instance.snapshot.threads ranges of that column's [MIN, MAX], each a table of
+// the snapshot of its own (the range is its `where`): the readers then keep the primary and
+// this server busy on one table as on several. The first range is open below and the last
+// above, so a key written since the plan is read too (or streamed). Each range pages, resumes
+// and goes out exactly as a table does; the ranges of one table interleave in the stream.
+Status PlanTable(mysql::QueryConnection* conn, const snapshot::SnapshotOptions& options,
+                 const std::shared_ptr<spdlog::logger>& log, const std::string& destination,
+                 snapshot::TableProgress t, std::vector<snapshot::TableProgress>* out) {
   snapshot::TableShape shape;
   snapshot::ChunkKey key;
-  CANAL_RETURN_IF_ERROR(snapshot::LoadTableShape(conn, t->schema, t->table, &shape));
+  CANAL_RETURN_IF_ERROR(snapshot::LoadTableShape(conn, t.schema, t.table, &shape));
   CANAL_RETURN_IF_ERROR(snapshot::ChooseChunkKey(shape, &key));
-  t->keyless = key.kind == snapshot::ChunkKey::Kind::kNone;
+  t.keyless = key.kind == snapshot::ChunkKey::Kind::kNone;
+  const bool integer_key = !t.keyless && key.columns.size() == 1 &&
+                           snapshot::IsIntegerType(shape.columns[key.columns[0]].data_type) &&
+                           shape.columns[key.columns[0]].name.find('\\') == std::string::npos;
+  // Ranges of at least two chunks each: a small table is not worth a second connection.
+  uint64_t parts = 1;
+  if (integer_key && options.threads > 1) {
+    mysql::ResultSet rs;
+    if (conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                        conn->QuoteString(t.schema) + " AND TABLE_NAME = " + conn->QuoteString(t.table),
+                    &rs)
+            .ok() &&
+        !rs.rows.empty() && rs.rows[0][0].has_value()) {
+      const uint64_t estimate = std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10);
+      parts = std::min<uint64_t>(options.threads, estimate / (2 * std::max<uint64_t>(1, options.chunk_rows)));
+    }
+  }
+  if (parts < 2) {
+    out->push_back(std::move(t));
+    return Status::OK();
+  }
+  const std::string column = snapshot::QuoteIdentifier(shape.columns[key.columns[0]].name);
+  const std::string filter = t.where.empty() ? std::string() : "(" + t.where + ") AND ";
+  mysql::ResultSet rs;
+  CANAL_RETURN_IF_ERROR(conn->Query("SELECT MIN(" + column + "), MAX(" + column + ") FROM " +
+                                        snapshot::QuoteIdentifier(t.schema) + "." + snapshot::QuoteIdentifier(t.table) +
+                                        (t.where.empty() ? std::string() : " WHERE (" + t.where + ")"),
+                                    &rs)
+                            .WithContext("the key range of " + t.Name()));
+  __int128 lo = 0, hi = 0;
+  if (rs.rows.empty() || rs.rows[0].size() < 2 || !ParseKeyInteger(rs.rows[0][0], &lo) ||
+      !ParseKeyInteger(rs.rows[0][1], &hi) || hi - lo + 1 < static_cast<__int128>(parts)) {
+    out->push_back(std::move(t));  // empty, or too few keys to split
+    return Status::OK();
+  }
+  const __int128 step = (hi - lo + 1) / static_cast<__int128>(parts);
+  for (uint64_t i = 0; i < parts; ++i) {
+    snapshot::TableProgress part = t;
+    const std::string from = KeyIntegerText(lo + step * static_cast<__int128>(i));
+    const std::string to = KeyIntegerText(lo + step * static_cast<__int128>(i + 1));
+    if (i == 0) {
+      part.where = filter + column + " < " + to;
+    } else if (i + 1 == parts) {
+      part.where = filter + column + " >= " + from;
+    } else {
+      part.where = filter + column + " >= " + from + " AND " + column + " < " + to;
+    }
+    out->push_back(std::move(part));
+  }
+  if (log) {
+    log->info("[{}] snapshot: {} is read in {} ranges of {} at once ({}..{})", destination, t.Name(), parts, column,
+              KeyIntegerText(lo), KeyIntegerText(hi));
+  }
   return Status::OK();
 }
 
@@ -138,8 +230,9 @@ Status Instance::ListSnapshotTables(const std::string& client_filter, std::vecto
     snapshot::TableProgress t;
     t.schema = *row[0];
     t.table = *row[1];
-    CANAL_RETURN_IF_ERROR(MarkKeyless(&conn, &t).WithContext("planning the snapshot of " + t.Name()));
-    tables->push_back(std::move(t));
+    const std::string name = t.Name();
+    CANAL_RETURN_IF_ERROR(PlanTable(&conn, config_.snapshot, log_, config_.destination, std::move(t), tables)
+                              .WithContext("planning the snapshot of " + name));
   }
   return Status::OK();
 }
@@ -234,8 +327,8 @@ Status Instance::RequestSnapshotLocked(const std::vector<std::string>& tables, c
       }
       return probe.WithContext("reading " + name + (where.empty() ? std::string() : " with --where"));
     }
-    CANAL_RETURN_IF_ERROR(MarkKeyless(&conn, &t).WithContext("planning the snapshot of " + name));
-    list.push_back(std::move(t));
+    CANAL_RETURN_IF_ERROR(PlanTable(&conn, config_.snapshot, log_, config_.destination, std::move(t), &list)
+                              .WithContext("planning the snapshot of " + name));
   }
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())

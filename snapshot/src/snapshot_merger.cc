@@ -98,17 +98,19 @@ void SnapshotMerger::DeliverAt(std::string_view file, uint64_t position, uint32_
 
 void SnapshotMerger::NoteRows(const parser::TxEvent& e) {
   const binlog::TableMap& t = *e.table;
-  // Which tracked table: windows are few (one per reader), so a scan beats a map here.
-  std::vector<Window*>* windows = nullptr;
+  // Which tracked entries: windows are few (one per reader), so a scan beats a map here. A
+  // table read in key ranges is several entries, and a change may move a row from one range
+  // to another: every entry's windows note it.
+  noting_.clear();
   for (size_t i = 0; i < progress_.tables.size(); ++i) {
     if (tables_[i]->windows.empty()) continue;
     const TableProgress& tp = progress_.tables[i];
     if (tp.table == t.table && tp.schema == t.db) {
-      windows = &tables_[i]->windows;
-      break;
+      noting_.insert(noting_.end(), tables_[i]->windows.begin(), tables_[i]->windows.end());
     }
   }
-  if (windows == nullptr) return;
+  if (noting_.empty()) return;
+  const std::vector<Window*>* windows = &noting_;
   LogPosition at;
   at.journal_name = current_file_;
   at.position = e.offset;

@@ -457,6 +457,8 @@ TEST_F(SnapshotE2e, InitialSnapshotUnderConcurrentWritesRebuildsEqualTables) {
   EXPECT_EQ(install.Stop(&out), 0) << out;
   const std::string log = ReadAll(install.instance_log("example"));
   EXPECT_NE(log.find("no key: one read"), std::string::npos) << log;
+  // The biggest table, paged by one INT, is read by both readers at once in two key ranges.
+  EXPECT_NE(log.find("t_int is read in 2 ranges of `id` at once"), std::string::npos) << log;
 }
 
 TEST_F(SnapshotE2e, KillNineTwiceMidSnapshotLosesNothingAndRepeatsOnlyUnackedChunks) {

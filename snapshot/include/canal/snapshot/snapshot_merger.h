@@ -241,6 +241,9 @@ class SnapshotMerger final : public parser::TransactionSink {
   binlog::RowChange change_;
   KeyEncoder encoder_;
   std::string scratch_;
+  // The open windows a rows event's table has: every entry of the table (a big table is read
+  // in several key ranges, each an entry with windows of its own). Kept for its capacity.
+  std::vector<Window*> noting_;
   // Emission scratch (under out_mu_).
   std::vector<std::string_view> kept_;
   const binlog::TableMap* current_table_ = nullptr;  // names kept_'s rows
