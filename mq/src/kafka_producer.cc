@@ -2,6 +2,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace canal::mq {
@@ -57,42 +59,73 @@ class KafkaProducer final : public Producer {
   }
 
   Status Send(const EncodedMessage& m) override {
-    if (origins_.empty()) {
-      confirmed_ = 0;
-      first_error_ = Status::OK();
-    }
-    origins_.push_back(&m.origin);
-    const auto index = reinterpret_cast<void*>(static_cast<intptr_t>(origins_.size() - 1));
+    Round& round = OpenRound();
+    round.origins.push_back(&m.origin);
+    // The opaque names the round (its low 32 bits: rounds in flight are few) and the message.
+    const uint64_t tag = (round.id << 32) | (round.origins.size() - 1);
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(
           rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()), RD_KAFKA_V_PARTITION(m.partition),
           RD_KAFKA_V_VALUE(const_cast<char*>(m.payload.data()), m.payload.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(index), RD_KAFKA_V_END);
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(tag)), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        ++outstanding_;
+        ++round.outstanding;
         return Status::OK();
       }
       if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk_, 100);  // delivery reports free the queue
         continue;
       }
-      origins_.pop_back();
-      return Classify(e, m.origin, m.topic, m.partition, m.payload.size());
+      round.origins.pop_back();
+      Status error = Classify(e, m.origin, m.topic, m.partition, m.payload.size());
+      if (round.first_error.ok()) round.first_error = error;
+      return error;
     }
   }
 
   Status Confirm(const std::atomic<bool>& stop) override {
-    while (outstanding_ > 0) {
+    Status s = ConfirmRound(EndRound(), stop);
+    confirmed_ = s.ok() ? 0 : Drain(stop);
+    return s;
+  }
+
+  bool pipelines() const override { return true; }
+
+  uint64_t EndRound() override {
+    Round& round = OpenRound();
+    round.closed = true;
+    return round.id;
+  }
+
+  Status ConfirmRound(uint64_t id, const std::atomic<bool>& stop) override {
+    for (;;) {
+      bool waiting = false;
+      for (const Round& r : rounds_) {
+        if (r.id > id) break;
+        if (!r.first_error.ok() && r.outstanding == 0) return r.first_error;  // the oldest failure, whole
+        waiting = waiting || r.outstanding > 0;
+      }
+      if (!waiting) break;
       if (stop.load(std::memory_order_acquire)) {
-        origins_.clear();
-        return Status::Aborted("stopping with " + std::to_string(outstanding_) + " Kafka messages unconfirmed");
+        return Status::Aborted("stopping with Kafka messages of batch round " + std::to_string(id) + " unconfirmed");
       }
       rd_kafka_poll(rk_, 100);
     }
-    origins_.clear();
-    Status result = first_error_;
-    first_error_ = Status::OK();
-    return result;
+    while (!rounds_.empty() && rounds_.front().id <= id) rounds_.pop_front();
+    return Status::OK();
+  }
+
+  uint64_t Drain(const std::atomic<bool>& stop) override {
+    auto outstanding = [this] {
+      int64_t n = 0;
+      for (const Round& r : rounds_) n += r.outstanding;
+      return n;
+    };
+    while (outstanding() > 0 && !stop.load(std::memory_order_acquire)) rd_kafka_poll(rk_, 100);
+    uint64_t confirmed = 0;
+    for (const Round& r : rounds_) confirmed += r.confirmed;
+    rounds_.clear();
+    return confirmed;
   }
 
   uint64_t confirmed() const override { return confirmed_; }
@@ -132,15 +165,21 @@ class KafkaProducer final : public Producer {
 
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
     auto* self = static_cast<KafkaProducer*>(opaque);
-    --self->outstanding_;
+    const auto tag = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
+    Round* round = nullptr;
+    for (Round& r : self->rounds_) {
+      if ((r.id & 0xFFFFFFFF) == tag >> 32) round = &r;
+    }
+    if (round == nullptr) return;  // a round already drained
+    --round->outstanding;
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      ++self->confirmed_;
+      ++round->confirmed;
       return;
     }
-    if (!self->first_error_.ok()) return;
-    const auto index = static_cast<size_t>(reinterpret_cast<intptr_t>(msg->_private));
-    const std::string& origin = index < self->origins_.size() ? *self->origins_[index] : std::string();
-    self->first_error_ = self->Classify(msg->err, origin, rd_kafka_topic_name(msg->rkt), msg->partition, msg->len);
+    if (!round->first_error.ok()) return;
+    const size_t index = tag & 0xFFFFFFFF;
+    const std::string& origin = index < round->origins.size() ? *round->origins[index] : std::string();
+    round->first_error = self->Classify(msg->err, origin, rd_kafka_topic_name(msg->rkt), msg->partition, msg->len);
   }
 
   static void OnError(rd_kafka_t*, int err, const char*, void* opaque) {
@@ -149,11 +188,26 @@ class KafkaProducer final : public Producer {
 
   rd_kafka_t* rk_ = nullptr;
   std::string servers_;
-  // The round in flight (poll runs the callbacks on this thread).
-  std::vector<const std::string*> origins_;
-  int64_t outstanding_ = 0;
-  uint64_t confirmed_ = 0;
-  Status first_error_;
+  // The rounds in flight, oldest first (poll runs the callbacks on this thread). A message's
+  // origin is the publisher's (its encoder keeps a round's messages until the round is done).
+  struct Round {
+    uint64_t id = 0;
+    bool closed = false;
+    std::vector<const std::string*> origins;
+    int64_t outstanding = 0;
+    uint64_t confirmed = 0;
+    Status first_error;
+  };
+  Round& OpenRound() {
+    if (rounds_.empty() || rounds_.back().closed) {
+      rounds_.emplace_back();
+      rounds_.back().id = next_round_++;
+    }
+    return rounds_.back();
+  }
+  std::deque<Round> rounds_;
+  uint64_t next_round_ = 1;
+  uint64_t confirmed_ = 0;  // of the last failed Confirm
   std::atomic<bool> fatal_{false};
 };
 

@@ -4,21 +4,10 @@
 
 #include "canal/meta/meta_manager.h"
 #include "canal/store/ring_store.h"
+#include "publisher_util.h"
 
 namespace canal::mq {
 
-namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string Range(const store::Batch& b) {
-  return b.first_position.ToString() + " .. " + b.last_position.ToString();
-}
-
-}  // namespace
 
 Status Publisher::Create(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Publisher>* out) {
   if (!options.producer_factory) return Status::InvalidArgument("MQ publisher: no producer factory");
@@ -96,52 +85,82 @@ void Publisher::Fail(const std::string& message) {
   stats_.last_error = message;
 }
 
+void Publisher::StatusTick() {
+  if (std::chrono::steady_clock::now() - last_status_ < options_.status_interval) return;
+  last_status_ = std::chrono::steady_clock::now();
+  const PublisherStats st = stats();
+  if (st.batches != reported_batches_ || st.failed_rounds != reported_failures_) {
+    reported_batches_ = st.batches;
+    reported_failures_ = st.failed_rounds;
+    log_->info("[{}] MQ status: {}", options_.destination, StatusLine());
+  }
+}
+
+bool Publisher::Confirmed(store::RingStore* store, const store::Batch& batch, int64_t batch_id, size_t messages) {
+  if (Status a = store->Ack(batch); !a.ok()) {
+    Fail("acking the ring after the broker confirmed batch " + std::to_string(batch_id) + ": " + a.ToString());
+    return false;
+  }
+  if (batch.safe_position) {
+    // Durable before the next batch is acked: a crash from here on republishes at most the
+    // batches after this one.
+    meta::ClientIdentity client;
+    client.destination = options_.destination;
+    client.client_id = options_.client_id;
+    Status c = meta_->UpdateCursor(client, *batch.safe_position);
+    if (c.ok()) c = meta_->Flush(options_.destination);
+    if (!c.ok()) {
+      log_->warn("[{}] the broker confirmed batch {} but its cursor {} was not written ({}); a restart would "
+                 "publish it again",
+                 options_.destination, batch_id, batch.safe_position->ToString(), c.ToString());
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.batches;
+  stats_.messages += messages;
+  return true;
+}
+
+bool Publisher::EnsureProducer() {
+  while (!producer_ && !stop_.load()) {
+    Status s = options_.producer_factory(&producer_);
+    if (s.ok()) return true;
+    producer_.reset();
+    if (s.code() == Status::Code::kInvalidArgument) {
+      Fail(s.ToString());
+      return false;
+    }
+    log_->warn("[{}] cannot connect to the broker: {}; retrying in {} ms", options_.destination, s.ToString(),
+               options_.retry_backoff.count());
+    if (!Sleep(options_.retry_backoff)) return false;
+  }
+  return producer_ != nullptr;
+}
+
 void Publisher::Run(store::RingStore* store) {
-  meta::ClientIdentity client;
-  client.destination = options_.destination;
-  client.client_id = options_.client_id;
-  store::Batch batch;
-  int64_t batch_id = 0;
   log_->info("[{}] MQ publishing: batches of {}, default topic {}, {} messages", options_.destination,
              options_.batch_size, options_.routing.topic, options_.encoder.flat_message ? "flat JSON" : "protobuf");
-  auto last_status = std::chrono::steady_clock::now();
-  uint64_t reported_batches = 0, reported_failures = 0;
-  while (!stop_.load()) {
-    if (std::chrono::steady_clock::now() - last_status >= options_.status_interval) {
-      last_status = std::chrono::steady_clock::now();
-      const PublisherStats st = stats();
-      if (st.batches != reported_batches || st.failed_rounds != reported_failures) {
-        reported_batches = st.batches;
-        reported_failures = st.failed_rounds;
-        log_->info("[{}] MQ status: {}", options_.destination, StatusLine());
+  last_status_ = std::chrono::steady_clock::now();
+  if (!EnsureProducer()) {
+    // Stopped, or a setting the broker can never accept (Fail said which).
+  } else if (options_.max_in_flight_batches > 1 && producer_->pipelines()) {
+    RunPipelined(store);
+  } else {
+    store::Batch batch;
+    int64_t batch_id = 0;
+    while (!stop_.load()) {
+      StatusTick();
+      Status s = store->Get(options_.batch_size, options_.get_timeout, &batch);
+      if (!s.ok()) {
+        if (s.code() != Status::Code::kAborted) Fail("reading the ring: " + s.ToString());
+        break;
       }
+      if (batch.empty()) continue;
+      if (!PublishBatch(batch, ++batch_id)) break;
+      if (!Confirmed(store, batch, batch_id, encoder_->messages().size())) break;
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.rows = encoder_->rows_encoded();
     }
-    Status s = store->Get(options_.batch_size, options_.get_timeout, &batch);
-    if (!s.ok()) {
-      if (s.code() != Status::Code::kAborted) Fail("reading the ring: " + s.ToString());
-      break;
-    }
-    if (batch.empty()) continue;
-    if (!PublishBatch(batch, ++batch_id)) break;
-    if (Status a = store->Ack(batch); !a.ok()) {
-      Fail("acking the ring after the broker confirmed batch " + std::to_string(batch_id) + ": " + a.ToString());
-      break;
-    }
-    if (batch.safe_position) {
-      // Durable before the next batch: a crash from here on republishes at
-      // most this batch.
-      Status c = meta_->UpdateCursor(client, *batch.safe_position);
-      if (c.ok()) c = meta_->Flush(options_.destination);
-      if (!c.ok()) {
-        log_->warn("[{}] the broker confirmed batch {} but its cursor {} was not written ({}); a restart would "
-                   "publish it again",
-                   options_.destination, batch_id, batch.safe_position->ToString(), c.ToString());
-      }
-    }
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.batches;
-    stats_.messages += encoder_->messages().size();
-    stats_.rows = encoder_->rows_encoded();
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.running = false;
@@ -150,26 +169,13 @@ void Publisher::Run(store::RingStore* store) {
 bool Publisher::PublishBatch(const store::Batch& batch, int64_t batch_id) {
   entries_.clear();
   for (const store::EntryView& e : batch.entries) entries_.push_back(e.bytes);
-  if (Status s = encoder_->Encode(entries_, batch_id, NowMs()); !s.ok()) {
-    Fail("entries at " + Range(batch) + " cannot be encoded: " + s.ToString());
+  if (Status s = encoder_->Encode(entries_, batch_id, WallMs()); !s.ok()) {
+    Fail("entries at " + RangeOf(batch) + " cannot be encoded: " + s.ToString());
     return false;
   }
   const auto messages = encoder_->messages();
   while (!stop_.load()) {
-    if (!producer_) {
-      Status s = options_.producer_factory(&producer_);
-      if (!s.ok()) {
-        producer_.reset();
-        if (s.code() == Status::Code::kInvalidArgument) {
-          Fail(s.ToString());
-          return false;
-        }
-        log_->warn("[{}] cannot connect to the broker: {}; retrying in {} ms", options_.destination, s.ToString(),
-                   options_.retry_backoff.count());
-        if (!Sleep(options_.retry_backoff)) return false;
-        continue;
-      }
-    }
+    if (!EnsureProducer()) return false;
     Status s;
     for (const EncodedMessage& m : messages) {
       s = producer_->Send(m);
@@ -186,12 +192,12 @@ bool Publisher::PublishBatch(const store::Batch& batch, int64_t batch_id) {
       ++stats_.failed_rounds;
     }
     if (s.code() == Status::Code::kInvalidArgument) {
-      Fail("batch " + std::to_string(batch_id) + " at " + Range(batch) + ": " + s.ToString());
+      Fail("batch " + std::to_string(batch_id) + " at " + RangeOf(batch) + ": " + s.ToString());
       return false;
     }
     log_->warn("[{}] batch {} at {} not confirmed by {}: {}; {} of its {} messages were confirmed and will be "
                "published again (duplicates); retrying in {} ms",
-               options_.destination, batch_id, Range(batch), producer_->Describe(), s.ToString(), again,
+               options_.destination, batch_id, RangeOf(batch), producer_->Describe(), s.ToString(), again,
                messages.size(), options_.retry_backoff.count());
     if (producer_->broken()) producer_.reset();
     if (!Sleep(options_.retry_backoff)) return false;

@@ -27,6 +27,8 @@ Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& 
   options.destination = config.destination;
   options.batch_size = settings.canal_batch_size;
   options.get_timeout = std::chrono::milliseconds(settings.canal_get_timeout_ms);
+  options.max_in_flight_batches = settings.max_in_flight_batches;
+  options.max_in_flight_bytes = settings.max_in_flight_bytes;
   options.encoder = settings.encoder;
   options.logger = logger;
   std::vector<std::string> warnings;

@@ -292,7 +292,9 @@ TEST_F(KafkaMq, KillNineMidStreamLosesNothing) {
   ASSERT_TRUE(Sql(canal::testing::LoadTableSql(table)));
   ASSERT_TRUE(mock_->CreateTopic("mq_kill", 1));
   mock_->SlowProduceRequests(50, 400);
-  install_->WriteServerProperties(ServerProperties(kKillPort, true));
+  // Small batches: with several in flight (publisher.h) a chunk still takes many round trips,
+  // so each kill lands while batches wait for the broker.
+  install_->WriteServerProperties(ServerProperties(kKillPort, true, "canal.mq.canalBatchSize = 4\n"));
   install_->WriteInstance("example", canal::testing::StartAtPrimaryEnd(*sandbox_) +
                                          "canal.instance.filter.regex = mq_kill\\\\..*\ncanal.mq.topic = mq_kill\n");
   const std::vector<std::string> chunks =

@@ -69,8 +69,10 @@ TEST(MqConfigTest, KafkaKeysMapToLibrdkafka) {
       "username=\"alice\" password=\"s3cret\";\nkafka.sasl.mechanism = SCRAM-SHA-512\n"
       "kafka.security.protocol = SASL_PLAINTEXT\nkafka.message.timeout.ms = 9000\nkafka.kerberos.enable = false\n"
       "canal.mq.flatMessage = false\ncanal.mq.canalBatchSize = 10\ncanal.mq.canalGetTimeout = 5\n"
-      "canal.mq.database.hash = false\n");
+      "canal.mq.database.hash = false\ncanal.mq.maxInFlightBatches = 3\ncanal.mq.maxInFlightBytes = 1048576\n");
   ASSERT_TRUE(l.status.ok()) << l.status.ToString();
+  EXPECT_EQ(l.settings.max_in_flight_batches, 3u);
+  EXPECT_EQ(l.settings.max_in_flight_bytes, 1048576u);
   const auto& k = l.settings.kafka;
   EXPECT_EQ(l.settings.mode, ServerMode::kKafka);
   EXPECT_EQ(k.at("bootstrap.servers"), "a:9092,b:9092");
@@ -149,6 +151,10 @@ TEST(MqConfigTest, RefusedValuesNameKeyAndValue) {
        "canal.mq.canalBatchSize = 0"},
       {"canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\ncanal.mq.canalGetTimeout = soon\n",
        "canal.mq.canalGetTimeout"},
+      {"canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\ncanal.mq.maxInFlightBatches = 0\n",
+       "canal.mq.maxInFlightBatches = 0"},
+      {"canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\ncanal.mq.maxInFlightBytes = 10\n",
+       "canal.mq.maxInFlightBytes = 10"},
       {"canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.kerberos.enable = true\n", "Kerberos"},
       {"canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.buffer.memory = lots\n", "kafka.buffer.memory"},
       {"canal.serverMode = rabbitMQ\nrabbitmq.host = h:99999\n", "rabbitmq.host = h:99999"},

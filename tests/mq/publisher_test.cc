@@ -32,6 +32,7 @@ struct Broker {
   std::vector<std::string> payloads;  // every message sent, in order
   int producers = 0;
   int refuse_connects = 0;  // factory calls to fail before one succeeds
+  size_t max_in_flight = 0;  // rounds a pipelining producer had in flight at once
 };
 
 class ScriptedProducer final : public Producer {
@@ -66,6 +67,55 @@ class ScriptedProducer final : public Producer {
   bool broken_ = false;
 };
 
+// A producer that pipelines (publisher.h): rounds stay in flight until ConfirmRound, which
+// plays the script (a failed entry fails the oldest round in flight).
+class PipelinedProducer final : public Producer {
+ public:
+  explicit PipelinedProducer(Broker* b) : b_(b) {}
+  Status Send(const EncodedMessage& m) override {
+    std::lock_guard<std::mutex> lock(b_->mu);
+    b_->payloads.push_back(m.payload);
+    ++open_;
+    return Status::OK();
+  }
+  Status Confirm(const std::atomic<bool>& stop) override { return ConfirmRound(EndRound(), stop); }
+  bool pipelines() const override { return true; }
+  uint64_t EndRound() override {
+    rounds_.push_back(open_);
+    open_ = 0;
+    std::lock_guard<std::mutex> lock(b_->mu);
+    b_->max_in_flight = std::max(b_->max_in_flight, rounds_.size());
+    return ++last_round_;
+  }
+  Status ConfirmRound(uint64_t round, const std::atomic<bool>&) override {
+    std::lock_guard<std::mutex> lock(b_->mu);
+    if (!b_->script.empty()) {
+      const Round r = b_->script.front();
+      b_->script.pop_front();
+      if (!r.result.ok()) {
+        drained_ = r.confirmed;
+        broken_ = r.broken;
+        return r.result;
+      }
+    }
+    while (!rounds_.empty() && last_round_ - rounds_.size() + 1 <= round) rounds_.pop_front();
+    return Status::OK();
+  }
+  uint64_t Drain(const std::atomic<bool>&) override {
+    rounds_.clear();
+    return drained_;
+  }
+  uint64_t confirmed() const override { return drained_; }
+  bool broken() const override { return broken_; }
+  std::string Describe() const override { return "pipelined"; }
+
+ private:
+  Broker* b_;
+  uint64_t open_ = 0, last_round_ = 0, drained_ = 0;
+  std::deque<uint64_t> rounds_;  // messages per round in flight, oldest first
+  bool broken_ = false;
+};
+
 class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -79,21 +129,26 @@ class PublisherTest : public ::testing::Test {
     ring_->Stop();
   }
 
-  void Make(size_t batch_size = 2) {
+  void Make(size_t batch_size = 2, bool pipelined = false, size_t in_flight = 8) {
     PublisherOptions o;
+    o.max_in_flight_batches = in_flight;
     o.destination = "example";
     o.batch_size = batch_size;
     o.get_timeout = 20ms;
     o.retry_backoff = 10ms;
     o.routing.topic = "t";
-    o.producer_factory = [this](std::unique_ptr<Producer>* p) {
+    o.producer_factory = [this, pipelined](std::unique_ptr<Producer>* p) {
       std::lock_guard<std::mutex> lock(broker_.mu);
       if (broker_.refuse_connects > 0) {
         --broker_.refuse_connects;
         return Status::IOError("connection refused");
       }
       ++broker_.producers;
-      *p = std::make_unique<ScriptedProducer>(&broker_);
+      if (pipelined) {
+        *p = std::make_unique<PipelinedProducer>(&broker_);
+      } else {
+        *p = std::make_unique<ScriptedProducer>(&broker_);
+      }
       return Status::OK();
     };
     ASSERT_TRUE(Publisher::Create(std::move(o), &meta_, &publisher_).ok());
@@ -158,6 +213,38 @@ TEST_F(PublisherTest, FailedRoundIsPublishedAgainAndCounted) {
   EXPECT_EQ(broker_.payloads[0], broker_.payloads[3]);
   EXPECT_EQ(broker_.producers, 2);  // the broken producer was replaced
   EXPECT_EQ(Cursor()->position, 202u);
+}
+
+TEST_F(PublisherTest, PipelinedBatchesGoOutWhileEarlierOnesWaitAndAreAckedInOrder) {
+  Make(1, true, 4);
+  for (int i = 0; i < 10; ++i) Put(i, 300 + static_cast<uint64_t>(i));
+  publisher_->Start(ring_.get());
+  ASSERT_TRUE(canal::testing::WaitFor([&] { return ring_->stats().ack_sequence == 10; }, 10s));
+  EXPECT_EQ(Cursor()->position, 309u);
+  EXPECT_EQ(Sent(), 10u);
+  std::lock_guard<std::mutex> lock(broker_.mu);
+  EXPECT_GE(broker_.max_in_flight, 2u) << "batches went out before the oldest was confirmed";
+  EXPECT_LE(broker_.max_in_flight, 4u) << "canal.mq.maxInFlightBatches bounds them";
+  EXPECT_EQ(publisher_->stats().batches, 10u);
+}
+
+TEST_F(PublisherTest, APipelinedFailureSendsEveryBatchInFlightAgainInOrder) {
+  Make(1, true, 4);
+  broker_.script.push_back({Status::IOError("broker gone"), 3, true});  // 3 confirmed, then broken
+  for (int i = 0; i < 6; ++i) Put(i, 400 + static_cast<uint64_t>(i));
+  publisher_->Start(ring_.get());
+  ASSERT_TRUE(canal::testing::WaitFor([&] { return ring_->stats().ack_sequence == 6; }, 10s));
+  EXPECT_EQ(Cursor()->position, 405u);
+  const PublisherStats st = publisher_->stats();
+  EXPECT_EQ(st.republished, 3u);
+  EXPECT_EQ(st.failed_rounds, 1u);
+  std::lock_guard<std::mutex> lock(broker_.mu);
+  EXPECT_EQ(broker_.producers, 2) << "the broken producer was replaced";
+  // The four in flight, then those four again from the oldest, then the last two: each
+  // message's last copy is in binlog order.
+  ASSERT_EQ(broker_.payloads.size(), 10u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(broker_.payloads[i], broker_.payloads[4 + i]) << i;
+  EXPECT_NE(broker_.payloads[7], broker_.payloads[8]);
 }
 
 TEST_F(PublisherTest, UnreachableBrokerIsRetried) {

@@ -73,6 +73,9 @@ struct MqSettings {
   EncoderOptions encoder;
   size_t canal_batch_size = 50;
   int64_t canal_get_timeout_ms = 100;
+  // Batches (and bytes of ring entries) sent before the oldest is confirmed (publisher.h).
+  size_t max_in_flight_batches = 8;
+  uint64_t max_in_flight_bytes = 64ull << 20;
   bool database_hash = true;
   std::map<std::string, std::string> kafka;  // librdkafka names
   RabbitMqOptions rabbitmq;

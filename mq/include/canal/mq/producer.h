@@ -46,6 +46,21 @@ class Producer {
 
   // "kafka 127.0.0.1:9092", for logs.
   virtual std::string Describe() const = 0;
+
+  // Pipelining (publisher.h): the messages sent since the last EndRound are a round, and the
+  // publisher sends the next rounds while earlier ones wait for the broker. A producer that
+  // cannot tell rounds apart says false here and is driven a round at a time (Confirm).
+  virtual bool pipelines() const { return false; }
+  // Closes the round being sent (empty or not) and names it: 1, 2, ... in order.
+  virtual uint64_t EndRound() { return 0; }
+  // Waits until the broker confirmed or refused every message of the rounds up to `round`
+  // (or `stop`: Aborted). OK: those rounds are done and forgotten. Otherwise the first
+  // error of the oldest of them that failed, naming the message's origin; nothing is
+  // forgotten (Drain next).
+  virtual Status ConfirmRound(uint64_t /*round*/, const std::atomic<bool>& /*stop*/) { return Status::OK(); }
+  // After a failed round: waits for every message in flight (or `stop`), forgets every round,
+  // and says how many of their messages the broker had confirmed (they will be sent again).
+  virtual uint64_t Drain(const std::atomic<bool>& /*stop*/) { return confirmed(); }
 };
 
 }  // namespace canal::mq

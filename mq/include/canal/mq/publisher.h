@@ -5,6 +5,13 @@
 //         -> Ack the ring -> move the cursor to the batch's safe position and
 //            make it durable (MetaManager::Flush)
 //
+// Pipelined (a producer that pipelines(): Kafka): up to max_in_flight_batches batches (and
+// max_in_flight_bytes of entries) are sent before the oldest is confirmed, so publishing is
+// not one round trip per batch. Batches are confirmed, acked and their cursors written in
+// ring order, each only once every message of it and of the batches before it is confirmed.
+// A failed round sends every batch in flight again, in order (Kafka's idempotent producer
+// keeps each partition's order); the messages the broker had confirmed count as republished.
+//
 // The cursor moves only behind the broker's confirmation of every message of
 // the batch, so after a crash of the server (kill -9) or an outage of the
 // broker publishing resumes from the cursor and nothing is missing. The only
@@ -70,6 +77,8 @@ struct PublisherOptions {
   std::chrono::milliseconds get_timeout{100};     // canal.mq.canalGetTimeout
   std::chrono::milliseconds retry_backoff{1000};  // after a failed round
   std::chrono::milliseconds status_interval{10'000};  // a status line when something changed
+  size_t max_in_flight_batches = 8;                  // canal.mq.maxInFlightBatches (1: no pipelining)
+  uint64_t max_in_flight_bytes = 64ull << 20;        // canal.mq.maxInFlightBytes (of ring entries)
   RoutingConfig routing;
   EncoderOptions encoder;
   // Builds a (new) broker connection; called again after a broken one.
@@ -111,6 +120,12 @@ class Publisher {
   void Run(store::RingStore* store);
   // One batch until confirmed; false when the publisher must stop.
   bool PublishBatch(const store::Batch& batch, int64_t batch_id);
+  // The pipelined loop (publisher_pipeline.cc); returns when the publisher stops.
+  void RunPipelined(store::RingStore* store);
+  // A batch confirmed: ack the ring, move and flush the cursor, count it. False on an ack error.
+  bool Confirmed(store::RingStore* store, const store::Batch& batch, int64_t batch_id, size_t messages);
+  bool EnsureProducer();
+  void StatusTick();
   void Fail(const std::string& message);
   bool Sleep(std::chrono::milliseconds d);
 
@@ -118,6 +133,8 @@ class Publisher {
   meta::MetaManager* const meta_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<BatchEncoder> encoder_;
+  std::chrono::steady_clock::time_point last_status_{};
+  uint64_t reported_batches_ = 0, reported_failures_ = 0;
   std::unique_ptr<Producer> producer_;
   std::vector<std::string_view> entries_;  // the batch's bytes, reused
   std::shared_ptr<spdlog::logger> log_;
