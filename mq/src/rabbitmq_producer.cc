@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace canal::mq {
@@ -101,10 +103,6 @@ class RabbitMqProducer final : public Producer {
   }
 
   Status Send(const EncodedMessage& m) override {
-    if (pending_.empty()) {
-      confirmed_ = 0;
-      first_error_ = Status::OK();
-    }
     amqp_basic_properties_t props;
     props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     props.delivery_mode = o_.persistent ? 2 : 1;
@@ -118,20 +116,29 @@ class RabbitMqProducer final : public Producer {
                              amqp_error_string2(rc) + ")");
     }
     pending_.push_back(&m);
+    ++sent_;
     return Status::OK();
   }
 
-  Status Confirm(const std::atomic<bool>& stop) override {
-    const uint64_t last = acked_ + pending_.size();  // delivery tags run from 1 per channel
-    // No heartbeats: a connection that died silently shows as confirms that
-    // stop coming.
+  // Rounds (producer.h): delivery tags run from 1 per channel, so a round is the tags up to
+  // its last message's, and it is confirmed once the broker acked that tag.
+  bool pipelines() const override { return true; }
+
+  uint64_t EndRound() override {
+    rounds_.push_back({++last_round_, sent_});
+    return last_round_;
+  }
+
+  Status ConfirmRound(uint64_t round, const std::atomic<bool>& stop) override {
+    uint64_t last = acked_;
+    for (const auto& [id, tag] : rounds_) {
+      if (id <= round) last = tag;
+    }
+    // No heartbeats: a connection that died silently shows as confirms that stop coming.
     auto progress = std::chrono::steady_clock::now();
     uint64_t acked_before = acked_;
     while (acked_ < last && first_error_.ok()) {
-      if (stop.load(std::memory_order_acquire)) {
-        first_error_ = Status::Aborted("stopping with RabbitMQ messages unconfirmed");
-        break;
-      }
+      if (stop.load(std::memory_order_acquire)) return Status::Aborted("stopping with RabbitMQ messages unconfirmed");
       if (acked_ != acked_before) {
         acked_before = acked_;
         progress = std::chrono::steady_clock::now();
@@ -154,12 +161,29 @@ class RabbitMqProducer final : public Producer {
       if (frame.frame_type != AMQP_FRAME_METHOD) continue;
       HandleMethod(frame);
     }
-    // A broken round: every unconfirmed message counts as not published.
+    if (!first_error_.ok()) return first_error_;
+    while (!rounds_.empty() && rounds_.front().first <= round) {
+      released_ = rounds_.front().second;
+      rounds_.pop_front();
+    }
+    return Status::OK();
+  }
+
+  uint64_t Drain(const std::atomic<bool>&) override {
+    // Every unconfirmed message counts as not published; those acked since the last round
+    // that went through will be published again.
+    const uint64_t again = acked_ > released_ ? acked_ - released_ : 0;
     pending_.clear();
-    acked_ = last;
-    Status result = std::move(first_error_);
+    rounds_.clear();
+    acked_ = released_ = sent_;
     first_error_ = Status::OK();
-    return result;
+    return again;
+  }
+
+  Status Confirm(const std::atomic<bool>& stop) override {
+    Status s = ConfirmRound(EndRound(), stop);
+    confirmed_ = s.ok() ? 0 : Drain(stop);
+    return s;
   }
 
   uint64_t confirmed() const override { return confirmed_; }
@@ -196,7 +220,6 @@ class RabbitMqProducer final : public Producer {
   void Acked(uint64_t tag, bool multiple) {
     const uint64_t upto = multiple ? tag : std::max(tag, acked_);
     if (upto > acked_) {
-      confirmed_ += upto - acked_;
       // Drop the acked origins from the front.
       pending_.erase(pending_.begin(),
                      pending_.begin() + static_cast<ptrdiff_t>(std::min<uint64_t>(upto - acked_, pending_.size())));
@@ -255,9 +278,13 @@ class RabbitMqProducer final : public Producer {
   amqp_connection_state_t conn_ = nullptr;
   bool open_ = false;
   bool broken_ = false;
-  uint64_t acked_ = 0;  // highest delivery tag confirmed (or given up)
-  std::vector<const EncodedMessage*> pending_;  // unconfirmed messages, by tag from acked_ + 1
-  uint64_t confirmed_ = 0;
+  uint64_t acked_ = 0;     // highest delivery tag confirmed (or given up)
+  uint64_t sent_ = 0;      // highest delivery tag sent
+  uint64_t released_ = 0;  // last tag of the last round confirmed whole (or given up)
+  std::deque<const EncodedMessage*> pending_;  // unconfirmed messages, by tag from acked_ + 1
+  std::deque<std::pair<uint64_t, uint64_t>> rounds_;  // (round, its last tag) in flight
+  uint64_t last_round_ = 0;
+  uint64_t confirmed_ = 0;  // of the last failed Confirm
   Status first_error_;
 };
 

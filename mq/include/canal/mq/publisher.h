@@ -5,7 +5,7 @@
 //         -> Ack the ring -> move the cursor to the batch's safe position and
 //            make it durable (MetaManager::Flush)
 //
-// Pipelined (a producer that pipelines(): Kafka): up to max_in_flight_batches batches (and
+// Pipelined (a producer that pipelines(): Kafka, RabbitMQ): up to max_in_flight_batches batches (and
 // max_in_flight_bytes of entries) are sent before the oldest is confirmed, so publishing is
 // not one round trip per batch. Batches are confirmed, acked and their cursors written in
 // ring order, each only once every message of it and of the batches before it is confirmed.
