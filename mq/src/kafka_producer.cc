@@ -1,6 +1,10 @@
 #include "canal/mq/kafka_producer.h"
 
 #include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
 
 #include <cstdint>
 #include <deque>
@@ -47,6 +51,9 @@ class KafkaProducer final : public Producer {
     auto servers = options.properties.find("bootstrap.servers");
     p->servers_ = servers != options.properties.end() ? servers->second : "(no bootstrap.servers)";
     rd_kafka_conf_set_opaque(conf, p.get());
+    p->logger_ = options.logger;
+    p->destination_ = options.destination;
+    if (p->logger_) rd_kafka_conf_set_log_cb(conf, &KafkaProducer::OnLog);
     rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::OnDelivery);
     rd_kafka_conf_set_error_cb(conf, &KafkaProducer::OnError);
     p->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);  // takes conf on success
@@ -182,6 +189,40 @@ class KafkaProducer final : public Producer {
     round->first_error = self->Classify(msg->err, origin, rd_kafka_topic_name(msg->rkt), msg->partition, msg->len);
   }
 
+  // librdkafka's threads call this: the logger is thread-safe, the budget is atomic.
+  static void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+    auto* self = static_cast<KafkaProducer*>(rd_kafka_opaque(rk));
+    if (self == nullptr || !self->logger_) return;
+    const int64_t second = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+    int64_t current = self->log_second_.load();
+    if (current != second && self->log_second_.compare_exchange_strong(current, second)) {
+      const uint64_t dropped = self->log_dropped_.exchange(0);
+      self->log_lines_.store(0);
+      if (dropped > 0) {
+        self->logger_->warn("[{}] librdkafka: {} more line(s) in the last second not logged (at most {} a second)",
+                            self->destination_, dropped, kLibraryLogLinesPerSecond);
+      }
+    }
+    if (self->log_lines_.fetch_add(1) >= kLibraryLogLinesPerSecond) {
+      self->log_dropped_.fetch_add(1);
+      return;
+    }
+    // Broker names, topics and errors come from the network: printable ASCII only, bounded.
+    std::string line;
+    for (const char* c = text; c != nullptr && *c != '\0' && line.size() < 512; ++c) {
+      line.push_back(*c >= 0x20 && *c < 0x7F ? *c : '?');
+    }
+    const std::string fac = facility != nullptr ? std::string(facility).substr(0, 32) : std::string();
+    // syslog levels: 0-3 errors, 4 warnings, 5-6 notices and info, 7 debug.
+    const spdlog::level::level_enum to = level <= 3   ? spdlog::level::err
+                                         : level == 4 ? spdlog::level::warn
+                                         : level <= 6 ? spdlog::level::info
+                                                      : spdlog::level::debug;
+    self->logger_->log(to, "[{}] librdkafka {}: {}", self->destination_, fac, line);
+  }
+
   static void OnError(rd_kafka_t*, int err, const char*, void* opaque) {
     if (err == RD_KAFKA_RESP_ERR__FATAL) static_cast<KafkaProducer*>(opaque)->fatal_.store(true);
   }
@@ -209,6 +250,11 @@ class KafkaProducer final : public Producer {
   uint64_t next_round_ = 1;
   uint64_t confirmed_ = 0;  // of the last failed Confirm
   std::atomic<bool> fatal_{false};
+  std::shared_ptr<spdlog::logger> logger_;
+  std::string destination_;
+  std::atomic<int64_t> log_second_{0};
+  std::atomic<int> log_lines_{0};
+  std::atomic<uint64_t> log_dropped_{0};
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ Status LoadServerMode(const CanalConfig& canal, mq::MqSettings* out) {
   PropertyResolver resolver({&canal.properties}, canal.env ? canal.env : ProcessEnvironment());
   CANAL_RETURN_IF_ERROR(mq::LoadMqSettings(resolver, canal.properties, out));
   if (out->mode == mq::ServerMode::kKafka) {
-    CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(mq::KafkaOptions{out->kafka}).WithContext(canal.properties_file));
+    CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(mq::KafkaOptions{out->kafka, nullptr, ""}).WithContext(canal.properties_file));
   }
   return Status::OK();
 }
@@ -37,7 +37,7 @@ Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& 
     if (logger) logger->warn("[{}] {}", config.destination, w);
   }
   if (settings.mode == mq::ServerMode::kKafka) {
-    mq::KafkaOptions kafka{settings.kafka};
+    mq::KafkaOptions kafka{settings.kafka, logger, config.destination};
     options.producer_factory = [kafka](std::unique_ptr<mq::Producer>* p) { return mq::MakeKafkaProducer(kafka, p); };
   } else if (settings.mode == mq::ServerMode::kRabbitMq) {
     mq::RabbitMqOptions rabbit = settings.rabbitmq;

@@ -102,17 +102,17 @@ TEST(MqConfigTest, AcksBelowAllTurnIdempotenceOffWithAWarning) {
   EXPECT_EQ(l.settings.kafka.at("enable.idempotence"), "false");
   EXPECT_EQ(l.settings.kafka.at("max.in.flight"), "1");
   EXPECT_TRUE(HasWarning(l.settings, "can lose confirmed changes"));
-  EXPECT_TRUE(CheckKafkaOptions(KafkaOptions{l.settings.kafka}).ok());
+  EXPECT_TRUE(CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""}).ok());
 }
 
 TEST(MqConfigTest, LibrdkafkaRefusesUnknownPassThroughKeys) {
   Loaded l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.no.such.thing = 1\n");
   ASSERT_TRUE(l.status.ok());
-  Status s = CheckKafkaOptions(KafkaOptions{l.settings.kafka});
+  Status s = CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.ToString().find("no.such.thing"), std::string::npos) << s.ToString();
   l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.compression.type = bogus\n");
-  EXPECT_FALSE(CheckKafkaOptions(KafkaOptions{l.settings.kafka}).ok());
+  EXPECT_FALSE(CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""}).ok());
 }
 
 TEST(MqConfigTest, RabbitKeys) {

@@ -14,12 +14,23 @@
 #include "canal/common/status.h"
 #include "canal/mq/producer.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace canal::mq {
 
 struct KafkaOptions {
   // librdkafka properties, by librdkafka's names (bootstrap.servers, acks, ...).
   std::map<std::string, std::string> properties;
+  // Where librdkafka's own log lines go (its syslog levels mapped to spdlog's, prefixed
+  // "[destination] librdkafka", escaped and at most kLibraryLogLinesPerSecond a second, the
+  // rest counted); null: librdkafka's default (stderr).
+  std::shared_ptr<spdlog::logger> logger;
+  std::string destination;
 };
+
+inline constexpr int kLibraryLogLinesPerSecond = 20;
 
 // InvalidArgument naming the property librdkafka refused.
 Status MakeKafkaProducer(const KafkaOptions& options, std::unique_ptr<Producer>* out);
