@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
+#include <string>
 
 #include <cstdint>
 #include <deque>
@@ -66,6 +68,7 @@ class KafkaProducer final : public Producer {
   }
 
   Status Send(const EncodedMessage& m) override {
+    if (known_topics_.count(m.topic) == 0) CANAL_RETURN_IF_ERROR(CheckTopic(m));
     Round& round = OpenRound();
     round.origins.push_back(&m.origin);
     // The opaque names the round (its low 32 bits: rounds in flight are few) and the message.
@@ -141,6 +144,56 @@ class KafkaProducer final : public Producer {
 
  private:
   KafkaProducer() = default;
+
+  // A topic's first message: ask the cluster for it, so a topic that does not exist (with
+  // auto-creation off) or that this client may not write stops the destination at once with
+  // the fix, instead of after librdkafka's timeouts. The request creates it where the broker
+  // auto-creates topics, as a first produce would.
+  Status CheckTopic(const EncodedMessage& m) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, m.topic.c_str(), nullptr);
+    if (rkt == nullptr) return Status::InvalidArgument("topic name '" + m.topic + "' refused by librdkafka");
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(rk_, 0, rkt, &md, 10'000);
+    rd_kafka_topic_destroy(rkt);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::IOError("kafka " + servers_ + ": asking for topic " + m.topic + " (" + m.origin +
+                             "): " + rd_kafka_err2str(e));
+    }
+    rd_kafka_resp_err_t topic_error = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+    int partitions = 0;
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      if (m.topic == md->topics[i].topic) {
+        topic_error = md->topics[i].err;
+        partitions = md->topics[i].partition_cnt;
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    switch (topic_error) {
+      case RD_KAFKA_RESP_ERR_NO_ERROR:
+        if (m.partition >= partitions) break;  // librdkafka's own error names it (Classify)
+        known_topics_.insert(m.topic);
+        return Status::OK();
+      case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+        return Status::InvalidArgument("topic " + m.topic + " does not exist on kafka " + servers_ + " (" +
+                                       m.origin + ") and the cluster does not create it: create it with as many "
+                                       "partitions as canal.mq.partitionsNum says (kafka-topics.sh --create --topic " +
+                                       m.topic + "), or point canal.mq.topic / canal.mq.dynamicTopic at one that "
+                                       "exists");
+      case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+        return Status::InvalidArgument("kafka " + servers_ + " does not let this client write topic " + m.topic +
+                                       " (" + m.origin + "): grant it WRITE and DESCRIBE on the topic, or check "
+                                       "kafka.sasl.* / kafka.security.protocol");
+      case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+        // A topic just created: its leader is being elected. The produce waits for it.
+        known_topics_.insert(m.topic);
+        return Status::OK();
+      default:
+        return Status::IOError("kafka " + servers_ + ": topic " + m.topic + " (" + m.origin +
+                               "): " + rd_kafka_err2str(topic_error));
+    }
+    known_topics_.insert(m.topic);
+    return Status::OK();
+  }
 
   Status Classify(rd_kafka_resp_err_t e, const std::string& origin, const std::string& topic, int32_t partition,
                   size_t size) {
@@ -252,6 +305,7 @@ class KafkaProducer final : public Producer {
   std::atomic<bool> fatal_{false};
   std::shared_ptr<spdlog::logger> logger_;
   std::string destination_;
+  std::set<std::string, std::less<>> known_topics_;  // asked for and there
   std::atomic<int64_t> log_second_{0};
   std::atomic<int> log_lines_{0};
   std::atomic<uint64_t> log_dropped_{0};

@@ -31,6 +31,10 @@ KafkaMock::~KafkaMock() {
 
 std::string KafkaMock::bootstraps() const { return cluster_ ? rd_kafka_mock_cluster_bootstraps(cluster_) : ""; }
 
+void KafkaMock::SetTopicError(const std::string& topic, int error) {
+  rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), static_cast<rd_kafka_resp_err_t>(error));
+}
+
 bool KafkaMock::CreateTopic(const std::string& topic, int partitions) {
   return rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, std::min(3, brokers_)) ==
          RD_KAFKA_RESP_ERR_NO_ERROR;

@@ -40,6 +40,9 @@ class KafkaMock {
   std::string bootstraps() const;
 
   bool CreateTopic(const std::string& topic, int partitions);
+  // Metadata requests for `topic` answer `error` (an rd_kafka_resp_err_t): a topic that does not
+  // exist on a cluster that creates none, or one this client may not write.
+  void SetTopicError(const std::string& topic, int error);
   // The next `count` Produce requests fail with `error` (an rd_kafka_resp_err_t),
   // on whichever broker gets them.
   void FailProduceRequests(int error, int count);

@@ -8,6 +8,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -43,6 +45,7 @@ constexpr uint16_t kKillPort = TestPort("mq", 13);
 constexpr uint16_t kRefusePort = TestPort("mq", 14);
 constexpr uint16_t kTooLargePort = TestPort("mq", 15);
 constexpr uint16_t kBadConfigPort = TestPort("mq", 16);
+constexpr uint16_t kMissingTopicPort = TestPort("mq", 17);
 
 class KafkaMq : public canal::testing::ServerSuite<kSandboxPort> {
  protected:
@@ -242,6 +245,51 @@ TEST_F(KafkaMq, MessageTooLargeStopsTheDestination) {
   const Records after = mock_->ReadAll("mq_big", 1, 2s, [](const Records&) { return false; });
   EXPECT_EQ(CountRecords(after), 0u);  // the small row behind it waits too
   EXPECT_EQ(install_->Stop(), 0);
+}
+
+// A topic that does not exist (on a cluster that creates none), or one this client may not
+// write: the destination's publishing stops at the first message with the topic and the fix
+// (not after librdkafka's timeouts), and nothing is acked. The mock answers the topic's
+// metadata with the broker's error.
+TEST_F(KafkaMq, AMissingOrForbiddenTopicStopsTheDestinationAtOnceNamingTheFix) {
+  ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS mq_gone; DROP TABLE IF EXISTS mq_gone.t; "
+                  "CREATE TABLE mq_gone.t (id INT PRIMARY KEY)"));
+  struct Case {
+    const char* topic;
+    int error;
+    const char* says;
+    const char* fix;
+  };
+  const Case cases[] = {
+      {"no_such_topic", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "topic no_such_topic does not exist",
+       "kafka-topics.sh --create --topic no_such_topic"},
+      {"not_ours", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, "does not let this client write topic not_ours",
+       "grant it WRITE and DESCRIBE"},
+  };
+  int id = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.topic);
+    mock_->SetTopicError(c.topic, c.error);
+    install_->WriteServerProperties(ServerProperties(kMissingTopicPort, true));
+    install_->WriteInstance("example", canal::testing::StartAtPrimaryEnd(*sandbox_) +
+                                           "canal.instance.filter.regex = mq_gone\\\\..*\ncanal.mq.topic = " +
+                                           c.topic + "\n");
+    ASSERT_TRUE(Startup());
+    ASSERT_TRUE(Sql("INSERT INTO mq_gone.t VALUES (" + std::to_string(++id) + ")"));
+    const auto inserted = std::chrono::steady_clock::now();
+    EXPECT_TRUE(
+        canal::testing::WaitFor([&] { return Logs().find("MQ publishing stopped") != std::string::npos; }, 30s));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - inserted).count();
+    EXPECT_LT(seconds, 10.0) << "found by asking, not by a timeout";
+    const std::string logs = Logs();
+    EXPECT_NE(logs.find(c.says), std::string::npos) << logs;
+    EXPECT_NE(logs.find(c.fix), std::string::npos) << logs;
+    EXPECT_NE(logs.find("mq_gone.t at mariadb-bin."), std::string::npos) << logs;
+    EXPECT_EQ(install_->Stop(), 0);
+    std::error_code ec;  // the next case's wait starts from empty logs
+    std::filesystem::remove(install_->server_log(), ec);
+    std::filesystem::remove(install_->instance_log("example"), ec);
+  }
 }
 
 // Produce requests failing (retriable errors, then a disconnect) and all
