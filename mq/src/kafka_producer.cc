@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -54,6 +55,11 @@ class KafkaProducer final : public Producer {
     p->servers_ = servers != options.properties.end() ? servers->second : "(no bootstrap.servers)";
     rd_kafka_conf_set_opaque(conf, p.get());
     p->logger_ = options.logger;
+    // A topic check waits at most as long as a message may (10 s at most).
+    if (auto t = options.properties.find("message.timeout.ms"); t != options.properties.end()) {
+      const long ms = std::strtol(t->second.c_str(), nullptr, 10);
+      if (ms > 0 && ms < p->metadata_timeout_ms_) p->metadata_timeout_ms_ = static_cast<int>(ms);
+    }
     p->destination_ = options.destination;
     if (p->logger_) rd_kafka_conf_set_log_cb(conf, &KafkaProducer::OnLog);
     rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::OnDelivery);
@@ -153,7 +159,7 @@ class KafkaProducer final : public Producer {
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, m.topic.c_str(), nullptr);
     if (rkt == nullptr) return Status::InvalidArgument("topic name '" + m.topic + "' refused by librdkafka");
     const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(rk_, 0, rkt, &md, 10'000);
+    rd_kafka_resp_err_t e = rd_kafka_metadata(rk_, 0, rkt, &md, metadata_timeout_ms_);
     rd_kafka_topic_destroy(rkt);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::IOError("kafka " + servers_ + ": asking for topic " + m.topic + " (" + m.origin +
@@ -306,6 +312,7 @@ class KafkaProducer final : public Producer {
   std::shared_ptr<spdlog::logger> logger_;
   std::string destination_;
   std::set<std::string, std::less<>> known_topics_;  // asked for and there
+  int metadata_timeout_ms_ = 10'000;
   std::atomic<int64_t> log_second_{0};
   std::atomic<int> log_lines_{0};
   std::atomic<uint64_t> log_dropped_{0};
