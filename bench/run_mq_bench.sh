@@ -9,9 +9,14 @@
 #   bench/run_mq_bench.sh [--build-dir DIR] [--only kafka|rabbitmq]
 #
 # Prints rows/s (server start to the last cursor move) and canal-server's
-# CPU per row for each, and a JSON summary in DIR/mq_bench.json. Ports: MariaDB
-# 14281, RabbitMQ 14270..14279, canal-server 14260. Fails (exit 1) when a
-# broker gets fewer than BENCH_MIN_MQ_ROWS_PER_S (default 30000) rows/s.
+# CPU per row for each, and a JSON summary in DIR/mq_bench.json. The same run
+# first reads the same binlog over the TCP path (canal-server + `canal-cli
+# --count N --batch 4096`, server start to the client's exit), and each
+# broker's rows/s is printed as a ratio of it (targets: Kafka >= 0.5,
+# RabbitMQ >= 0.3; CI gates only on BENCH_MIN_MQ_TCP_RATIO, default 0.1).
+# Ports: MariaDB 14281, RabbitMQ 14270..14279, canal-server 14260 (MQ) and
+# 14261 (TCP). Fails (exit 1) when a broker gets fewer than
+# BENCH_MIN_MQ_ROWS_PER_S (default 30000) rows/s or under the ratio bound.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,14 +27,20 @@ only=""
 bench_args run_mq_bench --build-dir build --only only -- "$@"
 bench_exclusive
 min_rate=${BENCH_MIN_MQ_ROWS_PER_S:-30000}
+min_tcp_ratio=${BENCH_MIN_MQ_TCP_RATIO:-0.1}
+# shellcheck source=bench/lib/install.sh
+. "$repo/bench/lib/install.sh"
 work="$build/bench-mq"
 bench="$build/bin/mq_bench"
 server="$build/bin/canal-server"
 mysql_port=14281
 rabbit_port=14270
-bench_built "$bench" "$server"
+cli="$build/bin/canal-cli"
+bench_built "$bench" "$server" "$cli"
 
+tcp_pid=""
 cleanup() {
+  if [ -n "$tcp_pid" ]; then kill "$tcp_pid" 2>/dev/null || true; fi
   bash "$repo/scripts/mariadb-sandbox.sh" stop --port "$mysql_port" --dir "/tmp/canal-bench-mariadb-$mysql_port" \
     --wipe >/dev/null 2>&1 || true
   bash "$repo/scripts/rabbitmq-sandbox.sh" stop --port "$rabbit_port" --dir "$work/rabbitmq-broker" --wipe \
@@ -43,6 +54,31 @@ first=$(sed -n 's/^files=\([^ ]*\).*/\1/p' "$work/data-1m/MANIFEST")
 
 results=()
 status=0
+# The TCP path on the same binlog: what the brokers' rows/s are judged against.
+tcp_rate=0
+tcp_root="$work/tcp"
+bench_install "$tcp_root" 14261 "$mysql_port" "$first" 4
+# Its own replica id: the brokers' servers (destination 'bench' too) must not meet its dump
+# thread on the primary, which lingers until its next write fails.
+echo "canal.instance.mysql.slaveId = 4261" >> "$tcp_root/conf/bench/instance.properties"
+warm_free_memory
+t0=$(date +%s%3N)
+"$server" --conf "$tcp_root/conf" --logs "$tcp_root/logs" > "$tcp_root/stdout.log" 2>&1 &
+tcp_pid=$!
+for ((i = 0; i < 3000; i++)); do
+  (: < /dev/tcp/127.0.0.1/14261) 2>/dev/null && break
+  sleep 0.02
+done
+if "$cli" --address 127.0.0.1:14261 --destination bench --count 1000000 --batch 4096 > /dev/null; then
+  t1=$(date +%s%3N)
+  tcp_rate=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", 1000000 / ((b - a) / 1000) }')
+  say "{\"path\":\"tcp\",\"rows\":1000000,\"seconds\":$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1000 }'),\"rows_per_s\":$tcp_rate}"
+  results+=("{\"path\":\"tcp\",\"rows\":1000000,\"rows_per_s\":$tcp_rate}")
+else
+  say "FAIL: the TCP reference (canal-cli) did not read every row"; status=1
+fi
+stop_process "$tcp_pid" canal-server || true
+tcp_pid=""
 run() {
   local out rate
   out=$("$bench" "$@" --server "$server" --work "$work" --mysql-port "$mysql_port" --first-file "$first") || {
@@ -51,6 +87,16 @@ run() {
   results+=("$out")
   rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["rows_per_s"]))' "$out")
   if [ "$rate" -lt "$min_rate" ]; then say "FAIL: $1: $rate rows/s < target $min_rate"; status=1; fi
+  if [ "$tcp_rate" -gt 0 ]; then
+    local target=0.5
+    [ "$1" = rabbitmq ] && target=0.3
+    local ratio
+    ratio=$(awk -v a="$rate" -v b="$tcp_rate" 'BEGIN { printf "%.2f", a / b }')
+    say "$1: ${ratio}x the TCP path's rows/s ($rate vs $tcp_rate; target >= $target, bound $min_tcp_ratio)"
+    if awk -v r="$ratio" -v m="$min_tcp_ratio" 'BEGIN { exit !(r < m) }'; then
+      say "FAIL: $1: ${ratio}x the TCP path < bound $min_tcp_ratio"; status=1
+    fi
+  fi
 }
 
 if [ -z "$only" ] || [ "$only" = kafka ]; then

@@ -18,7 +18,7 @@
 #   snapshot bench/run_snapshot_bench.sh initial snapshot of 1M rows >= mariadb-dump's rows/s (same
 #                                        run), server peak RSS < 256 MiB (also 256 KiB and 64 MiB rows)
 #   store    bench/run_store_bench.sh    >= 10M entries/s
-#   mq       bench/run_mq_bench.sh       >= 30k rows/s per broker
+#   mq       bench/run_mq_bench.sh       >= 30k rows/s per broker; Kafka >= 0.5x, RabbitMQ >= 0.3x the TCP path
 # Every figure is printed; the summary names each target met or missed. Exit 1
 # when one was missed. Figures also land in build/*.json.
 set -uo pipefail
@@ -38,7 +38,7 @@ done
 # The targets are the scripts' defaults: drop CI's bounds if the caller has them.
 unset BENCH_MIN_CATCHUP_FILE_RATIO BENCH_MIN_CATCHUP_ROWS_PER_S BENCH_MIN_RATIO BENCH_MIN_TYPED_ROWS_PER_S \
   BENCH_MIN_PEER_RATIO BENCH_MIN_E2E_ROWS_PER_S BENCH_MAX_P99_MS BENCH_MAX_P99_BATCHED_MS BENCH_MAX_RSS_MIB \
-  STORE_BENCH_MIN_ENTRIES_PER_S BENCH_MIN_MQ_ROWS_PER_S BENCH_TXN_MAX_RSS_MIB BENCH_TXN_MAX_RSS_AFTER_MIB \
+  STORE_BENCH_MIN_ENTRIES_PER_S BENCH_MIN_MQ_ROWS_PER_S BENCH_MIN_MQ_TCP_RATIO BENCH_TXN_MAX_RSS_MIB BENCH_TXN_MAX_RSS_AFTER_MIB \
   BENCH_BLOB_MAX_RSS_MIB BENCH_MIN_SNAPSHOT_DUMP_RATIO BENCH_SNAPSHOT_MAX_RSS_MIB BENCH_MIN_SNAPSHOT_ROWS_PER_S
 # Decode judges the 6x target here (its script defaults to 5x for older callers).
 export BENCH_MIN_RATIO=6

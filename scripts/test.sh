@@ -432,6 +432,7 @@ export BENCH_MAX_P99_BATCHED_MS=${BENCH_MAX_P99_BATCHED_MS:-500}  # 50k rows/s i
 export BENCH_MAX_RSS_MIB=${BENCH_MAX_RSS_MIB:-512}  # target 256 MiB; RSS barely moves with load
 export STORE_BENCH_MIN_ENTRIES_PER_S=${STORE_BENCH_MIN_ENTRIES_PER_S:-1000000}  # target 10M
 export BENCH_MIN_MQ_ROWS_PER_S=${BENCH_MIN_MQ_ROWS_PER_S:-3000}  # target 30k
+export BENCH_MIN_MQ_TCP_RATIO=${BENCH_MIN_MQ_TCP_RATIO:-0.05}  # targets: Kafka 0.5, RabbitMQ 0.3 of the TCP path
 # Memory (targets 256 / 64 / 256 MiB): loose sanity bounds at ~2x the targets.
 # Measured after the ring's retained budget: 70 MiB peak, 46 MiB after (fast
 # client), 53 / 53 MiB (slow client); before it 632 / 628 MiB.
