@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <limits>
 #include <tuple>
 
@@ -279,12 +280,29 @@ void GtidSet::Normalize() {
   if (sources_.empty() && domains_.empty()) flavor_ = Flavor::kEmpty;
 }
 
+namespace {
+
+// Decimal digits appended in place: ToString runs once per transaction delivered (the GTID
+// state a cursor carries), so no temporary strings.
+void AppendNumber(std::string* s, uint64_t v) {
+  char buf[20];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  s->append(buf, r.ptr);
+}
+
+}  // namespace
+
 std::string GtidSet::ToString() const {
   std::string s;
   if (flavor_ == Flavor::kMariadb) {
+    s.reserve(domains_.size() * 24);
     for (const DomainGtid& d : domains_) {
       if (!s.empty()) s += ',';
-      s += std::to_string(d.domain_id) + '-' + std::to_string(d.server_id) + '-' + std::to_string(d.seq_no);
+      AppendNumber(&s, d.domain_id);
+      s += '-';
+      AppendNumber(&s, d.server_id);
+      s += '-';
+      AppendNumber(&s, d.seq_no);
     }
     return s;
   }
@@ -295,10 +313,17 @@ std::string GtidSet::ToString() const {
       if (i > 0) s += ',';
       s += FormatUuid(src.sid);
     }
-    if (!src.tag.empty()) s += ':' + src.tag;
+    if (!src.tag.empty()) {
+      s += ':';
+      s += src.tag;
+    }
     for (const GtidInterval& iv : src.intervals) {
-      s += ':' + std::to_string(iv.start);
-      if (iv.end - 1 != iv.start) s += '-' + std::to_string(iv.end - 1);
+      s += ':';
+      AppendNumber(&s, static_cast<uint64_t>(iv.start));
+      if (iv.end - 1 != iv.start) {
+        s += '-';
+        AppendNumber(&s, static_cast<uint64_t>(iv.end - 1));
+      }
     }
   }
   return s;
