@@ -99,11 +99,7 @@ class KafkaProducer final : public Producer {
     }
   }
 
-  Status Confirm(const std::atomic<bool>& stop) override {
-    Status s = ConfirmRound(EndRound(), stop);
-    confirmed_ = s.ok() ? 0 : Drain(stop);
-    return s;
-  }
+  Status Confirm(const std::atomic<bool>& stop) override { return ConfirmAsOneRound(stop, &confirmed_); }
 
   bool pipelines() const override { return true; }
 

@@ -37,25 +37,28 @@ void Publisher::RunPipelined(store::RingStore* store) {
     f.round = producer_->EndRound();
     return s;
   };
-  // A failed round: everything in flight goes again, in order, after the backoff.
-  auto recover = [&](const Status& error, const InFlight& failed) -> bool {
-    const uint64_t again = producer_->Drain(stop_);
-    if (stop_.load()) return false;
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      stats_.republished += again;
-      ++stats_.failed_rounds;
-    }
-    if (error.code() == Status::Code::kInvalidArgument) {
-      Fail("batch " + std::to_string(failed.id) + " at " + RangeOf(failed.batch) + ": " + error.ToString());
-      return false;
-    }
-    log_->warn("[{}] batch {} at {} not confirmed by {}: {}; the {} batch(es) in flight will be published again ({} "
-               "of their messages were confirmed: duplicates); retrying in {} ms",
-               options_.destination, failed.id, RangeOf(failed.batch), producer_->Describe(), error.ToString(),
-               flight.size(), again, options_.retry_backoff.count());
-    if (producer_->broken()) producer_.reset();
+  // A failed round: everything in flight goes again, in order, after the backoff; a failure
+  // while sending it again is another failed round.
+  auto recover = [&](Status error, const InFlight& failed) -> bool {
+    int64_t id = failed.id;
+    std::string range = RangeOf(failed.batch);
     for (;;) {
+      const uint64_t again = producer_->Drain(stop_);
+      if (stop_.load()) return false;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        stats_.republished += again;
+        ++stats_.failed_rounds;
+      }
+      if (error.code() == Status::Code::kInvalidArgument) {
+        Fail("batch " + std::to_string(id) + " at " + range + ": " + error.ToString());
+        return false;
+      }
+      log_->warn("[{}] batch {} at {} not confirmed by {}: {}; the {} batch(es) in flight will be published again "
+                 "({} of their messages were confirmed: duplicates); retrying in {} ms",
+                 options_.destination, id, range, producer_->Describe(), error.ToString(), flight.size(), again,
+                 options_.retry_backoff.count());
+      if (producer_->broken()) producer_.reset();
       if (!Sleep(options_.retry_backoff) || !EnsureProducer()) return false;
       Status s;
       for (InFlight& f : flight) {
@@ -63,15 +66,9 @@ void Publisher::RunPipelined(store::RingStore* store) {
         if (!s.ok()) break;
       }
       if (s.ok()) return true;
-      const uint64_t lost = producer_->Drain(stop_);
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      stats_.republished += lost;
-      ++stats_.failed_rounds;
-      if (s.code() == Status::Code::kInvalidArgument) {
-        Fail("batch at " + RangeOf(flight.front().batch) + ": " + s.ToString());
-        return false;
-      }
-      if (producer_->broken()) producer_.reset();
+      error = std::move(s);
+      id = flight.front().id;
+      range = RangeOf(flight.front().batch);
     }
   };
 

@@ -180,11 +180,7 @@ class RabbitMqProducer final : public Producer {
     return again;
   }
 
-  Status Confirm(const std::atomic<bool>& stop) override {
-    Status s = ConfirmRound(EndRound(), stop);
-    confirmed_ = s.ok() ? 0 : Drain(stop);
-    return s;
-  }
+  Status Confirm(const std::atomic<bool>& stop) override { return ConfirmAsOneRound(stop, &confirmed_); }
 
   uint64_t confirmed() const override { return confirmed_; }
   bool broken() const override { return broken_; }

@@ -117,6 +117,24 @@ Status EventParser::FollowGtidState(mysql::QueryConnection* query, const mysql::
                       plan);
 }
 
+Status EventParser::ReportLost(const std::string& server, uint64_t count, const std::string& lost,
+                               const std::string& its_state, const std::string& follows) {
+  const std::string message = "the new primary " + server + " lacks " + std::to_string(count) +
+                              " transaction(s) that clients already received: " + lost +
+                              " (committed on the old primary, never replicated; " + its_state + ")";
+  if (options_.on_diverged == DivergedAction::kStop) {
+    return Status::Aborted(message + ". Those changes exist only downstream now. To follow the new primary anyway, "
+                                     "set canal.instance.failover.diverged=continue (its own history " + follows +
+                           " follows), or reset the cursor")
+        .WithSubcode(binlog::kErrorDiverged);
+  }
+  log_->error("[{}] {}; going on {} as canal.instance.failover.diverged=continue says", options_.destination, message,
+              follows);
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.failover_lost_transactions += count;
+  return Status::OK();
+}
+
 Status EventParser::ResumeByGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                                  const binlog::GtidSet& expected, const std::string& why, StartPlan* plan) {
   const std::string server = options_.master.Address() + " (server_id " + std::to_string(info.server_id) + ")";
@@ -153,21 +171,8 @@ Status EventParser::ResumeByGtid(mysql::QueryConnection* query, const mysql::Ser
     if (parts != nullptr) CANAL_RETURN_IF_ERROR(resume.AddMariadb(parts->domain_id, parts->server_id, parts->seq_no));
   }
   if (lost > 0) {
-    std::string message = "the new primary " + server + " lacks " + std::to_string(lost) +
-                          " transaction(s) that clients already received: " + lost_text +
-                          " (committed on the old primary, never replicated; its state is " + binlog_pos.ToString() +
-                          ")";
-    if (options_.on_diverged == DivergedAction::kStop) {
-      return Status::Aborted(message + ". Those changes exist only downstream now. To follow the new primary "
-                                       "anyway, set canal.instance.failover.diverged=continue (its own history "
-                                       "from " + (resume.empty() ? std::string("its start") : resume.ToString()) +
-                                       " follows), or reset the cursor")
-          .WithSubcode(binlog::kErrorDiverged);
-    }
-    log_->error("[{}] {}; going on from {} as canal.instance.failover.diverged=continue says", options_.destination,
-                message, resume.empty() ? std::string("the start of its history") : resume.ToString());
-    std::lock_guard<std::mutex> lock(mu_);
-    status_.failover_lost_transactions += lost;
+    CANAL_RETURN_IF_ERROR(ReportLost(server, lost, lost_text, "its state is " + binlog_pos.ToString(),
+                                     resume.empty() ? std::string("from its start") : "from " + resume.ToString()));
   }
   // What the new primary has that was not delivered: its writes since the promotion, or
   // transactions written on the replica alone (errant); they are delivered now.

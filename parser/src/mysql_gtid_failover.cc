@@ -100,22 +100,10 @@ Status EventParser::ResumeByMysqlGtid(mysql::QueryConnection* query, const mysql
   CANAL_RETURN_IF_ERROR(expected.Subtract(executed, &lost).WithContext(server));
   CANAL_RETURN_IF_ERROR(expected.Subtract(lost, &resume).WithContext(server));
   if (!lost.empty()) {
-    const uint64_t count = lost.TransactionCount();
-    std::string message = "the new primary " + server + " lacks " + std::to_string(count) +
-                          " transaction(s) that clients already received: " + ShortSet(lost) +
-                          " (committed on the old primary, never replicated; its gtid_executed is " +
-                          ShortSet(executed) + ")";
-    if (options_.on_diverged == DivergedAction::kStop) {
-      return Status::Aborted(message + ". Those changes exist only downstream now. To follow the new primary "
-                                       "anyway, set canal.instance.failover.diverged=continue (its own history "
-                                       "after " + (resume.empty() ? std::string("nothing") : ShortSet(resume)) +
-                                       " follows), or reset the cursor")
-          .WithSubcode(binlog::kErrorDiverged);
-    }
-    log_->error("[{}] {}; going on after {} as canal.instance.failover.diverged=continue says", options_.destination,
-                message, resume.empty() ? std::string("nothing (from its first binlog)") : ShortSet(resume));
-    std::lock_guard<std::mutex> lock(mu_);
-    status_.failover_lost_transactions += count;
+    CANAL_RETURN_IF_ERROR(ReportLost(server, lost.TransactionCount(), ShortSet(lost),
+                                     "its gtid_executed is " + ShortSet(executed),
+                                     resume.empty() ? std::string("from its first binlog")
+                                                    : "after " + ShortSet(resume)));
   }
   CANAL_RETURN_IF_ERROR(executed.Subtract(resume, &fresh).WithContext(server));
   const uint64_t fresh_count = fresh.TransactionCount();

@@ -444,6 +444,24 @@ Status LoadInstanceConfig(const CanalConfig& canal, const std::string& destinati
 
 namespace {
 
+// Canal's start keys under `prefix` (canal.instance.master, canal.instance.standby):
+// journal.name, position (which needs the journal name) and timestamp.
+Status ReadStartKeys(KeyReader& keys, const std::string& prefix, parser::StartPosition* at) {
+  CANAL_RETURN_IF_ERROR(keys.String(prefix + ".journal.name", "", &at->journal_name));
+  // 64 bits: one huge transaction makes a binlog file larger than 4 GiB.
+  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>(prefix + ".position", 0, 0, std::numeric_limits<int64_t>::max(),
+                                               "a binlog offset", &at->position));
+  if (at->position != 0 && at->journal_name.empty()) {
+    PropertySource source;
+    std::optional<std::string> pos;
+    CANAL_RETURN_IF_ERROR(keys.Get(prefix + ".position", &pos, &source));
+    return keys.Bad(prefix + ".position", pos.value_or(""), source,
+                    "a position needs " + prefix + ".journal.name (the binlog file it is in)");
+  }
+  return keys.Integer<int64_t>(prefix + ".timestamp", 0, 0, std::numeric_limits<int64_t>::max(),
+                               "a time in milliseconds since 1970-01-01 UTC", &at->timestamp_ms);
+}
+
 // The primary and how to log in.
 Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* config,
                    const CanalConfig& canal, const std::string& destination) {
@@ -457,8 +475,9 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
   // Several host:port, comma-separated, and Canal's standby: candidates for the primary
   // (docs/replication.md, "Failover"); the first is where the stream starts.
   std::vector<parser::MasterCandidate> candidates;
-  const auto add_candidates = [&](const std::string& key, const std::string& text,
-                                  const PropertySource& from) -> Status {
+  // `first` (optional): the first address of `text`, whether or not it was a candidate already.
+  const auto add_candidates = [&](const std::string& key, const std::string& text, const PropertySource& from,
+                                  parser::MasterCandidate* first = nullptr) -> Status {
     size_t start = 0;
     while (start <= text.size()) {
       const size_t comma = std::min(text.find(',', start), text.size());
@@ -476,6 +495,7 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
       const bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const parser::MasterCandidate& o) {
         return o.host == c.host && o.port == c.port;
       });
+      if (first != nullptr && first->host.empty()) *first = c;
       if (!seen) candidates.push_back(std::move(c));
     }
     return Status::OK();
@@ -488,28 +508,11 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
   PropertySource standby_source;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.standby.address", &standby, &standby_source));
   if (standby && !standby->empty()) {
-    CANAL_RETURN_IF_ERROR(add_candidates("canal.instance.standby.address", *standby, standby_source));
-    // Canal's standby start (used when a stream without GTID state moves to it).
-    parser::MasterCandidate first;
-    std::string one = standby->substr(0, standby->find(','));
-    one.erase(0, one.find_first_not_of(" \t"));
-    one.erase(one.find_last_not_of(" \t") + 1);
-    if (SplitAddress(one, &first.host, &first.port)) config->parser.standby = first;
-    PropertySource pos_source;
-    parser::StartPosition& at = config->parser.standby_start;
-    CANAL_RETURN_IF_ERROR(keys.String("canal.instance.standby.journal.name", "", &at.journal_name));
-    CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.standby.position", 0, 0,
-                                                 std::numeric_limits<int64_t>::max(), "a binlog offset",
-                                                 &at.position));
-    if (at.position != 0 && at.journal_name.empty()) {
-      std::optional<std::string> pos;
-      CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.standby.position", &pos, &pos_source));
-      return keys.Bad("canal.instance.standby.position", pos.value_or(""), pos_source,
-                      "a position needs canal.instance.standby.journal.name (the standby's binlog file it is in)");
-    }
-    CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.standby.timestamp", 0, 0,
-                                                std::numeric_limits<int64_t>::max(),
-                                                "a time in milliseconds since 1970-01-01 UTC", &at.timestamp_ms));
+    // Canal's standby (its first address) and where its binlog goes on for a stream without
+    // GTID state that moves to it.
+    CANAL_RETURN_IF_ERROR(
+        add_candidates("canal.instance.standby.address", *standby, standby_source, &config->parser.standby));
+    CANAL_RETURN_IF_ERROR(ReadStartKeys(keys, "canal.instance.standby", &config->parser.standby_start));
   }
   config->parser.master.host = candidates.front().host;
   config->parser.master.port = candidates.front().port;
@@ -548,22 +551,7 @@ Status ReadPrimary(KeyReader& keys, const std::string& path, InstanceConfig* con
 
 // Where to start.
 Status ReadStartPosition(KeyReader& keys, InstanceConfig* config) {
-  PropertySource source;
-  CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.journal.name", "", &config->parser.start.journal_name));
-  // 64 bits: one huge transaction makes a binlog file larger than 4 GiB.
-  CANAL_RETURN_IF_ERROR(keys.Integer<uint64_t>("canal.instance.master.position", 0, 0,
-                                               std::numeric_limits<int64_t>::max(), "a binlog offset",
-                                               &config->parser.start.position));
-  if (config->parser.start.position != 0 && config->parser.start.journal_name.empty()) {
-    std::optional<std::string> pos;
-    CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.master.position", &pos, &source));
-    return keys.Bad("canal.instance.master.position", pos.value_or(""), source,
-                    "a position needs canal.instance.master.journal.name (the binlog file it is in)");
-  }
-  CANAL_RETURN_IF_ERROR(keys.Integer<int64_t>("canal.instance.master.timestamp", 0, 0,
-                                              std::numeric_limits<int64_t>::max(),
-                                              "a time in milliseconds since 1970-01-01 UTC",
-                                              &config->parser.start.timestamp_ms));
+  CANAL_RETURN_IF_ERROR(ReadStartKeys(keys, "canal.instance.master", &config->parser.start));
   CANAL_RETURN_IF_ERROR(keys.String("canal.instance.master.gtid", "", &config->parser.start.gtid));
   return Status::OK();
 }

@@ -74,15 +74,8 @@ Status PlanTable(mysql::QueryConnection* conn, const snapshot::SnapshotOptions& 
   // Ranges of at least two chunks each: a small table is not worth a second connection.
   uint64_t parts = 1;
   if (integer_key && options.threads > 1) {
-    mysql::ResultSet rs;
-    if (conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-                        conn->QuoteString(t.schema) + " AND TABLE_NAME = " + conn->QuoteString(t.table),
-                    &rs)
-            .ok() &&
-        !rs.rows.empty() && rs.rows[0][0].has_value()) {
-      const uint64_t estimate = std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10);
-      parts = std::min<uint64_t>(options.threads, estimate / (2 * std::max<uint64_t>(1, options.chunk_rows)));
-    }
+    parts = std::min<uint64_t>(options.threads, snapshot::EstimatedRows(conn, t.schema, t.table) /
+                                                    (2 * std::max<uint64_t>(1, options.chunk_rows)));
   }
   if (parts < 2) {
     out->push_back(std::move(t));

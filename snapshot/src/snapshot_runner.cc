@@ -282,17 +282,7 @@ Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, 
 Status SnapshotRunner::ReadTable(Reader* r, size_t table_index) {
   const TableProgress tp = merger_->Table(table_index);
   const std::string id = Id();
-  {
-    // information_schema's estimate, for the time left.
-    mysql::ResultSet rs;
-    if (r->conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-                           r->conn->QuoteString(tp.schema) + " AND TABLE_NAME = " + r->conn->QuoteString(tp.table),
-                       &rs)
-            .ok() &&
-        !rs.rows.empty() && rs.rows[0][0].has_value()) {
-      rows_estimate_.fetch_add(std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10));
-    }
-  }
+  rows_estimate_.fetch_add(EstimatedRows(r->conn.get(), tp.schema, tp.table));  // for the time left
   TableRead t(r->conn.get());
   t.name = "`" + tp.schema + "`.`" + tp.table + "`";
   std::vector<KeyValue> after = tp.after;

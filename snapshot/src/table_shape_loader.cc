@@ -101,4 +101,16 @@ Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std
   return Status::OK();
 }
 
+uint64_t EstimatedRows(mysql::QueryConnection* conn, std::string_view schema, std::string_view table) {
+  mysql::ResultSet rs;
+  if (!conn->Query("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                       conn->QuoteString(schema) + " AND TABLE_NAME = " + conn->QuoteString(table),
+                   &rs)
+           .ok() ||
+      rs.rows.empty() || rs.rows[0].empty() || !rs.rows[0][0].has_value()) {
+    return 0;
+  }
+  return std::strtoull(rs.rows[0][0]->c_str(), nullptr, 10);
+}
+
 }  // namespace canal::snapshot

@@ -61,6 +61,15 @@ class Producer {
   // After a failed round: waits for every message in flight (or `stop`), forgets every round,
   // and says how many of their messages the broker had confirmed (they will be sent again).
   virtual uint64_t Drain(const std::atomic<bool>& /*stop*/) { return confirmed(); }
+
+ protected:
+  // Confirm() of a producer that pipelines: everything sent is one round; after a failure
+  // *confirmed is how many of its messages the broker had taken (they will be sent again).
+  Status ConfirmAsOneRound(const std::atomic<bool>& stop, uint64_t* confirmed) {
+    Status s = ConfirmRound(EndRound(), stop);
+    *confirmed = s.ok() ? 0 : Drain(stop);
+    return s;
+  }
 };
 
 }  // namespace canal::mq

@@ -234,6 +234,11 @@ class EventParser {
                          StartPlan* plan);
   Status ResumeByGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info, const binlog::GtidSet& expected,
                       const std::string& why, StartPlan* plan);
+  // Delivered transactions the new server lacks (`lost`, `count` of them): the destination
+  // stops (kErrorDiverged), or with diverged=continue an ERROR line and the count. `its_state`
+  // and `follows` ("from ...", "after ...") complete the message.
+  Status ReportLost(const std::string& server, uint64_t count, const std::string& lost, const std::string& its_state,
+                    const std::string& follows);
   // mysql_gtid_failover.cc: the same for MySQL's executed GTID sets.
   Status FollowMysqlGtidState(mysql::QueryConnection* query, const mysql::ServerInfo& info, bool first_start,
                               StartPlan* plan);

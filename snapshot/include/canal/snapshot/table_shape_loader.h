@@ -12,6 +12,7 @@
 // and the grant that makes it visible.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "canal/common/status.h"
@@ -25,5 +26,9 @@ namespace canal::snapshot {
 // query fails.
 Status LoadTableShape(mysql::QueryConnection* conn, std::string_view schema, std::string_view table,
                       TableShape* shape);
+
+// information_schema.TABLES' estimate of the table's rows (for the time left, and whether a
+// table is worth splitting); 0 when the server gives none.
+uint64_t EstimatedRows(mysql::QueryConnection* conn, std::string_view schema, std::string_view table);
 
 }  // namespace canal::snapshot
