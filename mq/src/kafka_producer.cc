@@ -11,11 +11,16 @@
 
 #include <cstdint>
 #include <deque>
+#include <random>
 #include <vector>
+
+#include "kafka_position.h"
 
 namespace canal::mq {
 
 namespace {
+
+constexpr const char* kTransactionHeader = kKafkaTransactionHeader;
 
 // librdkafka's configuration: idempotent with acks=all unless told
 // otherwise; *out is the caller's on success.
@@ -24,6 +29,7 @@ Status MakeConf(const KafkaOptions& options, rd_kafka_conf_t** out) {
   char err[512];
   std::map<std::string, std::string> props = {{"enable.idempotence", "true"}, {"acks", "all"}};
   for (const auto& [k, v] : options.properties) props[k] = v;
+  if (options.transactional) props["transactional.id"] = options.transactional_id;
   for (const auto& [k, v] : props) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
@@ -39,6 +45,10 @@ class KafkaProducer final : public Producer {
  public:
   ~KafkaProducer() override {
     if (rk_ == nullptr) return;
+    // A transaction left open would hold read_committed readers back until it times out.
+    if (in_transaction_ && !fatal_.load()) {
+      if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, 2000)) rd_kafka_error_destroy(e);
+    }
     // Nothing unconfirmed matters any more (the cursor did not move for it):
     // do not wait for it.
     rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -54,6 +64,7 @@ class KafkaProducer final : public Producer {
     auto servers = options.properties.find("bootstrap.servers");
     p->servers_ = servers != options.properties.end() ? servers->second : "(no bootstrap.servers)";
     rd_kafka_conf_set_opaque(conf, p.get());
+    p->options_ = options;
     p->logger_ = options.logger;
     // A topic check waits at most as long as a message may (10 s at most).
     if (auto t = options.properties.find("message.timeout.ms"); t != options.properties.end()) {
@@ -69,21 +80,41 @@ class KafkaProducer final : public Producer {
       rd_kafka_conf_destroy(conf);
       return Status::InvalidArgument(std::string("Kafka producer refused its settings: ") + err);
     }
+    if (options.transactional) {
+      p->transactional_ = true;
+      std::random_device random;
+      char session[17];
+      std::snprintf(session, sizeof session, "%08x%08x", random(), random());
+      p->session_ = session;
+      // Fences any older producer of this transactional.id and ends its open transaction.
+      if (rd_kafka_error_t* e = rd_kafka_init_transactions(p->rk_, options.transaction_wait_ms)) {
+        return p->TransactionError(e, "starting transactions (transactional.id " + options.transactional_id + ")");
+      }
+    }
     *out = std::move(p);
     return Status::OK();
   }
 
   Status Send(const EncodedMessage& m) override {
-    if (known_topics_.count(m.topic) == 0) CANAL_RETURN_IF_ERROR(CheckTopic(m));
+    if (known_topics_.count(m.topic) == 0) CANAL_RETURN_IF_ERROR(CheckTopic(m.topic, m.partition, m.origin));
     Round& round = OpenRound();
     round.origins.push_back(&m.origin);
     // The opaque names the round (its low 32 bits: rounds in flight are few) and the message.
     const uint64_t tag = (round.id << 32) | (round.origins.size() - 1);
     for (;;) {
-      rd_kafka_resp_err_t e = rd_kafka_producev(
-          rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()), RD_KAFKA_V_PARTITION(m.partition),
-          RD_KAFKA_V_VALUE(const_cast<char*>(m.payload.data()), m.payload.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(tag)), RD_KAFKA_V_END);
+      // In a transaction every message carries its tag (a reader can tell transactions apart).
+      rd_kafka_resp_err_t e =
+          in_transaction_
+              ? rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()), RD_KAFKA_V_PARTITION(m.partition),
+                                  RD_KAFKA_V_VALUE(const_cast<char*>(m.payload.data()), m.payload.size()),
+                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                  RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(tag)),
+                                  RD_KAFKA_V_HEADER(kTransactionHeader, tag_.data(), static_cast<ssize_t>(tag_.size())),
+                                  RD_KAFKA_V_END)
+              : rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()), RD_KAFKA_V_PARTITION(m.partition),
+                                  RD_KAFKA_V_VALUE(const_cast<char*>(m.payload.data()), m.payload.size()),
+                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                  RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(tag)), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
         ++round.outstanding;
         return Status::OK();
@@ -144,6 +175,69 @@ class KafkaProducer final : public Producer {
   bool broken() const override { return fatal_.load(); }
   std::string Describe() const override { return "kafka " + servers_; }
 
+  bool transactional() const override { return transactional_; }
+
+  Status BeginTransaction(std::string* tag) override {
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk_)) return TransactionError(e, "beginning a transaction");
+    in_transaction_ = true;
+    // Unique per attempt: a transaction aborted and sent again is another transaction.
+    tag_ = session_ + "-" + std::to_string(++begun_);
+    *tag = tag_;
+    return Status::OK();
+  }
+
+  Status CommitTransaction(const std::string& destination, const std::string& cursor_json,
+                           const std::atomic<bool>& stop) override {
+    const std::string& topic = options_.position_topic;
+    const std::string origin = "the position of destination " + destination;
+    if (known_topics_.count(topic) == 0) CANAL_RETURN_IF_ERROR(CheckTopic(topic, RD_KAFKA_PARTITION_UA, origin));
+    CommittedPosition position{tag_, cursor_json, next_sequence_};
+    const std::string value = EncodePositionMessage(destination, position);
+    // Opaque 0 names no round: the commit reports this message's fate.
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(destination.data(), destination.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADER(kTransactionHeader, tag_.data(), static_cast<ssize_t>(tag_.size())), RD_KAFKA_V_END);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return Classify(e, origin, topic, RD_KAFKA_PARTITION_UA, value.size());
+    // Retriable errors (a coordinator moving, a timeout) leave the outcome to a retry of the commit.
+    for (;;) {
+      rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, options_.transaction_wait_ms);
+      if (error == nullptr) break;
+      if (rd_kafka_error_is_retriable(error) && !stop.load(std::memory_order_acquire)) {
+        rd_kafka_error_destroy(error);
+        continue;
+      }
+      return TransactionError(error, "committing transaction " + tag_ + " (" + origin + ")");
+    }
+    in_transaction_ = false;
+    ++next_sequence_;
+    return Status::OK();
+  }
+
+  Status AbortTransaction(const std::atomic<bool>& stop) override {
+    if (!in_transaction_) return Status::OK();
+    for (;;) {
+      rd_kafka_error_t* error = rd_kafka_abort_transaction(rk_, options_.transaction_wait_ms);
+      if (error == nullptr) break;
+      if (rd_kafka_error_is_retriable(error) && !stop.load(std::memory_order_acquire)) {
+        rd_kafka_error_destroy(error);
+        continue;
+      }
+      return TransactionError(error, "aborting transaction " + tag_);
+    }
+    in_transaction_ = false;
+    return Status::OK();
+  }
+
+  Status ReadCommittedPosition(const std::string& destination, CommittedPosition* out, bool* found) override {
+    std::map<std::string, std::string> props = options_.properties;
+    CANAL_RETURN_IF_ERROR(ReadKafkaPosition(props, options_.position_topic, destination,
+                                            std::chrono::milliseconds(options_.transaction_wait_ms), out, found));
+    // Numbering goes on from the newest committed transaction, whichever server wrote it.
+    if (*found && out->sequence >= next_sequence_) next_sequence_ = out->sequence + 1;
+    return Status::OK();
+  }
+
  private:
   KafkaProducer() = default;
 
@@ -151,20 +245,20 @@ class KafkaProducer final : public Producer {
   // auto-creation off) or that this client may not write stops the destination at once with
   // the fix, instead of after librdkafka's timeouts. The request creates it where the broker
   // auto-creates topics, as a first produce would.
-  Status CheckTopic(const EncodedMessage& m) {
-    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, m.topic.c_str(), nullptr);
-    if (rkt == nullptr) return Status::InvalidArgument("topic name '" + m.topic + "' refused by librdkafka");
+  Status CheckTopic(const std::string& topic, int32_t partition, const std::string& origin) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+    if (rkt == nullptr) return Status::InvalidArgument("topic name '" + topic + "' refused by librdkafka");
     const rd_kafka_metadata_t* md = nullptr;
     rd_kafka_resp_err_t e = rd_kafka_metadata(rk_, 0, rkt, &md, metadata_timeout_ms_);
     rd_kafka_topic_destroy(rkt);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return Status::IOError("kafka " + servers_ + ": asking for topic " + m.topic + " (" + m.origin +
+      return Status::IOError("kafka " + servers_ + ": asking for topic " + topic + " (" + origin +
                              "): " + rd_kafka_err2str(e));
     }
     rd_kafka_resp_err_t topic_error = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
     int partitions = 0;
     for (int i = 0; i < md->topic_cnt; ++i) {
-      if (m.topic == md->topics[i].topic) {
+      if (topic == md->topics[i].topic) {
         topic_error = md->topics[i].err;
         partitions = md->topics[i].partition_cnt;
       }
@@ -172,28 +266,28 @@ class KafkaProducer final : public Producer {
     rd_kafka_metadata_destroy(md);
     switch (topic_error) {
       case RD_KAFKA_RESP_ERR_NO_ERROR:
-        if (m.partition >= partitions) break;  // librdkafka's own error names it (Classify)
-        known_topics_.insert(m.topic);
+        if (partition >= partitions) break;  // librdkafka's own error names it (Classify)
+        known_topics_.insert(topic);
         return Status::OK();
       case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
-        return Status::InvalidArgument("topic " + m.topic + " does not exist on kafka " + servers_ + " (" +
-                                       m.origin + ") and the cluster does not create it: create it with as many "
+        return Status::InvalidArgument("topic " + topic + " does not exist on kafka " + servers_ + " (" +
+                                       origin + ") and the cluster does not create it: create it with as many "
                                        "partitions as canal.mq.partitionsNum says (kafka-topics.sh --create --topic " +
-                                       m.topic + "), or point canal.mq.topic / canal.mq.dynamicTopic at one that "
+                                       topic + "), or point canal.mq.topic / canal.mq.dynamicTopic at one that "
                                        "exists");
       case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-        return Status::InvalidArgument("kafka " + servers_ + " does not let this client write topic " + m.topic +
-                                       " (" + m.origin + "): grant it WRITE and DESCRIBE on the topic, or check "
+        return Status::InvalidArgument("kafka " + servers_ + " does not let this client write topic " + topic +
+                                       " (" + origin + "): grant it WRITE and DESCRIBE on the topic, or check "
                                        "kafka.sasl.* / kafka.security.protocol");
       case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
         // A topic just created: its leader is being elected. The produce waits for it.
-        known_topics_.insert(m.topic);
+        known_topics_.insert(topic);
         return Status::OK();
       default:
-        return Status::IOError("kafka " + servers_ + ": topic " + m.topic + " (" + m.origin +
+        return Status::IOError("kafka " + servers_ + ": topic " + topic + " (" + origin +
                                "): " + rd_kafka_err2str(topic_error));
     }
-    known_topics_.insert(m.topic);
+    known_topics_.insert(topic);
     return Status::OK();
   }
 
@@ -223,6 +317,32 @@ class KafkaProducer final : public Producer {
       default:
         return Status::IOError(where + ": " + rd_kafka_err2str(e));
     }
+  }
+
+  // A transactional call's error as a Status (and the error freed). Fatal ones break the
+  // producer; a fenced one says another producer of the transactional.id took over.
+  Status TransactionError(rd_kafka_error_t* error, const std::string& what) {
+    const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+    const std::string text = rd_kafka_error_string(error);
+    const bool fatal = rd_kafka_error_is_fatal(error);
+    const bool abortable = rd_kafka_error_txn_requires_abort(error);
+    rd_kafka_error_destroy(error);
+    const std::string message = "kafka " + servers_ + ": " + what + ": " + text;
+    if (code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+        code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+      fatal_.store(true);
+      return Status::IOError(message + "; another producer with transactional.id " + options_.transactional_id +
+                             " (another canal-server running this destination) has taken over: this one stops")
+          .WithSubcode(kErrorProducerFenced);
+    }
+    if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+        code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      fatal_.store(true);
+      return Status::InvalidArgument(message + "; grant this client WRITE and DESCRIBE on transactional.id " +
+                                     options_.transactional_id + " (and IDEMPOTENT_WRITE on the cluster)");
+    }
+    if (fatal) fatal_.store(true);
+    return Status::IOError(message + (abortable ? " (the transaction is aborted and sent again)" : ""));
   }
 
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
@@ -284,6 +404,15 @@ class KafkaProducer final : public Producer {
 
   rd_kafka_t* rk_ = nullptr;
   std::string servers_;
+  // Transactions: the producer's session (random, in every tag), whether one is open, its
+  // tag, and the destination's next transaction number.
+  bool transactional_ = false;
+  KafkaOptions options_;
+  std::string session_;
+  bool in_transaction_ = false;
+  std::string tag_;
+  uint64_t next_sequence_ = 1;
+  uint64_t begun_ = 0;
   // The rounds in flight, oldest first (poll runs the callbacks on this thread). A message's
   // origin is the publisher's (its encoder keeps a round's messages until the round is done).
   struct Round {

@@ -17,12 +17,13 @@ const std::set<std::string, std::less<>> kServerKeys = {
     "canal.mq.filterTransactionEntry", "canal.mq.maxInFlightBatches", "canal.mq.maxInFlightBytes"};
 const std::set<std::string, std::less<>> kDestinationKeys = {
     "canal.mq.topic",          "canal.mq.dynamicTopic",  "canal.mq.partition",
-    "canal.mq.partitionsNum",  "canal.mq.partitionHash", "canal.mq.dynamicTopicPartitionNum"};
+    "canal.mq.partitionsNum",  "canal.mq.partitionHash", "canal.mq.dynamicTopicPartitionNum",
+    "canal.mq.transaction",    "canal.mq.transaction.id", "canal.mq.transaction.positionTopic"};
 // Canal's keys this server reads but does not need (its threads, RocketMQ,
 // the 1.1.4 spellings of the client settings).
 const std::set<std::string, std::less<>> kIgnoredCanalKeys = {
     "canal.mq.accessChannel", "canal.mq.send.thread.size", "canal.mq.build.thread.size",
-    "canal.mq.enableDynamicQueuePartition", "canal.mq.producerGroup", "canal.mq.transaction",
+    "canal.mq.enableDynamicQueuePartition", "canal.mq.producerGroup",
     "canal.mq.servers", "canal.mq.retries", "canal.mq.batchSize", "canal.mq.lingerMs", "canal.mq.maxRequestSize",
     "canal.mq.bufferMemory", "canal.mq.acks", "canal.mq.compressionType", "canal.mq.properties",
     "canal.mq.vhost", "canal.mq.exchange", "canal.mq.username", "canal.mq.password", "canal.mq.aliyunuid",
@@ -90,7 +91,9 @@ std::string JaasValue(const std::string& jaas, const std::string& name) {
   return jaas.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-Status LoadKafka(const PropertyResolver& resolver, const Properties& props, MqSettings* out) {
+// The kafka.* keys written in `props` (values through `resolver`) into *kafka by librdkafka's names.
+Status ReadKafkaKeys(const PropertyResolver& resolver, const Properties& props, std::map<std::string, std::string>* kafka,
+                     std::vector<std::string>* warnings) {
   Reader r(resolver);
   // Canal's Java-client names; the rest pass through by librdkafka's name.
   const std::map<std::string, std::string, std::less<>> renamed = {
@@ -112,45 +115,54 @@ Status LoadKafka(const PropertyResolver& resolver, const Properties& props, MqSe
     CANAL_RETURN_IF_ERROR(r.Text(key.c_str(), &value));
     if (value.empty()) continue;  // Canal's shipped file leaves many keys blank
     if (auto it = renamed.find(key); it != renamed.end()) {
-      out->kafka[it->second] = value;
+      (*kafka)[it->second] = value;
     } else if (key == "kafka.buffer.memory") {
       int64_t bytes = 0;
       CANAL_RETURN_IF_ERROR(r.Int(key.c_str(), 1024, int64_t{1} << 40, &bytes));
-      out->kafka["queue.buffering.max.kbytes"] = std::to_string(bytes / 1024);
+      (*kafka)["queue.buffering.max.kbytes"] = std::to_string(bytes / 1024);
     } else if (key == "kafka.retries") {
-      out->warnings.push_back("kafka.retries = " + value + " (" + r.source().where +
+      warnings->push_back("kafka.retries = " + value + " (" + r.source().where +
                               ") has no effect: the idempotent producer retries until delivery or "
                               "message.timeout.ms, then the whole batch is published again");
     } else if (key == "kafka.sasl.jaas.config") {
-      out->kafka["sasl.username"] = JaasValue(value, "username");
-      out->kafka["sasl.password"] = JaasValue(value, "password");
+      (*kafka)["sasl.username"] = JaasValue(value, "username");
+      (*kafka)["sasl.password"] = JaasValue(value, "password");
     } else if (StartsWith(key, "kafka.kerberos.")) {
       if (key == "kafka.kerberos.enable" && AsciiEqualsIgnoreCase(value, "true")) {
         return r.Bad(key, value, "false: Kerberos is not supported by this server (use SASL/SCRAM or PLAIN)");
       }
     } else {
-      out->kafka[key.substr(6)] = value;
+      (*kafka)[key.substr(6)] = value;
     }
   }
+  return Status::OK();
+}
+
+// librdkafka's idempotent producer needs acks=all; with fewer acks Canal's
+// behaviour (no idempotence) is kept, and one request in flight keeps order
+// across retries.
+void SettleKafka(std::map<std::string, std::string>* kafka, std::vector<std::string>* warnings) {
+  if (auto acks = kafka->find("acks"); acks != kafka->end() && acks->second != "all" && acks->second != "-1") {
+    (*kafka)["enable.idempotence"] = "false";
+    (*kafka)["max.in.flight"] = "1";
+    warnings->push_back("kafka.acks = " + acks->second +
+                        ": the broker confirms before its replicas have a message, so a broker failure can lose "
+                        "confirmed changes; the default (all) cannot");
+  }
+  if (auto it = kafka->find("max.in.flight"); it != kafka->end() && std::atoi(it->second.c_str()) > 5) {
+    warnings->push_back("kafka.max.in.flight.requests.per.connection = " + it->second +
+                        " lowered to 5: the idempotent producer keeps order only up to 5");
+    it->second = "5";
+  }
+}
+
+Status LoadKafka(const PropertyResolver& resolver, const Properties& props, MqSettings* out) {
+  CANAL_RETURN_IF_ERROR(ReadKafkaKeys(resolver, props, &out->kafka, &out->warnings));
   if (out->mode == ServerMode::kKafka && out->kafka.count("bootstrap.servers") == 0) {
     return Status::InvalidArgument("canal.serverMode = kafka needs kafka.bootstrap.servers (host:port[,host:port]) in " +
                                    props.origin());
   }
-  // librdkafka's idempotent producer needs acks=all; with fewer acks Canal's
-  // behaviour (no idempotence) is kept, and one request in flight keeps order
-  // across retries.
-  if (auto acks = out->kafka.find("acks"); acks != out->kafka.end() && acks->second != "all" && acks->second != "-1") {
-    out->kafka["enable.idempotence"] = "false";
-    out->kafka["max.in.flight"] = "1";
-    out->warnings.push_back("kafka.acks = " + acks->second +
-                            ": the broker confirms before its replicas have a message, so a broker failure can lose "
-                            "confirmed changes; the default (all) cannot");
-  }
-  if (auto it = out->kafka.find("max.in.flight"); it != out->kafka.end() && std::atoi(it->second.c_str()) > 5) {
-    out->warnings.push_back("kafka.max.in.flight.requests.per.connection = " + it->second +
-                            " lowered to 5: the idempotent producer keeps order only up to 5");
-    it->second = "5";
-  }
+  SettleKafka(&out->kafka, &out->warnings);
   return Status::OK();
 }
 
@@ -263,15 +275,63 @@ Status LoadMqSettings(const PropertyResolver& resolver, const Properties& props,
   if (out->mode == ServerMode::kKafka) {
     // The protobuf form keeps its Packets under what the producer takes (batch_encoder.h);
     // 1000000 is librdkafka's default. A value that does not parse stops start-up in librdkafka.
-    uint64_t max_bytes = 1000000;
-    if (auto it = out->kafka.find("message.max.bytes"); it != out->kafka.end()) {
-      max_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
-    }
-    out->encoder.max_message_bytes =
-        max_bytes > 2 * kMessageOverheadBytes ? static_cast<size_t>(max_bytes) - kMessageOverheadBytes : 0;
+    out->encoder.max_message_bytes = KafkaPacketLimit(out->kafka);
   }
   CANAL_RETURN_IF_ERROR(LoadRabbit(resolver, out));
   if (out->mode != ServerMode::kTcp) WarnUnknown(props, false, &out->warnings);
+  return Status::OK();
+}
+
+size_t KafkaPacketLimit(const std::map<std::string, std::string>& kafka) {
+  uint64_t max_bytes = 1000000;
+  if (auto it = kafka.find("message.max.bytes"); it != kafka.end()) {
+    max_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
+  }
+  return max_bytes > 2 * kMessageOverheadBytes ? static_cast<size_t>(max_bytes) - kMessageOverheadBytes : 0;
+}
+
+Status LoadDestinationKafka(const PropertyResolver& resolver, const Properties& instance_properties,
+                            const MqSettings& settings, const std::string& destination, DestinationKafka* out,
+                            std::vector<std::string>* warnings) {
+  *out = DestinationKafka();
+  out->properties = settings.kafka;
+  bool overridden = false;
+  for (const std::string& key : instance_properties.keys()) overridden = overridden || StartsWith(key, "kafka.");
+  if (overridden) {
+    CANAL_RETURN_IF_ERROR(ReadKafkaKeys(resolver, instance_properties, &out->properties, warnings));
+    SettleKafka(&out->properties, warnings);
+    if (settings.mode == ServerMode::kKafka && out->properties.count("bootstrap.servers") == 0) {
+      return Status::InvalidArgument("canal.serverMode = kafka needs kafka.bootstrap.servers in " +
+                                     instance_properties.origin() + " or canal.properties");
+    }
+  }
+  Reader r(resolver);
+  CANAL_RETURN_IF_ERROR(r.Bool("canal.mq.transaction", &out->transactional));
+  out->transactional_id = "canal-" + destination;
+  std::string text;
+  CANAL_RETURN_IF_ERROR(r.Text("canal.mq.transaction.id", &text));
+  if (!text.empty()) out->transactional_id = text;
+  text.clear();
+  CANAL_RETURN_IF_ERROR(r.Text("canal.mq.transaction.positionTopic", &text));
+  if (!text.empty()) out->position_topic = text;
+  if (auto it = out->properties.find("transactional.id"); it != out->properties.end()) {
+    // One id for every destination would have each fence the others.
+    if (settings.kafka.count("transactional.id") != 0) {
+      return Status::InvalidArgument(
+          "kafka.transactional.id is set in canal.properties, so every destination would share it and fence the "
+          "others: remove it (each destination uses canal-<destination>, or canal.mq.transaction.id in its "
+          "instance.properties)");
+    }
+    out->transactional_id = it->second;
+    out->properties.erase(it);
+  }
+  if (out->transactional) {
+    if (settings.mode != ServerMode::kKafka) {
+      return Status::InvalidArgument("canal.mq.transaction = true (" + instance_properties.origin() +
+                                     " or canal.properties) needs canal.serverMode = kafka: exactly-once publishing "
+                                     "uses Kafka's transactions");
+    }
+  }
   return Status::OK();
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "canal/meta/meta_json.h"
 #include "canal/meta/meta_manager.h"
 #include "canal/store/ring_store.h"
 #include "publisher_util.h"
@@ -31,8 +32,45 @@ Status Publisher::Subscribe() {
   meta::ClientIdentity client;
   client.destination = options_.destination;
   client.client_id = options_.client_id;
-  return meta_->Subscribe(client).WithContext("MQ mode: subscribing client " + std::to_string(options_.client_id) +
-                                              " of destination " + options_.destination);
+  CANAL_RETURN_IF_ERROR(meta_->Subscribe(client).WithContext("MQ mode: subscribing client " +
+                                                             std::to_string(options_.client_id) + " of destination " +
+                                                             options_.destination));
+  if (!options_.transactional) return Status::OK();
+  // Exactly once: the cursor follows what Kafka committed, whatever the local or ZooKeeper
+  // cursor says (a crash between a commit and the cursor write leaves it behind).
+  stop_.store(false);
+  CommittedPosition committed;
+  bool found = false;
+  const bool read = ReadBackPosition(&committed, &found, options_.position_wait);
+  producer_.reset();  // the publisher's thread makes its own
+  if (!read) {
+    return Status::IOError("destination " + options_.destination +
+                           ": exactly-once publishing (canal.mq.transaction) needs the position committed in Kafka "
+                           "before reading the binlog, and it could not be read within " +
+                           std::to_string(options_.position_wait.count() / 1000) + " s: " + stats().last_error);
+  }
+  std::optional<LogPosition> local;
+  CANAL_RETURN_IF_ERROR(meta_->GetCursor(client, &local));
+  if (!found) {
+    log_->info("[{}] exactly-once publishing: Kafka has no committed position for this destination yet; starting "
+               "from {}",
+               options_.destination, local ? "the cursor " + local->ToString() : std::string("the instance's start"));
+    return Status::OK();
+  }
+  LogPosition position;
+  meta::LogIdentity identity;
+  CANAL_RETURN_IF_ERROR(meta::DecodeCursor(committed.cursor_json, &position, &identity)
+                            .WithContext("destination " + options_.destination + ": the position Kafka committed"));
+  if (local && *local == position) {
+    log_->info("[{}] exactly-once publishing: resuming after Kafka's committed transaction {} at {}",
+               options_.destination, committed.transaction, position.ToString());
+    return Status::OK();
+  }
+  log_->info("[{}] exactly-once publishing: the cursor follows Kafka's committed transaction {}: {} (it was {})",
+             options_.destination, committed.transaction, position.ToString(),
+             local ? local->ToString() : std::string("none"));
+  CANAL_RETURN_IF_ERROR(meta_->UpdateCursor(client, position));
+  return meta_->Flush(options_.destination);
 }
 
 void Publisher::Start(store::RingStore* store) {
@@ -68,8 +106,14 @@ std::string Publisher::StatusLine() const {
   PublisherStats s = stats();
   std::string line = s.failed ? "FAILED (" + s.last_error + "), " : std::string();
   line += "published " + std::to_string(s.batches) + " batches, " + std::to_string(s.messages) + " messages, " +
-          std::to_string(s.rows) + " rows; republished " + std::to_string(s.republished) + " in " +
-          std::to_string(s.failed_rounds) + " failed rounds";
+          std::to_string(s.rows) + " rows; ";
+  if (options_.transactional) {
+    line += std::to_string(s.transactions) + " transactions committed, " + std::to_string(s.aborted_transactions) +
+            " failed (aborted and sent again, or found committed)";
+  } else {
+    line += "republished " + std::to_string(s.republished) + " in " + std::to_string(s.failed_rounds) +
+            " failed rounds";
+  }
   return line;
 }
 
@@ -143,6 +187,8 @@ void Publisher::Run(store::RingStore* store) {
   last_status_ = std::chrono::steady_clock::now();
   if (!EnsureProducer()) {
     // Stopped, or a setting the broker can never accept (Fail said which).
+  } else if (options_.transactional && producer_->transactional()) {
+    RunTransactional(store);
   } else if (options_.max_in_flight_batches > 1 && producer_->pipelines()) {
     RunPipelined(store);
   } else {

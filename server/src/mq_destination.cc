@@ -11,7 +11,9 @@ Status LoadServerMode(const CanalConfig& canal, mq::MqSettings* out) {
   PropertyResolver resolver({&canal.properties}, canal.env ? canal.env : ProcessEnvironment());
   CANAL_RETURN_IF_ERROR(mq::LoadMqSettings(resolver, canal.properties, out));
   if (out->mode == mq::ServerMode::kKafka) {
-    CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(mq::KafkaOptions{out->kafka, nullptr, ""}).WithContext(canal.properties_file));
+    mq::KafkaOptions kafka;
+    kafka.properties = out->kafka;
+    CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(kafka).WithContext(canal.properties_file));
   }
   return Status::OK();
 }
@@ -36,8 +38,33 @@ Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& 
   for (const std::string& w : warnings) {
     if (logger) logger->warn("[{}] {}", config.destination, w);
   }
+  warnings.clear();
   if (settings.mode == mq::ServerMode::kKafka) {
-    mq::KafkaOptions kafka{settings.kafka, logger, config.destination};
+    mq::DestinationKafka dk;
+    CANAL_RETURN_IF_ERROR(
+        mq::LoadDestinationKafka(resolver, instance_props, settings, config.destination, &dk, &warnings)
+            .WithContext(config.properties_file));
+    for (const std::string& w : warnings) {
+      if (logger) logger->warn("[{}] {}", config.destination, w);
+    }
+    mq::KafkaOptions kafka;
+    kafka.properties = dk.properties;
+    kafka.logger = logger;
+    kafka.destination = config.destination;
+    kafka.transactional = dk.transactional;
+    kafka.transactional_id = dk.transactional_id;
+    kafka.position_topic = dk.position_topic;
+    if (dk.properties != settings.kafka) {
+      // Its own cluster or client settings: checked now, as canal.properties' are at start-up.
+      CANAL_RETURN_IF_ERROR(mq::CheckKafkaOptions(kafka).WithContext(config.properties_file));
+      options.encoder.max_message_bytes = mq::KafkaPacketLimit(dk.properties);
+      if (logger) {
+        auto servers = dk.properties.find("bootstrap.servers");
+        logger->info("[{}] publishes with its own Kafka settings (instance.properties), bootstrap.servers {}",
+                     config.destination, servers != dk.properties.end() ? servers->second : "?");
+      }
+    }
+    options.transactional = dk.transactional;
     options.producer_factory = [kafka](std::unique_ptr<mq::Producer>* p) { return mq::MakeKafkaProducer(kafka, p); };
   } else if (settings.mode == mq::ServerMode::kRabbitMq) {
     mq::RabbitMqOptions rabbit = settings.rabbitmq;

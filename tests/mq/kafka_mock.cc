@@ -45,6 +45,11 @@ void KafkaMock::FailProduceRequests(int error, int count) {
   rd_kafka_mock_push_request_errors_array(cluster_, kProduceApiKey, errors.size(), errors.data());
 }
 
+void KafkaMock::FailRequests(int16_t api_key, int error, int count) {
+  std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(count), static_cast<rd_kafka_resp_err_t>(error));
+  rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
+}
+
 void KafkaMock::SlowProduceRequests(int rtt_ms, int count) {
   for (int id = 1; id <= brokers_; ++id) {
     for (int i = 0; i < count; ++i) {
@@ -84,6 +89,8 @@ void KafkaMock::Consume(const std::string& topic, const std::vector<int32_t>& pa
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps().c_str(), err, sizeof err);
   rd_kafka_conf_set(conf, "group.id", ("reader-" + topic).c_str(), err, sizeof err);
   rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+  // Records as soon as they land (the default waits up to 500 ms for more).
+  rd_kafka_conf_set(conf, "fetch.wait.max.ms", "10", err, sizeof err);
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (c == nullptr) {
@@ -109,6 +116,16 @@ void KafkaMock::Consume(const std::string& topic, const std::vector<int32_t>& pa
       record.partition = m->partition;
       record.offset = m->offset;
       record.payload.assign(static_cast<const char*>(m->payload), m->len);
+      record.key.assign(m->key != nullptr ? static_cast<const char*>(m->key) : "", m->key_len);
+      record.transaction.clear();
+      rd_kafka_headers_t* headers = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          rd_kafka_header_get_last(headers, "canal.txn", &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          value != nullptr) {
+        record.transaction.assign(static_cast<const char*>(value), size);
+      }
       more = on(&record);
     }
     rd_kafka_message_destroy(m);

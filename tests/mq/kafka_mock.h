@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct KafkaRecord {
   int32_t partition = 0;
   int64_t offset = 0;
   std::string payload;
+  std::string key;
+  std::string transaction;  // the canal.txn header (exactly-once mode), "" without
 };
 
 class KafkaMock {
@@ -46,6 +49,9 @@ class KafkaMock {
   // The next `count` Produce requests fail with `error` (an rd_kafka_resp_err_t),
   // on whichever broker gets them.
   void FailProduceRequests(int error, int count);
+  // The next `count` requests of Kafka API `api_key` (e.g. 26 EndTxn, 24 AddPartitionsToTxn)
+  // fail with `error`.
+  void FailRequests(int16_t api_key, int error, int count);
   // The next `count` Produce requests on every broker answer after `rtt_ms`
   // (a slow broker: batches stay in flight longer).
   void SlowProduceRequests(int rtt_ms, int count);
@@ -72,6 +78,25 @@ class KafkaMock {
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
   int brokers_ = 0;
   std::string error_;
+};
+
+// What a read_committed consumer would see, for the mock, which shows every record
+// whatever became of its transaction (librdkafka 2.0's mock neither filters aborted
+// transactions nor holds back open ones): exactly-once messages carry their transaction's
+// tag (canal.txn), and a transaction committed when its position message (the last thing
+// it sends, after every other message of it was confirmed) is in the position topic. A
+// transaction whose position message landed but whose commit failed is found so by the
+// server too (it reads the position back before sending anything again), so both sides
+// agree on what counts.
+class CommittedView {
+ public:
+  // A position topic record (its canal.txn header names the transaction).
+  void AddPosition(const KafkaRecord& r) { committed_.insert(r.transaction); }
+  bool Committed(const std::string& transaction) const { return committed_.count(transaction) != 0; }
+  size_t transactions() const { return committed_.size(); }
+
+ private:
+  std::set<std::string> committed_;
 };
 
 // Total records in a ReadAll result.

@@ -25,6 +25,34 @@ Loaded Load(const std::string& text) {
   return out;
 }
 
+KafkaOptions OptionsOf(const std::map<std::string, std::string>& properties) {
+  KafkaOptions o;
+  o.properties = properties;
+  return o;
+}
+
+// One destination's Kafka settings: canal.properties `server`, its instance.properties `instance`.
+struct LoadedDestination {
+  Status status;
+  DestinationKafka kafka;
+  std::vector<std::string> warnings;
+};
+LoadedDestination LoadDestination(const std::string& server, const std::string& instance) {
+  LoadedDestination out;
+  Loaded base = Load(server);
+  if (!base.status.ok()) {
+    out.status = base.status;
+    return out;
+  }
+  Properties canal("canal.properties"), props("example/instance.properties");
+  out.status = Properties::Parse(server, "canal.properties", &canal);
+  if (out.status.ok()) out.status = Properties::Parse(instance, "example/instance.properties", &props);
+  if (!out.status.ok()) return out;
+  PropertyResolver r({&props, &canal}, [](const std::string&) { return std::optional<std::string>(); });
+  out.status = LoadDestinationKafka(r, props, base.settings, "example", &out.kafka, &out.warnings);
+  return out;
+}
+
 bool HasWarning(const MqSettings& s, const std::string& text) {
   for (const std::string& w : s.warnings) {
     if (w.find(text) != std::string::npos) return true;
@@ -102,17 +130,17 @@ TEST(MqConfigTest, AcksBelowAllTurnIdempotenceOffWithAWarning) {
   EXPECT_EQ(l.settings.kafka.at("enable.idempotence"), "false");
   EXPECT_EQ(l.settings.kafka.at("max.in.flight"), "1");
   EXPECT_TRUE(HasWarning(l.settings, "can lose confirmed changes"));
-  EXPECT_TRUE(CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""}).ok());
+  EXPECT_TRUE(CheckKafkaOptions(OptionsOf(l.settings.kafka)).ok());
 }
 
 TEST(MqConfigTest, LibrdkafkaRefusesUnknownPassThroughKeys) {
   Loaded l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.no.such.thing = 1\n");
   ASSERT_TRUE(l.status.ok());
-  Status s = CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""});
+  Status s = CheckKafkaOptions(OptionsOf(l.settings.kafka));
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.ToString().find("no.such.thing"), std::string::npos) << s.ToString();
   l = Load("canal.serverMode = kafka\nkafka.bootstrap.servers = a:1\nkafka.compression.type = bogus\n");
-  EXPECT_FALSE(CheckKafkaOptions(KafkaOptions{l.settings.kafka, nullptr, ""}).ok());
+  EXPECT_FALSE(CheckKafkaOptions(OptionsOf(l.settings.kafka)).ok());
 }
 
 TEST(MqConfigTest, RabbitKeys) {
@@ -211,4 +239,68 @@ TEST(MqConfigTest, RoutingPerDestination) {
 }
 
 }  // namespace
+
+constexpr const char* kKafkaServer = "canal.serverMode = kafka\nkafka.bootstrap.servers = a:9092\nkafka.linger.ms = 5\n";
+
+TEST(MqConfigTest, ADestinationMayPublishToItsOwnKafkaCluster) {
+  LoadedDestination d = LoadDestination(kKafkaServer,
+                                        "kafka.bootstrap.servers = b:9092,c:9092\nkafka.sasl.username = alice\n"
+                                        "kafka.max.request.size = 2000000\n");
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(d.kafka.properties["bootstrap.servers"], "b:9092,c:9092");
+  EXPECT_EQ(d.kafka.properties["sasl.username"], "alice");
+  EXPECT_EQ(d.kafka.properties["message.max.bytes"], "2000000");
+  EXPECT_EQ(d.kafka.properties["linger.ms"], "5") << "canal.properties' keys stay where the instance says nothing";
+  EXPECT_GT(KafkaPacketLimit(d.kafka.properties), KafkaPacketLimit({}));
+  EXPECT_FALSE(d.kafka.transactional);
+
+  LoadedDestination same = LoadDestination(kKafkaServer, "canal.mq.topic = t\n");
+  ASSERT_TRUE(same.status.ok());
+  EXPECT_EQ(same.kafka.properties["bootstrap.servers"], "a:9092");
+}
+
+TEST(MqConfigTest, TransactionKeysHaveDefaultsPerDestination) {
+  LoadedDestination d = LoadDestination(std::string(kKafkaServer) + "canal.mq.transaction = true\n", "");
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_TRUE(d.kafka.transactional);
+  EXPECT_EQ(d.kafka.transactional_id, "canal-example");
+  EXPECT_EQ(d.kafka.position_topic, "canal_positions");
+
+  LoadedDestination own = LoadDestination(kKafkaServer,
+                                          "canal.mq.transaction = true\ncanal.mq.transaction.id = shop-eu\n"
+                                          "canal.mq.transaction.positionTopic = shop_positions\n");
+  ASSERT_TRUE(own.status.ok()) << own.status.ToString();
+  EXPECT_EQ(own.kafka.transactional_id, "shop-eu");
+  EXPECT_EQ(own.kafka.position_topic, "shop_positions");
+  EXPECT_EQ(own.kafka.properties.count("transactional.id"), 0u);
+}
+
+TEST(MqConfigTest, TransactionsAreRefusedWhereTheyCannotBeExact) {
+  // One transactional.id for every destination: each would fence the others.
+  LoadedDestination shared =
+      LoadDestination(std::string(kKafkaServer) + "canal.mq.transaction = true\nkafka.transactional.id = x\n", "");
+  ASSERT_FALSE(shared.status.ok());
+  EXPECT_NE(shared.status.ToString().find("fence"), std::string::npos) << shared.status.ToString();
+
+  LoadedDestination rabbit = LoadDestination("canal.serverMode = rabbitMQ\nrabbitmq.host = h\n",
+                                             "canal.mq.transaction = true\n");
+  ASSERT_FALSE(rabbit.status.ok());
+  EXPECT_NE(rabbit.status.ToString().find("canal.serverMode = kafka"), std::string::npos) << rabbit.status.ToString();
+
+  LoadedDestination bad = LoadDestination(kKafkaServer, "canal.mq.transaction = yes please\n");
+  ASSERT_FALSE(bad.status.ok());
+  EXPECT_NE(bad.status.ToString().find("canal.mq.transaction"), std::string::npos) << bad.status.ToString();
+
+  LoadedDestination empty = LoadDestination(kKafkaServer, "canal.mq.transaction = true\n"
+                                                          "canal.mq.transaction.positionTopic =\n");
+  ASSERT_TRUE(empty.status.ok()) << "an empty value keeps the default, as Canal's shipped files leave keys blank";
+  EXPECT_EQ(empty.kafka.position_topic, "canal_positions");
+}
+
+TEST(MqConfigTest, TheTransactionKeyIsNoLongerReportedAsUnused) {
+  Loaded l = Load(std::string(kKafkaServer) + "canal.mq.transaction = true\n");
+  ASSERT_TRUE(l.status.ok());
+  EXPECT_FALSE(HasWarning(l.settings, "canal.mq.transaction"));
+}
+
 }  // namespace canal::mq

@@ -28,9 +28,21 @@ struct KafkaOptions {
   // rest counted); null: librdkafka's default (stderr).
   std::shared_ptr<spdlog::logger> logger;
   std::string destination;
+  // Exactly once (canal.mq.transaction): a transactional producer with this transactional.id
+  // (one per destination, the same on every server that may run it: a new producer fences
+  // the old through Kafka's epoch), committing each transaction's position to position_topic.
+  bool transactional = false;
+  std::string transactional_id;
+  std::string position_topic;
+  // How long start-up, a commit or a read of the position topic may wait for the cluster.
+  int transaction_wait_ms = 30'000;
 };
 
 inline constexpr int kLibraryLogLinesPerSecond = 20;
+
+// The header every message of a transaction carries: "<producer session>-<transaction number>",
+// the same on the transaction's position message (kafka_position.h's JSON "transaction").
+inline constexpr const char* kKafkaTransactionHeader = "canal.txn";
 
 // InvalidArgument naming the property librdkafka refused.
 Status MakeKafkaProducer(const KafkaOptions& options, std::unique_ptr<Producer>* out);

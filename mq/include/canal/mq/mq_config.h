@@ -87,6 +87,27 @@ struct MqSettings {
 // and the unknown-key warnings). InvalidArgument naming the key and value.
 Status LoadMqSettings(const PropertyResolver& resolver, const Properties& canal_properties, MqSettings* out);
 
+// One destination's Kafka producer: canal.properties' kafka.* keys with those
+// written in its instance.properties over them (a destination on its own
+// cluster: kafka.bootstrap.servers, credentials, ...), and exactly-once:
+//   canal.mq.transaction                 false (default) | true: Kafka transactions (publisher.h)
+//   canal.mq.transaction.id              the transactional.id (default canal-<destination>; the same
+//                                        on every server that may run the destination)
+//   canal.mq.transaction.positionTopic   where each transaction's position is committed
+//                                        (default canal_positions; compacted, kafka_producer.h)
+struct DestinationKafka {
+  std::map<std::string, std::string> properties;  // librdkafka names
+  bool transactional = false;
+  std::string transactional_id;
+  std::string position_topic = "canal_positions";
+};
+// InvalidArgument naming the key (transactions without Kafka, one transactional.id for all).
+Status LoadDestinationKafka(const PropertyResolver& resolver, const Properties& instance_properties,
+                            const MqSettings& settings, const std::string& destination, DestinationKafka* out,
+                            std::vector<std::string>* warnings);
+// The largest protobuf Packet the encoder may make under Kafka's message.max.bytes.
+size_t KafkaPacketLimit(const std::map<std::string, std::string>& kafka);
+
 // Reads one destination's routing keys (instance.properties over
 // canal.properties); adds warnings for unknown canal.mq.* keys written in
 // `instance_properties`.

@@ -9,6 +9,11 @@
 // says it must be rebuilt), counting the messages the broker had confirmed
 // before the failure as duplicates.
 //
+// Transactions (Kafka with canal.mq.transaction, publisher.h): every message
+// sent between BeginTransaction and CommitTransaction, and the position
+// message the commit adds, become visible to read_committed consumers
+// together or not at all.
+//
 // Threads: one publisher thread calls every method.
 #pragma once
 
@@ -22,6 +27,18 @@
 #include "canal/mq/batch_encoder.h"
 
 namespace canal::mq {
+
+// Status::subcode() of a transactional producer's error when another producer
+// with the same transactional.id (another canal-server running the
+// destination) has taken over: this one must stop publishing, not retry.
+inline constexpr int32_t kErrorProducerFenced = -201;
+
+// The position a transaction committed, as read back from the broker.
+struct CommittedPosition {
+  std::string transaction;  // the tag of the transaction that wrote it
+  std::string cursor_json;  // meta's cursor JSON (meta_json.h EncodeCursor)
+  uint64_t sequence = 0;    // 1, 2, ...: the destination's committed transactions so far
+};
 
 class Producer {
  public:
@@ -61,6 +78,30 @@ class Producer {
   // After a failed round: waits for every message in flight (or `stop`), forgets every round,
   // and says how many of their messages the broker had confirmed (they will be sent again).
   virtual uint64_t Drain(const std::atomic<bool>& /*stop*/) { return confirmed(); }
+
+  // ---- transactions (only where transactional() says true) ----
+  virtual bool transactional() const { return false; }
+  // Opens a transaction and names it: a tag unique to this producer and attempt
+  // ("<session>-<n>"; sent again after an abort it is another), which every message sent
+  // in it carries (header canal.txn).
+  virtual Status BeginTransaction(std::string* /*tag*/) { return Status::NotSupported("transactions"); }
+  // Every message of the transaction must have been confirmed (ConfirmRound). Sends the
+  // position message (`cursor_json` for `destination`, tagged as the transaction) and commits.
+  // On an error the outcome may be unknown (a commit the broker took but did not answer):
+  // the caller aborts (AbortTransaction, or a new producer when broken()) and reads the
+  // committed position back to learn it. kErrorProducerFenced: another producer took over.
+  virtual Status CommitTransaction(const std::string& /*destination*/, const std::string& /*cursor_json*/,
+                                   const std::atomic<bool>& /*stop*/) {
+    return Status::NotSupported("transactions");
+  }
+  // Aborts the open transaction, if any (after any failure that left the producer usable).
+  virtual Status AbortTransaction(const std::atomic<bool>& /*stop*/) { return Status::NotSupported("transactions"); }
+  // The newest position committed for `destination` (read_committed); *found false when
+  // none was ever committed.
+  virtual Status ReadCommittedPosition(const std::string& /*destination*/, CommittedPosition* /*out*/,
+                                       bool* /*found*/) {
+    return Status::NotSupported("transactions");
+  }
 
  protected:
   // Confirm() of a producer that pipelines: everything sent is one round; after a failure

@@ -26,6 +26,17 @@
 // waits, so nothing is dropped. Malformed entries stop it the same way.
 // Transient errors are retried after `retry_backoff`, for ever.
 //
+// Exactly once (`transactional`, Kafka's transactions; publisher_transactional.cc): ring
+// entries go out in Kafka transactions that each end at a safe resume point and carry, as
+// their last message, the destination's position (kafka_position.h's topic). A transaction
+// commits the rows and the position together or neither; the cursor in meta follows only
+// after the commit, and on start (Subscribe) it is set from the position read back from
+// Kafka, never the other way round. After a failure whose outcome is unknown (a commit
+// without an answer, a producer rebuilt), the position is read back: if it names the failed
+// transaction that transaction committed, otherwise it is sent again in a new one, so a
+// read_committed consumer sees every change once. A producer fenced by a newer one of the
+// same transactional.id stops publishing (kErrorProducerFenced).
+//
 // The cursor belongs to client `client_id` (Canal's MQ mode uses 1001) of
 // the destination, subscribed by Start() before the instance reads its
 // cursor, so the instance resumes where the broker confirmed.
@@ -49,6 +60,7 @@
 #include <thread>
 #include <vector>
 
+#include "canal/common/log_position.h"
 #include "canal/common/status.h"
 #include "canal/mq/batch_encoder.h"
 #include "canal/mq/producer.h"
@@ -79,6 +91,10 @@ struct PublisherOptions {
   std::chrono::milliseconds status_interval{10'000};  // a status line when something changed
   size_t max_in_flight_batches = 8;                  // canal.mq.maxInFlightBatches (1: no pipelining)
   uint64_t max_in_flight_bytes = 64ull << 20;        // canal.mq.maxInFlightBytes (of ring entries)
+  // Exactly once (canal.mq.transaction; a producer that is transactional()): see above.
+  bool transactional = false;
+  // With transactions: how long Subscribe may wait for the committed position (Kafka down at start).
+  std::chrono::milliseconds position_wait{60'000};
   RoutingConfig routing;
   EncoderOptions encoder;
   // Builds a (new) broker connection; called again after a broken one.
@@ -92,6 +108,8 @@ struct PublisherStats {
   uint64_t rows = 0;          // rows (flat) or entries (protobuf) encoded
   uint64_t republished = 0;   // messages confirmed in a failed round, hence sent again
   uint64_t failed_rounds = 0;
+  uint64_t transactions = 0;          // committed (exactly-once mode)
+  uint64_t aborted_transactions = 0;  // aborted and sent again, or found committed on reading back
   bool running = false;
   bool failed = false;        // stopped on an error that needs the operator
   std::string last_error;
@@ -103,7 +121,9 @@ class Publisher {
   static Status Create(PublisherOptions options, meta::MetaManager* meta, std::unique_ptr<Publisher>* out);
   ~Publisher();  // Stop()s
 
-  // Subscribes the client in meta (before the instance starts, see above).
+  // Subscribes the client in meta (before the instance starts, see above); with transactions
+  // also sets its cursor from the position committed in Kafka (waiting up to position_wait
+  // for the cluster: IOError naming it after that).
   Status Subscribe();
   // Starts publishing from `store`, which must outlive Stop().
   void Start(store::RingStore* store);
@@ -122,6 +142,14 @@ class Publisher {
   bool PublishBatch(const store::Batch& batch, int64_t batch_id);
   // The pipelined loop (publisher_pipeline.cc); returns when the publisher stops.
   void RunPipelined(store::RingStore* store);
+  // The exactly-once loop (publisher_transactional.cc).
+  void RunTransactional(store::RingStore* store);
+  // The position committed in Kafka (retrying until position_wait or stop); *found false when
+  // none. False when stopped or failed.
+  bool ReadBackPosition(CommittedPosition* out, bool* found, std::chrono::milliseconds wait);
+  // A transaction committed: ack the ring up to `end_sequence`, move and flush the cursor.
+  bool Committed(store::RingStore* store, uint64_t end_sequence, const LogPosition& position, size_t batches,
+                 size_t messages);
   // A batch confirmed: ack the ring, move and flush the cursor, count it. False on an ack error.
   bool Confirmed(store::RingStore* store, const store::Batch& batch, int64_t batch_id, size_t messages);
   bool EnsureProducer();
