@@ -10,6 +10,7 @@
 // this driver, read Kafka back.
 //
 //   mq_bench kafka    --server BIN --work DIR --mysql-port P --first-file F --rows N [--canal-port C]
+//                     [--transaction]   (exactly once: canal.mq.transaction = true)
 //   mq_bench rabbitmq --server BIN --work DIR --mysql-port P --first-file F --rows N --rabbit-port R
 //
 // Prints one JSON line: rows, seconds (server start to the last cursor move),
@@ -135,7 +136,9 @@ Clock::time_point WaitUntilStill(const fs::path& file, std::chrono::seconds quie
 }
 
 // "MQ: published N batches, M messages, R rows" in the destination's log: R.
-uint64_t PublishedRows(const fs::path& log) {
+// From the destination's last "MQ: published ..." line: the rows, and the most ring bytes the
+// publisher had sent and not yet seen confirmed.
+uint64_t PublishedRows(const fs::path& log, uint64_t* peak_in_flight_bytes) {
   std::ifstream in(log);
   std::string line;
   uint64_t rows = 0;
@@ -143,6 +146,8 @@ uint64_t PublishedRows(const fs::path& log) {
     size_t at = line.find(" messages, ");
     if (line.find("MQ: published") == std::string::npos || at == std::string::npos) continue;
     rows = std::strtoull(line.c_str() + at + 11, nullptr, 10);
+    const size_t peak = line.find("at most ");
+    *peak_in_flight_bytes = peak == std::string::npos ? 0 : std::strtoull(line.c_str() + peak + 8, nullptr, 10);
   }
   return rows;
 }
@@ -204,6 +209,8 @@ int main(int argc, char** argv) {
   };
   CLI::App* kafka = app.add_subcommand("kafka");
   common(kafka);
+  bool transaction = false;
+  kafka->add_flag("--transaction", transaction, "exactly once: canal.mq.transaction = true");
   CLI::App* rabbit = app.add_subcommand("rabbitmq");
   common(rabbit);
   rabbit->add_option("--rabbit-port", rabbit_port)->required();
@@ -212,7 +219,8 @@ int main(int argc, char** argv) {
 
   const std::string base = "canal.ip = 127.0.0.1\ncanal.port = " + std::to_string(canal_port) +
                            "\ncanal.destinations = bench\ncanal.auto.scan = false\n";
-  const fs::path root = fs::path(work) / (kafka->parsed() ? "kafka" : "rabbitmq");
+  const fs::path root =
+      fs::path(work) / (kafka->parsed() ? (transaction ? "kafka-transactions" : "kafka") : "rabbitmq");
   rd_kafka_t* mock_rk = nullptr;
   rd_kafka_mock_cluster_t* mock = nullptr;
   std::string props;
@@ -223,8 +231,10 @@ int main(int argc, char** argv) {
     mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
     mock = rd_kafka_mock_cluster_new(mock_rk, 3);
     rd_kafka_mock_topic_create(mock, "bench", 1, 3);
+    rd_kafka_mock_topic_create(mock, "canal_positions", 1, 3);
     props = base + "canal.serverMode = kafka\nkafka.bootstrap.servers = " + rd_kafka_mock_cluster_bootstraps(mock) +
-            "\nkafka.linger.ms = 5\ncanal.mq.canalBatchSize = 500\n";
+            "\nkafka.linger.ms = 5\ncanal.mq.canalBatchSize = 500\n" +
+            (transaction ? "canal.mq.transaction = true\n" : "");
   } else {
     props = base + "canal.serverMode = rabbitMQ\nrabbitmq.host = 127.0.0.1:" + std::to_string(rabbit_port) +
             "\nrabbitmq.exchange = bench\nrabbitmq.deliveryMode = direct\nrabbitmq.queue = bench\n"
@@ -239,15 +249,17 @@ int main(int argc, char** argv) {
   const double cpu = CpuSeconds(pid);
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
-  const uint64_t published = PublishedRows(root / "logs" / "bench" / "bench.log");
+  uint64_t peak_bytes = 0;
+  const uint64_t published = PublishedRows(root / "logs" / "bench" / "bench.log", &peak_bytes);
   const uint64_t received = rabbit->parsed() ? ConsumeRabbit(rabbit_port, rows) : published;
   if (mock != nullptr) rd_kafka_mock_cluster_destroy(mock);
   if (mock_rk != nullptr) rd_kafka_destroy(mock_rk);
   const uint64_t seen = std::min(published, received);
   std::printf("{\"broker\":\"%s\",\"rows\":%llu,\"seconds\":%.2f,\"rows_per_s\":%.0f,\"server_cpu_s\":%.2f,"
-              "\"cpu_us_per_row\":%.2f}\n",
-              kafka->parsed() ? "kafka-mock" : "rabbitmq", static_cast<unsigned long long>(seen), seconds,
-              static_cast<double>(seen) / seconds, cpu, seen ? cpu * 1e6 / static_cast<double>(seen) : 0.0);
+              "\"cpu_us_per_row\":%.2f,\"peak_in_flight_bytes\":%llu}\n",
+              kafka->parsed() ? (transaction ? "kafka-mock-transactions" : "kafka-mock") : "rabbitmq",
+              static_cast<unsigned long long>(seen), seconds, static_cast<double>(seen) / seconds, cpu,
+              seen ? cpu * 1e6 / static_cast<double>(seen) : 0.0, static_cast<unsigned long long>(peak_bytes));
   if (received < published) std::fprintf(stderr, "mq_bench: %llu rows published, %llu received\n",
                                          static_cast<unsigned long long>(published),
                                          static_cast<unsigned long long>(received));

@@ -14,7 +14,8 @@ namespace {
 
 const std::set<std::string, std::less<>> kServerKeys = {
     "canal.mq.flatMessage", "canal.mq.canalBatchSize", "canal.mq.canalGetTimeout", "canal.mq.database.hash",
-    "canal.mq.filterTransactionEntry", "canal.mq.maxInFlightBatches", "canal.mq.maxInFlightBytes"};
+    "canal.mq.filterTransactionEntry", "canal.mq.maxInFlightBatches", "canal.mq.maxInFlightBytes",
+    "canal.mq.transaction.maxBatches"};
 const std::set<std::string, std::less<>> kDestinationKeys = {
     "canal.mq.topic",          "canal.mq.dynamicTopic",  "canal.mq.partition",
     "canal.mq.partitionsNum",  "canal.mq.partitionHash", "canal.mq.dynamicTopicPartitionNum",
@@ -270,6 +271,9 @@ Status LoadMqSettings(const PropertyResolver& resolver, const Properties& props,
   n = static_cast<int64_t>(out->max_in_flight_bytes);
   CANAL_RETURN_IF_ERROR(r.Int("canal.mq.maxInFlightBytes", 1 << 16, int64_t{1} << 34, &n));
   out->max_in_flight_bytes = static_cast<uint64_t>(n);
+  n = static_cast<int64_t>(out->transaction_max_batches);
+  CANAL_RETURN_IF_ERROR(r.Int("canal.mq.transaction.maxBatches", 1, 4096, &n));
+  out->transaction_max_batches = static_cast<size_t>(n);
   CANAL_RETURN_IF_ERROR(r.Bool("canal.mq.database.hash", &out->database_hash));
   CANAL_RETURN_IF_ERROR(LoadKafka(resolver, props, out));
   if (out->mode == ServerMode::kKafka) {

@@ -114,6 +114,7 @@ std::string Publisher::StatusLine() const {
     line += "republished " + std::to_string(s.republished) + " in " + std::to_string(s.failed_rounds) +
             " failed rounds";
   }
+  if (s.peak_in_flight_bytes > 0) line += "; at most " + std::to_string(s.peak_in_flight_bytes) + " bytes in flight";
   return line;
 }
 

@@ -104,6 +104,10 @@ void Publisher::RunPipelined(store::RingStore* store) {
           stats_.rows += f.encoder->rows_encoded() - rows_before;
         }
         flight_bytes += f.batch.bytes;
+        {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          stats_.peak_in_flight_bytes = std::max(stats_.peak_in_flight_bytes, flight_bytes);
+        }
         flight.push_back(std::move(f));
         if (Status sent = send(flight.back()); !sent.ok()) {
           if (!recover(sent, flight.back())) return;

@@ -91,7 +91,7 @@ void Publisher::RunTransactional(store::RingStore* store) {
   bool found = false;
   if (!ReadBackPosition(&committed, &found, kForever)) return;
   log_->info("[{}] MQ publishing exactly once through {}: transactions of up to {} batches and {} bytes{}",
-             options_.destination, producer_->Describe(), options_.max_in_flight_batches,
+             options_.destination, producer_->Describe(), options_.transaction_max_batches,
              options_.max_in_flight_bytes, found ? ", after committed transaction " + committed.transaction : "");
 
   auto messages_of = [&] {
@@ -164,7 +164,7 @@ void Publisher::RunTransactional(store::RingStore* store) {
 
   while (!stop_.load()) {
     StatusTick();
-    const bool room = txn.size() < options_.max_in_flight_batches && txn_bytes < options_.max_in_flight_bytes;
+    const bool room = txn.size() < options_.transaction_max_batches && txn_bytes < options_.max_in_flight_bytes;
     if (room) {
       // With a transaction open, only what the ring has now: its commit waits otherwise.
       Status s = store->Get(options_.batch_size,
@@ -201,13 +201,14 @@ void Publisher::RunTransactional(store::RingStore* store) {
                carry[safe].meta->position.ToString() + " cannot be encoded: " + e.ToString());
           return;
         }
+        txn_bytes += bytes;
         {
           std::lock_guard<std::mutex> lock(stats_mu_);
           stats_.rows += c.encoder->rows_encoded() - rows_before;
+          stats_.peak_in_flight_bytes = std::max(stats_.peak_in_flight_bytes, txn_bytes);
         }
         txn_end = carry[safe].sequence + 1;
         txn_position = carry[safe].meta->position;
-        txn_bytes += bytes;
         carry.erase(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(safe + 1));
         txn.push_back(std::move(c));
         Status sent = tag.empty() ? producer_->BeginTransaction(&tag) : Status::OK();

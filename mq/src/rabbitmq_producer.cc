@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,8 +20,38 @@ namespace {
 
 constexpr amqp_channel_t kChannel = 1;
 constexpr std::chrono::seconds kConfirmTimeout{60};
+// The TCP connect and each RPC (channel, confirm mode, declarations).
+constexpr int kRpcTimeoutSeconds = 5;
+// The login: from the protocol header to connection.open-ok. A broker answers at once; one
+// that accepted the connection and says nothing (not RabbitMQ, a hung node) is given up on.
+constexpr int kHandshakeTimeoutSeconds = 5;
+// The broker's texts in errors: at most this many bytes of them.
+constexpr size_t kMaxBrokerText = 256;
 
-std::string BytesText(amqp_bytes_t b) { return std::string(static_cast<const char*>(b.bytes), b.len); }
+// Text from the network, for errors and logs: printable ASCII; anything else, and the
+// backslash, escaped (\xNN); at most kMaxBrokerText bytes ("..." when cut).
+std::string Printable(const void* data, size_t len) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::string out;
+  for (size_t i = 0; i < len; ++i) {
+    if (out.size() >= kMaxBrokerText) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+std::string BytesText(amqp_bytes_t b) { return b.bytes == nullptr ? std::string() : Printable(b.bytes, b.len); }
 
 amqp_bytes_t Bytes(const std::string& s) {
   amqp_bytes_t b;
@@ -28,24 +60,55 @@ amqp_bytes_t Bytes(const std::string& s) {
   return b;
 }
 
-// What went wrong in an RPC: "server closed the channel: 404 NOT_FOUND - no exchange 'x'".
+// A channel.close or connection.close from the broker: its reply code and text.
+struct BrokerClose {
+  bool connection = false;  // connection.close (else channel.close)
+  uint16_t code = 0;
+  std::string text;  // Printable
+};
+
+bool CloseOf(const amqp_method_t& method, BrokerClose* out) {
+  if (method.decoded == nullptr) return false;
+  if (method.id == AMQP_CONNECTION_CLOSE_METHOD) {
+    const auto* m = static_cast<const amqp_connection_close_t*>(method.decoded);
+    *out = {true, m->reply_code, BytesText(m->reply_text)};
+    return true;
+  }
+  if (method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+    const auto* m = static_cast<const amqp_channel_close_t*>(method.decoded);
+    *out = {false, m->reply_code, BytesText(m->reply_text)};
+    return true;
+  }
+  return false;
+}
+
+// What went wrong in an RPC: "the broker closed the channel: 404 NOT_FOUND - no exchange 'x'".
 std::string ReplyText(const amqp_rpc_reply_t& r) {
   switch (r.reply_type) {
     case AMQP_RESPONSE_NORMAL: return "ok";
     case AMQP_RESPONSE_NONE: return "no reply";
     case AMQP_RESPONSE_LIBRARY_EXCEPTION: return amqp_error_string2(r.library_error);
-    case AMQP_RESPONSE_SERVER_EXCEPTION:
-      if (r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
-        auto* m = static_cast<amqp_connection_close_t*>(r.reply.decoded);
-        return "the broker closed the connection: " + std::to_string(m->reply_code) + " " + BytesText(m->reply_text);
-      }
-      if (r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
-        auto* m = static_cast<amqp_channel_close_t*>(r.reply.decoded);
-        return "the broker closed the channel: " + std::to_string(m->reply_code) + " " + BytesText(m->reply_text);
-      }
-      return "the broker answered method " + std::to_string(r.reply.id);
+    case AMQP_RESPONSE_SERVER_EXCEPTION: {
+      BrokerClose c;
+      if (!CloseOf(r.reply, &c)) return "the broker answered method " + std::to_string(r.reply.id);
+      return std::string("the broker closed the ") + (c.connection ? "connection" : "channel") + ": " +
+             std::to_string(c.code) + " " + c.text;
+    }
   }
   return "unknown reply";
+}
+
+// The decimal number after `label` in `text` ("message size 2000000 is larger than configured
+// max size 1048576"), or 0.
+uint64_t NumberAfter(const std::string& text, std::string_view label) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return 0;
+  uint64_t n = 0;
+  for (size_t i = at + label.size(); i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (n > (UINT64_MAX - 9) / 10) return 0;
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  return n;
 }
 
 class RabbitMqProducer final : public Producer {
@@ -53,8 +116,15 @@ class RabbitMqProducer final : public Producer {
   explicit RabbitMqProducer(const RabbitMqOptions& o) : o_(o) {}
   ~RabbitMqProducer() override {
     if (conn_ == nullptr) return;
-    if (open_) {
-      amqp_channel_close(conn_, kChannel, AMQP_REPLY_SUCCESS);
+    // A connection that timed out or failed is only dropped: closing it politely would wait
+    // for a broker that does not answer.
+    if (open_ && !dead_) {
+      if (channel_closed_) {
+        amqp_channel_close_ok_t ok{};
+        amqp_send_method(conn_, kChannel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
+      } else {
+        amqp_channel_close(conn_, kChannel, AMQP_REPLY_SUCCESS);
+      }
       amqp_connection_close(conn_, AMQP_REPLY_SUCCESS);
     }
     amqp_destroy_connection(conn_);
@@ -64,23 +134,17 @@ class RabbitMqProducer final : public Producer {
     conn_ = amqp_new_connection();
     amqp_socket_t* socket = amqp_tcp_socket_new(conn_);
     if (socket == nullptr) return Status::IOError("RabbitMQ: cannot create a socket");
-    struct timeval tv = {5, 0};
+    struct timeval tv = {kRpcTimeoutSeconds, 0};
     amqp_set_rpc_timeout(conn_, &tv);
+    struct timeval handshake = {kHandshakeTimeoutSeconds, 0};
+    amqp_set_handshake_timeout(conn_, &handshake);
     if (int rc = amqp_socket_open_noblock(socket, o_.host.c_str(), o_.port, &tv); rc != AMQP_STATUS_OK) {
-      return Status::IOError("RabbitMQ " + Address() + ": cannot connect (" + amqp_error_string2(rc) + ")");
+      return Status::IOError("RabbitMQ " + Address() + ": cannot connect (" + amqp_error_string2(rc) +
+                             "); check rabbitmq.host and that the broker runs");
     }
     amqp_rpc_reply_t r = amqp_login(conn_, o_.virtual_host.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,
                                     o_.username.c_str(), o_.password.c_str());
-    if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-      const bool refused = r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION ||
-                           r.library_error == AMQP_STATUS_SOCKET_CLOSED;  // a bad password closes the socket
-      std::string why = "RabbitMQ " + Address() + ": login as " + o_.username + " to virtual host " + o_.virtual_host +
-                        " failed (" + ReplyText(r) + "); check rabbitmq.username, rabbitmq.password, "
-                        "rabbitmq.virtual.host";
-      // A broker still starting also closes the socket: retry those.
-      return refused && r.library_error != AMQP_STATUS_SOCKET_CLOSED ? Status::InvalidArgument(why)
-                                                                     : Status::IOError(why);
-    }
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) return LoginError(r);
     open_ = true;
     amqp_channel_open(conn_, kChannel);
     CANAL_RETURN_IF_ERROR(Rpc("opening a channel"));
@@ -111,7 +175,7 @@ class RabbitMqProducer final : public Producer {
     body.bytes = const_cast<char*>(m.payload.data());
     int rc = amqp_basic_publish(conn_, kChannel, Bytes(o_.exchange), Bytes(m.topic), /*mandatory=*/1, 0, &props, body);
     if (rc != AMQP_STATUS_OK) {
-      broken_ = true;
+      broken_ = dead_ = true;
       return Status::IOError("RabbitMQ " + Address() + ": publishing " + m.origin + " failed (" +
                              amqp_error_string2(rc) + ")");
     }
@@ -143,7 +207,7 @@ class RabbitMqProducer final : public Producer {
         acked_before = acked_;
         progress = std::chrono::steady_clock::now();
       } else if (std::chrono::steady_clock::now() - progress > kConfirmTimeout) {
-        broken_ = true;
+        broken_ = dead_ = true;
         first_error_ = Status::IOError("RabbitMQ " + Address() + ": no confirm for " +
                                        std::to_string(kConfirmTimeout.count()) + " s; reconnecting");
         break;
@@ -153,7 +217,7 @@ class RabbitMqProducer final : public Producer {
       int rc = amqp_simple_wait_frame_noblock(conn_, &frame, &tv);
       if (rc == AMQP_STATUS_TIMEOUT) continue;
       if (rc != AMQP_STATUS_OK) {
-        broken_ = true;
+        broken_ = dead_ = true;
         first_error_ = Status::IOError("RabbitMQ " + Address() + ": connection lost waiting for confirms (" +
                                        amqp_error_string2(rc) + ")");
         break;
@@ -188,6 +252,57 @@ class RabbitMqProducer final : public Producer {
 
  private:
   std::string Address() const { return o_.host + ":" + std::to_string(o_.port) + o_.virtual_host; }
+  std::string Who() const {
+    return "user '" + o_.username + "' on " + o_.host + ":" + std::to_string(o_.port) + ", virtual host '" +
+           o_.virtual_host + "'";
+  }
+
+  // The login failed. A refusal of the credentials or of the virtual host is a setting to
+  // fix (InvalidArgument: the destination stops, as the replica connection stops on a wrong
+  // password); a broker that does not answer, or closes the connection, may be starting or
+  // overloaded: retried (IOError).
+  Status LoginError(const amqp_rpc_reply_t& r) {
+    dead_ = true;
+    BrokerClose c;
+    if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION && CloseOf(r.reply, &c)) {
+      const std::string said = std::to_string(c.code) + " " + c.text;
+      if (c.code == AMQP_ACCESS_REFUSED) {
+        return Status::InvalidArgument("RabbitMQ refused the login of " + Who() + " (" + said +
+                                       "): check rabbitmq.username and rabbitmq.password in canal.properties "
+                                       "(the broker's log says why; guest may log in only from localhost), "
+                                       "then restart canal-server")
+            .WithSubcode(c.code);
+      }
+      if (c.code == AMQP_NOT_ALLOWED) {
+        return Status::InvalidArgument("RabbitMQ refused " + Who() + " access to the virtual host (" + said +
+                                       "): create it or grant the user access (rabbitmqctl add_vhost " +
+                                       o_.virtual_host + "; rabbitmqctl set_permissions -p " + o_.virtual_host +
+                                       " " + o_.username + " '.*' '.*' '.*'), or fix rabbitmq.virtual.host; "
+                                       "then restart canal-server")
+            .WithSubcode(c.code);
+      }
+      return Status::IOError("RabbitMQ " + Address() + ": login as " + o_.username + " failed (" + said + ")")
+          .WithSubcode(c.code);
+    }
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT) {
+      return Status::IOError("RabbitMQ " + o_.host + ":" + std::to_string(o_.port) +
+                             " accepted the connection but did not answer the AMQP handshake within " +
+                             std::to_string(kHandshakeTimeoutSeconds) +
+                             " s (a hung broker, or not RabbitMQ on that port: check rabbitmq.host)");
+    }
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+        (r.library_error == AMQP_STATUS_BAD_AMQP_DATA || r.library_error == AMQP_STATUS_INCOMPATIBLE_AMQP_VERSION ||
+         r.library_error == AMQP_STATUS_UNEXPECTED_STATE)) {
+      return Status::IOError("RabbitMQ " + o_.host + ":" + std::to_string(o_.port) +
+                             " answered the AMQP handshake with something that is not AMQP 0-9-1 (" +
+                             amqp_error_string2(r.library_error) + "): check rabbitmq.host");
+    }
+    // A broker still starting, or one that closes the socket at a bad password (without the
+    // authentication_failure_close capability), ends the connection without a word.
+    return Status::IOError("RabbitMQ " + Address() + ": login as " + o_.username + " failed (" + ReplyText(r) +
+                           "); if this persists, check rabbitmq.username, rabbitmq.password, "
+                           "rabbitmq.virtual.host");
+  }
 
   // `permanent`: a refusal of what the settings ask (a declaration) cannot be
   // retried away.
@@ -195,10 +310,69 @@ class RabbitMqProducer final : public Producer {
     amqp_rpc_reply_t r = amqp_get_rpc_reply(conn_);
     if (r.reply_type == AMQP_RESPONSE_NORMAL) return Status::OK();
     broken_ = true;
+    BrokerClose c;
+    const bool closed = r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION && CloseOf(r.reply, &c);
+    if (closed && !c.connection) channel_closed_ = true;
+    if (!closed || c.connection) dead_ = true;
     std::string msg = "RabbitMQ " + Address() + ": " + what + " failed (" + ReplyText(r) + ")";
-    return permanent && r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION ? Status::InvalidArgument(msg)
-                                                                        : Status::IOError(msg);
+    if (closed && c.code == AMQP_ACCESS_REFUSED) {
+      msg += "; give " + o_.username + " the permissions it needs (rabbitmqctl set_permissions -p " +
+             o_.virtual_host + " " + o_.username + " ...)";
+    }
+    return permanent && closed ? Status::InvalidArgument(msg).WithSubcode(c.code) : Status::IOError(msg);
   }
+
+  // The broker closed the channel (or the connection) while messages were unconfirmed. What
+  // the settings or a message make impossible stops the destination (InvalidArgument); the
+  // rest (a broker shutting down, a forced close) is retried on a new connection.
+  Status ClosedWhilePublishing(const BrokerClose& c) const {
+    const std::string said = std::to_string(c.code) + " " + c.text;
+    const std::string what = std::string("the broker closed the ") + (c.connection ? "connection" : "channel");
+    switch (c.code) {
+      case AMQP_PRECONDITION_FAILED: {
+        // RabbitMQ refuses a message over max_message_size this way: "message size N is larger
+        // than configured max size M". The channel carries no delivery tag: the message is the
+        // one of that size among the unconfirmed.
+        const uint64_t size = NumberAfter(c.text, "message size ");
+        const uint64_t limit = NumberAfter(c.text, "max size ");
+        if (size > 0) {
+          const EncodedMessage* m = nullptr;
+          for (const EncodedMessage* p : pending_) {
+            if (p->payload.size() == size) {
+              m = p;
+              break;
+            }
+          }
+          return Status::InvalidArgument(
+                     "RabbitMQ " + Address() + " refused a message of " + std::to_string(size) + " bytes" +
+                     (m != nullptr ? " for routing key " + m->topic + " (" + m->origin + ")" : std::string()) +
+                     ": larger than the broker's max_message_size" +
+                     (limit > 0 ? " of " + std::to_string(limit) + " bytes" : std::string()) + " (" + what + ": " +
+                     said + "); raise max_message_size in the broker's rabbitmq.conf (at most 536870912), or make "
+                     "the transaction smaller")
+              .WithSubcode(c.code);
+        }
+        return Status::InvalidArgument("RabbitMQ " + Address() + " refused " + FirstPending() + " (" + what + ": " +
+                                       said + ")")
+            .WithSubcode(c.code);
+      }
+      case AMQP_NOT_FOUND:
+        return Status::InvalidArgument("RabbitMQ " + Address() + " has no exchange '" + o_.exchange + "' to take " +
+                                       FirstPending() + " (" + what + ": " + said +
+                                       "): declare it, or set rabbitmq.deliveryMode to its type (direct, fanout, "
+                                       "topic, headers) so that canal-server declares it")
+            .WithSubcode(c.code);
+      case AMQP_ACCESS_REFUSED:
+        return Status::InvalidArgument("RabbitMQ " + Address() + " does not let " + o_.username +
+                                       " publish to exchange '" + o_.exchange + "' (" + FirstPending() + "; " + what +
+                                       ": " + said + "): grant it write permission (rabbitmqctl set_permissions -p " +
+                                       o_.virtual_host + " " + o_.username + " ...)")
+            .WithSubcode(c.code);
+      default:
+        return Status::IOError("RabbitMQ " + Address() + ": " + what + ": " + said).WithSubcode(c.code);
+    }
+  }
+  std::string FirstPending() const { return pending_.empty() ? std::string("a message") : pending_.front()->origin; }
 
   std::string OriginOf(uint64_t tag) const {
     const uint64_t first = acked_ + 1;
@@ -251,18 +425,18 @@ class RabbitMqProducer final : public Producer {
       case AMQP_CHANNEL_CLOSE_METHOD:
       case AMQP_CONNECTION_CLOSE_METHOD: {
         broken_ = true;
-        amqp_rpc_reply_t r;
-        r.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
-        r.reply = frame.payload.method;
-        const std::string text = ReplyText(r);
-        // 406 PRECONDITION_FAILED is how RabbitMQ refuses an oversized message.
-        const uint16_t reply_code =
-            frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD
-                ? static_cast<const amqp_channel_close_t*>(frame.payload.method.decoded)->reply_code
-                : static_cast<const amqp_connection_close_t*>(frame.payload.method.decoded)->reply_code;
-        const bool permanent = reply_code == AMQP_PRECONDITION_FAILED;
-        std::string msg = "RabbitMQ " + Address() + ": " + text;
-        first_error_ = permanent ? Status::InvalidArgument(msg) : Status::IOError(msg);
+        BrokerClose c;
+        if (!CloseOf(frame.payload.method, &c)) {
+          dead_ = true;
+          first_error_ = Status::IOError("RabbitMQ " + Address() + " closed the connection");
+          break;
+        }
+        if (c.connection) {
+          dead_ = true;
+        } else {
+          channel_closed_ = true;
+        }
+        first_error_ = ClosedWhilePublishing(c);
         break;
       }
       default:
@@ -274,6 +448,8 @@ class RabbitMqProducer final : public Producer {
   amqp_connection_state_t conn_ = nullptr;
   bool open_ = false;
   bool broken_ = false;
+  bool channel_closed_ = false;  // the broker closed the channel (it waits for our close-ok)
+  bool dead_ = false;            // the connection failed or timed out: drop it without a word
   uint64_t acked_ = 0;     // highest delivery tag confirmed (or given up)
   uint64_t sent_ = 0;      // highest delivery tag sent
   uint64_t released_ = 0;  // last tag of the last round confirmed whole (or given up)

@@ -31,6 +31,7 @@ Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& 
   options.get_timeout = std::chrono::milliseconds(settings.canal_get_timeout_ms);
   options.max_in_flight_batches = settings.max_in_flight_batches;
   options.max_in_flight_bytes = settings.max_in_flight_bytes;
+  options.transaction_max_batches = settings.transaction_max_batches;
   options.encoder = settings.encoder;
   options.logger = logger;
   std::vector<std::string> warnings;

@@ -301,6 +301,18 @@ TEST(MqConfigTest, TheTransactionKeyIsNoLongerReportedAsUnused) {
   Loaded l = Load(std::string(kKafkaServer) + "canal.mq.transaction = true\n");
   ASSERT_TRUE(l.status.ok());
   EXPECT_FALSE(HasWarning(l.settings, "canal.mq.transaction"));
+  EXPECT_EQ(l.settings.transaction_max_batches, 32u);
+}
+
+TEST(MqConfigTest, TransactionSizeIsBounded) {
+  Loaded l = Load(std::string(kKafkaServer) + "canal.mq.transaction.maxBatches = 64\n");
+  ASSERT_TRUE(l.status.ok()) << l.status.ToString();
+  EXPECT_EQ(l.settings.transaction_max_batches, 64u);
+  for (const char* bad : {"0", "5000", "many"}) {
+    Loaded b = Load(std::string(kKafkaServer) + "canal.mq.transaction.maxBatches = " + bad + "\n");
+    ASSERT_FALSE(b.status.ok()) << bad;
+    EXPECT_NE(b.status.ToString().find("canal.mq.transaction.maxBatches"), std::string::npos) << b.status.ToString();
+  }
 }
 
 }  // namespace canal::mq

@@ -147,7 +147,7 @@ class PublisherTransactionTest : public ::testing::Test {
 
   Status Make(size_t batch_size = 2, size_t batches_per_txn = 8) {
     PublisherOptions o;
-    o.max_in_flight_batches = batches_per_txn;
+    o.transaction_max_batches = batches_per_txn;
     o.destination = "example";
     o.batch_size = batch_size;
     o.get_timeout = 20ms;

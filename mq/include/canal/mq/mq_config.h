@@ -6,6 +6,10 @@
 //   canal.mq.flatMessage        true (default): FlatMessage JSON; false: protobuf Packet
 //   canal.mq.canalBatchSize     entries per ring batch (default 50)
 //   canal.mq.canalGetTimeout    ms a batch may wait to fill (default 100)
+//   canal.mq.maxInFlightBatches, canal.mq.maxInFlightBytes   batches (8) and ring bytes (64 MiB)
+//                               sent before the oldest is confirmed (publisher.h)
+//   canal.mq.transaction.maxBatches  with canal.mq.transaction: batches per Kafka transaction at
+//                               most (32; and canal.mq.maxInFlightBytes of ring entries)
 //   canal.mq.database.hash      true (default): partition hashes start from the db name
 //   canal.mq.filterTransactionEntry  false (default): protobuf form without begin/end entries
 //   kafka.*                     the Kafka client (below)
@@ -76,6 +80,9 @@ struct MqSettings {
   // Batches (and bytes of ring entries) sent before the oldest is confirmed (publisher.h).
   size_t max_in_flight_batches = 8;
   uint64_t max_in_flight_bytes = 64ull << 20;
+  // Exactly once: batches per Kafka transaction at most (canal.mq.transaction.maxBatches);
+  // each commit pauses publishing for a round trip or two, so a catch-up wants them large.
+  size_t transaction_max_batches = 32;
   bool database_hash = true;
   std::map<std::string, std::string> kafka;  // librdkafka names
   RabbitMqOptions rabbitmq;

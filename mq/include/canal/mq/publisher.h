@@ -93,6 +93,7 @@ struct PublisherOptions {
   uint64_t max_in_flight_bytes = 64ull << 20;        // canal.mq.maxInFlightBytes (of ring entries)
   // Exactly once (canal.mq.transaction; a producer that is transactional()): see above.
   bool transactional = false;
+  size_t transaction_max_batches = 32;  // canal.mq.transaction.maxBatches (and max_in_flight_bytes)
   // With transactions: how long Subscribe may wait for the committed position (Kafka down at start).
   std::chrono::milliseconds position_wait{60'000};
   RoutingConfig routing;
@@ -109,7 +110,8 @@ struct PublisherStats {
   uint64_t republished = 0;   // messages confirmed in a failed round, hence sent again
   uint64_t failed_rounds = 0;
   uint64_t transactions = 0;          // committed (exactly-once mode)
-  uint64_t aborted_transactions = 0;  // aborted and sent again, or found committed on reading back
+  uint64_t aborted_transactions = 0;  // aborted and sent again, or found committed
+  uint64_t peak_in_flight_bytes = 0;  // ring entry bytes sent and not yet confirmed, at most on reading back
   bool running = false;
   bool failed = false;        // stopped on an error that needs the operator
   std::string last_error;
