@@ -103,7 +103,9 @@ std::unique_ptr<canal::meta::MetaManager> MakeMetaManager(const canal::server::C
     zk_options.zk = zk;
     zk_options.flush_period = std::chrono::milliseconds(config.zk_flush_period_ms);
     zk_options.write_fence = [monitor](const std::string& destination) {
-      if (monitor->IsActive(destination)) return Status::OK();
+      // (MayWrite, not IsActive: a destination starting here may write, e.g. an MQ destination
+      // subscribing its publisher's client before its instance starts.)
+      if (monitor->MayWrite(destination)) return Status::OK();
       return Status::Aborted("cursor write for destination " + destination + " refused: server " +
                              monitor->address() + " is not active for it (another server may be)");
     };
@@ -177,7 +179,7 @@ canal::server::DestinationFactory MakeDestinationFactory(const canal::server::Ca
       canal::server::RunningMonitor* m = monitor;
       with_history.parser.schema_history_store = std::make_shared<canal::meta::ZkHistoryStore>(
           zk, dest, [m](const std::string& destination) {
-            if (m->IsActive(destination)) return Status::OK();
+            if (m->MayWrite(destination)) return Status::OK();
             return Status::Aborted("schema history write for destination " + destination + " refused: server " +
                                    m->address() + " is not active for it");
           });

@@ -176,6 +176,14 @@ class RunningMonitor::Impl {
     return it != dests_.end() && it->second.active;
   }
 
+  bool MayWrite(std::string_view name) const {
+    if (!connected_.load(std::memory_order_acquire)) return false;
+    if (!LeaseValid(Clock::now())) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = dests_.find(name);
+    return it != dests_.end() && (it->second.active || it->second.activating);
+  }
+
   std::vector<std::string> Active() const {
     std::vector<std::string> names;
     if (!connected_.load() || !LeaseValid(Clock::now())) return names;
@@ -194,6 +202,10 @@ class RunningMonitor::Impl {
     uint64_t id = 0;  // tells a re-joined destination from the one a step started with
     Handler handler;
     bool active = false;      // activate succeeded and no deactivate since
+    bool activating = false;  // the running node is ours and its handler's activate runs
+    // After a failed start: contend again no sooner than this, even when our
+    // own release of the running node (its deletion) says "contend at once".
+    Clock::time_point retry_after{};
     bool registered = false;  // its cluster node exists in session_
     bool check = false;       // read (and watch) the running node at the next step
     std::optional<Clock::time_point> contend_at;  // try to create the running node then
@@ -558,9 +570,9 @@ class RunningMonitor::Impl {
       Dest& dd = it->second;
       dd.held_session = 0;
       if (was_ours) {
-        dd.contend_at = Clock::now();
+        dd.contend_at = std::max(Clock::now(), dd.retry_after);
       } else {
-        dd.contend_at = Clock::now() + o_.takeover_delay;
+        dd.contend_at = std::max(Clock::now() + o_.takeover_delay, dd.retry_after);
         log_->info("HA: destination {}: server {} (active) is gone; server {} takes over in {} ms", name, dd.owner,
                    o_.address, o_.takeover_delay.count());
       }
@@ -577,12 +589,16 @@ class RunningMonitor::Impl {
         return true;
       }
       Handler handler = d.handler;
+      // (MayWrite: the handlers may write the destination's meta before it is active, e.g. an MQ
+      // destination subscribing its publisher's client.)
+      d.activating = true;
       lock.unlock();
       Status started = o_.before_activate ? o_.before_activate(name) : Status::OK();
       if (started.ok() && handler.activate) started = handler.activate();
       lock.lock();
       it = dests_.find(name);
       const bool still = it != dests_.end() && it->second.id == id;
+      if (still) it->second.activating = false;
       if (started.ok() && still) {
         it->second.active = true;
         log_->info("HA: destination {}: active on server {}", name, o_.address);
@@ -602,7 +618,10 @@ class RunningMonitor::Impl {
       it = dests_.find(name);
       if (it != dests_.end() && it->second.id == id) {
         it->second.held_session = 0;
-        it->second.contend_at = Clock::now() + o_.retry_max;
+        // (Not sooner when the deletion of the node we just released is seen: the retry would
+        // come at once, for ever, and never leave the destination to another server.)
+        it->second.retry_after = Clock::now() + o_.retry_max;
+        it->second.contend_at = it->second.retry_after;
       }
       return true;
     }
@@ -716,6 +735,7 @@ void RunningMonitor::Join(const std::string& destination, Handler handler) {
 }
 void RunningMonitor::Leave(const std::string& destination) { impl_->Leave(destination); }
 bool RunningMonitor::IsActive(std::string_view destination) const { return impl_->IsActive(destination); }
+bool RunningMonitor::MayWrite(std::string_view destination) const { return impl_->MayWrite(destination); }
 std::vector<std::string> RunningMonitor::Active() const { return impl_->Active(); }
 std::chrono::milliseconds RunningMonitor::fence_bound() const { return impl_->fence_bound(); }
 const std::string& RunningMonitor::address() const { return impl_->address(); }

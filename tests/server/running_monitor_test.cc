@@ -157,9 +157,11 @@ class Server {
   CrashableZk& zk() { return *zk_; }
   const std::string& address() const { return address_; }
 
-  void Join(const std::string& dest) {
+  // `on_start`, when given, runs first in the handler's activate; its error fails the start.
+  void Join(const std::string& dest, std::function<Status()> on_start = nullptr) {
     DestinationArbiter::Handler handler;
-    handler.activate = [this] {
+    handler.activate = [this, on_start = std::move(on_start)] {
+      if (on_start) CANAL_RETURN_IF_ERROR(on_start());
       running_ = true;
       ++starts_;
       return Status::OK();
@@ -384,6 +386,51 @@ TEST_F(RunningMonitorTest, LeavingReleasesTheDestinationToTheStandby) {
   EXPECT_FALSE(a->monitor().IsActive("leave"));
   EXPECT_EQ(Children("/otter/canal/destinations/leave/cluster"), std::vector<std::string>{"127.0.0.1:13512"});
   EXPECT_TRUE(WaitFor([&] { return b->monitor().IsActive("leave"); }, kDelay + 3s));
+}
+
+// The destination's start (the handler's activate) may write its meta in ZooKeeper: MayWrite is
+// true while this server holds the running node and starts it, before IsActive is. An MQ
+// destination subscribes its publisher's client (1001) there, through the cursor writes' fence;
+// with IsActive as the fence no MQ destination ever started on an HA pair.
+TEST_F(RunningMonitorTest, AStartingDestinationMayWriteItsMetaBeforeItIsActive) {
+  auto a = MakeServer("127.0.0.1:13511");
+  std::atomic<int> may_write{-1}, active{-1};
+  a->Join("starting", [&] {
+    may_write = a->monitor().MayWrite("starting") ? 1 : 0;
+    active = a->monitor().IsActive("starting") ? 1 : 0;
+    return Status::OK();
+  });
+  ASSERT_TRUE(WaitFor([&] { return a->monitor().IsActive("starting"); }, 5s)) << a->Log();
+  EXPECT_EQ(may_write.load(), 1);
+  EXPECT_EQ(active.load(), 0);
+  EXPECT_TRUE(a->monitor().MayWrite("starting"));
+  EXPECT_FALSE(a->monitor().MayWrite("elsewhere"));
+  a->monitor().Leave("starting");
+  EXPECT_FALSE(a->monitor().MayWrite("starting"));
+}
+
+// A start that fails releases the running node and is tried again only after retry_max (500 ms
+// here), not at once when the release's own deletion is seen (which made a loop of hundreds of
+// attempts a second, never leaving the destination to another server); a standby takes it.
+TEST_F(RunningMonitorTest, AFailedStartIsRetriedAfterTheBackoffAndTheStandbyTakesOver) {
+  auto a = MakeServer("127.0.0.1:13511");
+  std::atomic<int> attempts{0};
+  a->Join("failing", [&] {
+    ++attempts;
+    return Status::IOError("the instance cannot start");
+  });
+  ASSERT_TRUE(WaitFor([&] { return attempts.load() >= 1; }, 5s)) << a->Log();
+  std::this_thread::sleep_for(1200ms);  // (what must NOT happen: more than one attempt per 500 ms)
+  EXPECT_LE(attempts.load(), 4) << a->Log();
+  EXPECT_NE(a->Log().find("releasing it for another server"), std::string::npos) << a->Log();
+  auto b = MakeServer("127.0.0.1:13512");
+  b->Join("failing");
+  EXPECT_TRUE(WaitFor([&] { return b->monitor().IsActive("failing"); }, 5s)) << b->Log();
+  const int after = attempts.load();
+  std::this_thread::sleep_for(1200ms);  // (a must not start it while b holds it)
+  EXPECT_EQ(attempts.load(), after);
+  EXPECT_TRUE(b->monitor().IsActive("failing"));
+  EXPECT_FALSE(a->running());
 }
 
 TEST_F(RunningMonitorTest, ZooKeeperGoneFencesBeforeTheSessionCouldExpireAndItsReturnReactivates) {

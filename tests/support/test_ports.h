@@ -40,7 +40,8 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"ha_servers", 13531, 9, "Ha.*: canal-server pairs"},
     {"observability", 14100, 100, "Observability.*, ObservabilityHa.*: sandboxes, servers, Prometheus"},
     {"mq", 14200, 100,
-     "canal_mq_kafka_tests, canal_mq_rabbitmq_tests: sandboxes, brokers, servers (KafkaSnapshot.*: 14240-14245)"},
+     "canal_mq_kafka_tests, canal_mq_rabbitmq_tests: sandboxes, brokers, servers (KafkaSnapshot.*: 14240-14245; "
+     "canal_mq_kafka_pair_tests, KafkaPair.*: 14260-14265)"},
     {"canal_wire", 14351, 13, "CanalWire.* (14351), LowLatencyGet.* (14361-14363)"},
     {"ha_servers_late", 14371, 6, "Ha.*: the later canal-server pairs"},
     {"server_messages", 14381, 2, "ServerMessages.*"},

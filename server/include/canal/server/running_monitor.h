@@ -101,6 +101,13 @@ class RunningMonitor final : public DestinationArbiter {
   void Join(const std::string& destination, Handler handler) override;
   void Leave(const std::string& destination) override;
   bool IsActive(std::string_view destination) const override;
+  // Whether this server may write the destination's state in ZooKeeper (its
+  // cursors, its schema history): it is active, or it holds the running node
+  // and its handler's activate is running, which may write before the
+  // destination is active (an MQ destination subscribes its publisher's
+  // client, client 1001, before its instance starts). Like IsActive, false
+  // once the lease ended.
+  bool MayWrite(std::string_view destination) const;
 
   // Destinations active here, sorted.
   std::vector<std::string> Active() const;
