@@ -396,6 +396,9 @@ char* WriteCanalFixedText(const ColumnValue& value, const ColumnInfo& column, co
       return WriteTimestamp(value.u64, value.timestamp_micros, value.fsp, options.timestamp_utc_offset_seconds, out);
     case ColumnValue::Kind::kDecimal:
       return WriteDecimalText(value.raw, column.precision, column.decimals, out);  // nullptr when not a decimal
+    case ColumnValue::Kind::kDecimalText:
+      if (value.raw.size() > kCanalFixedTextMax) return nullptr;
+      return std::copy(value.raw.begin(), value.raw.end(), out);
     default:
       return nullptr;  // not a fixed kind
   }
@@ -430,6 +433,9 @@ Status AppendCanalValue(const ColumnValue& value, const ColumnInfo& column,
     case ColumnValue::Kind::kDateTime:
     case ColumnValue::Kind::kTimestamp:
       break;  // fixed text, written above
+    case ColumnValue::Kind::kDecimalText:
+      out->append(value.raw);
+      return Status::OK();
     case ColumnValue::Kind::kDecimal: {
       // Only a value that is not a valid decimal gets here: for the error.
       const size_t old_size = out->size();

@@ -26,6 +26,36 @@ bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> list) {
   return false;
 }
 
+// True when `t` is exactly what the binlog's DECIMAL(precision,scale) prints as
+// (binlog/column_text.h WriteDecimalText): [-]integer[.fraction], the integer part without
+// leading zeros ("0" when none), exactly `scale` fraction digits, no sign on zero. Anything
+// else (and any DECIMAL outside MySQL's bounds) takes the binary round trip, which refuses
+// what it cannot pack.
+bool CanonicalDecimalText(std::string_view t, int precision, int scale) {
+  if (precision < 1 || precision > 65 || scale < 0 || scale > 30 || scale > precision) return false;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = !t.empty() && t[0] == '-' ? 1 : 0;
+  const bool negative = i == 1;
+  const size_t int_start = i;
+  while (i < t.size() && digit(t[i])) ++i;
+  const size_t int_len = i - int_start;
+  if (int_len == 0) return false;
+  const bool int_zero = int_len == 1 && t[int_start] == '0';
+  if (int_len > 1 && t[int_start] == '0') return false;
+  if (!int_zero && static_cast<int>(int_len) > precision - scale) return false;
+  bool nonzero = !int_zero;
+  if (scale > 0) {
+    if (i >= t.size() || t[i] != '.' || t.size() - i - 1 != static_cast<size_t>(scale)) return false;
+    for (++i; i < t.size(); ++i) {
+      if (!digit(t[i])) return false;
+      nonzero = nonzero || t[i] != '0';
+    }
+  } else if (i != t.size()) {
+    return false;
+  }
+  return !negative || nonzero;
+}
+
 // The bytes a column of `count` ENUM labels or SET members takes in a row.
 uint32_t EnumBytes(size_t count) { return count > 255 ? 2 : 1; }
 uint32_t SetBytes(size_t count) {
@@ -321,6 +351,13 @@ Status SnapshotRowConverter::ConvertOne(size_t i, const FieldValue& f, ColumnVal
     case ColumnType::kNewDecimal:
     case ColumnType::kDecimal: {
       CANAL_RETURN_IF_ERROR(expect(FieldKind::kBytes));
+      // The server's text is Canal's when it is canonical for the column: kept as it is,
+      // instead of packed to binary and printed back (a tenth of a narrow row's cost).
+      if (CanonicalDecimalText(f.bytes, c.precision, c.decimals)) {
+        v->kind = ColumnValue::Kind::kDecimalText;
+        v->raw = f.bytes;
+        return Status::OK();
+      }
       std::string& raw = scratch_[i];
       raw.clear();
       Status s = binlog::AppendDecimalBinary(f.bytes, c.precision, c.decimals, &raw);

@@ -161,6 +161,38 @@ TEST_F(SnapshotRender, RendersEveryKindAsTheStreamDoes) {
   EXPECT_EQ(converter_.SqlType(5), 4);
 }
 
+// The server's DECIMAL text is kept as it is only when it is what the binlog prints; any
+// other spelling of the same value (leading zeros, a short fraction, "-0") goes through the
+// binary form and comes out as the binlog prints it. Both give the binlog's text.
+TEST_F(SnapshotRender, DecimalTextIsTheBinlogsWhateverTheServerSpelling) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-1234567890.1234", "-1234567890.1234"},  // canonical: kept
+      {"0.0000", "0.0000"},
+      {"0.5000", "0.5000"},
+      {"-0.0001", "-0.0001"},
+      {"9999999999.9999", "9999999999.9999"},
+      {"00012.5000", "12.5000"},  // leading zeros
+      {"12.5", "12.5000"},        // a short fraction
+      {"-0.0000", "0.0000"},      // a signed zero
+      {".5000", "0.5000"},        // no integer digit
+      {"12", "12.0000"},          // no fraction
+  };
+  for (const auto& [server, binlog] : cases) {
+    std::vector<FieldValue> row = Row();
+    row[2] = Bytes(server);
+    ASSERT_TRUE(converter_.Convert(row).ok()) << server;
+    EXPECT_EQ(Text(2), binlog) << server;
+    const bool kept = server == binlog;
+    EXPECT_EQ(converter_.values()[2].kind,
+              kept ? ColumnValue::Kind::kDecimalText : ColumnValue::Kind::kDecimal) << server;
+  }
+  for (const char* bad : {"12345678901.0000", "1.2.3", "-", "1e5", "12.34567", " 1.0000"}) {
+    std::vector<FieldValue> row = Row();
+    row[2] = Bytes(bad);
+    EXPECT_EQ(converter_.Convert(row).code(), Status::Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST_F(SnapshotRender, NullsAndZeroValues) {
   std::vector<FieldValue> row = Row();
   row[4] = FieldValue{};

@@ -283,9 +283,13 @@ bool MatchImpl(const ColumnValue& v, const ColumnInfo& col, std::string_view tex
       if (d == v.f64) return true;
       return Fail(why, "ours " + FormatLikeMariadbBinlog(v, col) + ", -vv " + t);
     }
-    case Kind::kDecimal: {
-      std::string ours;
-      Status s = binlog::AppendDecimalText(v.raw, col.precision, col.decimals, &ours);
+    case Kind::kDecimal:
+    case Kind::kDecimalText: {
+      std::string ours(v.raw);
+      Status s = v.kind == Kind::kDecimalText ? Status::OK() : [&] {
+        ours.clear();
+        return binlog::AppendDecimalText(v.raw, col.precision, col.decimals, &ours);
+      }();
       if (!s.ok()) return Fail(why, "our DECIMAL does not render: " + s.ToString());
       std::optional<std::string> a = NormalizeDecimal(ours), b = NormalizeDecimal(text);
       if (!a || !b) return Fail(why, "bad DECIMAL text (ours " + ours + ", -vv " + std::string(text) + ")");
@@ -401,6 +405,8 @@ std::string FormatLikeMariadbBinlog(const ColumnValue& v, const ColumnInfo& col)
     case Kind::kDouble:
       std::snprintf(buf, sizeof buf, "%.20g", v.f64);
       return buf;
+    case Kind::kDecimalText:
+      return std::string(v.raw);
     case Kind::kDecimal: {
       std::string out;
       Status s = binlog::AppendDecimalText(v.raw, col.precision, col.decimals, &out);

@@ -32,6 +32,7 @@ struct ColumnValue {
     kFloat,      // FLOAT
     kDouble,     // DOUBLE
     kDecimal,    // raw = MySQL binary decimal; precision/scale from the column
+    kDecimalText,  // raw = the decimal as Canal prints it ([-]digits[.scale digits]), checked by its maker
     kDate,       // temporal
     kTime,       // temporal (negative allowed)
     kDateTime,   // temporal
