@@ -88,6 +88,7 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   Status s = Open(&c);
   if (!s.ok()) return Fail("subscribe", s);
   uint64_t seen = 0, batches = 0, value_bytes = 0;
+  int64_t first_row_us = -1;  // from t0 (the server's start) to the first row in hand
   client::Message m;  // one for every get: each batch is read into the buffer the last one held
   while (seen < rows) {
     s = timeout_ms < 0 ? c.GetWithoutAck(batch, &m)
@@ -96,7 +97,7 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
     if (m.batch_id() < 0) continue;
     Status column_error;
     s = ForEachRow(m, [&](const client::EntryView&, client::RowDataView& row) {
-      ++seen;
+      if (seen++ == 0) first_row_us = NowUs() - t0_ms * 1000;
       if (!touch_columns) return;
       client::ColumnView col;
       Status cs;
@@ -116,7 +117,7 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   std::printf("{\"mode\":\"catchup\",\"rows\":%llu,\"batches\":%llu,\"seconds\":%.3f,\"rows_per_s\":%.0f",
               static_cast<unsigned long long>(seen), static_cast<unsigned long long>(batches), secs, seen / secs);
   if (touch_columns) std::printf(",\"column_bytes\":%llu", static_cast<unsigned long long>(value_bytes));
-  std::printf("}\n");
+  std::printf(",\"first_row_ms\":%.1f}\n", static_cast<double>(first_row_us) / 1000.0);
   return 0;
 }
 
