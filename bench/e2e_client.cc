@@ -44,14 +44,16 @@ int64_t NowUs() {
 }
 
 // Connects and subscribes, retrying while the server starts (up to 60 s).
+// Connects as soon as the server listens (every 5 ms for a minute): started beside the
+// server, the time to the first row is the server's, not a retry interval's.
 Status Open(client::Connector* c) {
   Status s;
-  for (int attempt = 0; attempt < 600; ++attempt) {
+  for (int attempt = 0; attempt < 12000; ++attempt) {
     s = c->Connect();
     if (s.ok()) s = c->Subscribe();
     if (s.ok()) return s;
     c->Disconnect();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return s;
 }
