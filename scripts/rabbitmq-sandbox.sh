@@ -3,6 +3,7 @@
 # experiments.
 #
 #   rabbitmq-sandbox.sh start|stop|kill|status [--port N] [--dir D] [--wipe]
+#       [--option 'key = value']...
 #
 # Runs Debian's `rabbitmq-server` package as its own node, on 127.0.0.1 only,
 # with everything under --dir (default /tmp/canal-rabbitmq-PORT): config,
@@ -13,6 +14,9 @@
 #   N+3..9  distribution ports of rabbitmqctl and friends
 # The node is named canal-rmq-N@localhost. No plugins. The system service of
 # the package is never used (install-deps.sh keeps it from starting).
+# Each --option adds one line to rabbitmq.conf (e.g. 'max_message_size = 1048576';
+# a later line wins); the file is rewritten on every start, so a start can
+# change them.
 #
 # start   writes the config, starts the broker, waits (bounded) until its AMQP
 #         port answers, and prints the port alone on stdout (messages go to
@@ -27,7 +31,22 @@
 . "$(dirname "${BASH_SOURCE[0]}")/sandbox-common.sh"
 sandbox_timeouts 90 30
 
+extra_options=()
+parse_extra_arg() {
+  case "$1" in
+    --option) [ $# -ge 2 ] || usage; extra_options+=("$2"); taken=2 ;;
+    --option=*) extra_options+=("${1#--option=}"); taken=1 ;;
+  esac
+}
 parse_sandbox_args 14220 65526 /tmp/canal-rabbitmq "$@"
+# One rabbitmq.conf line each: a newline would smuggle in more lines.
+for opt in ${extra_options[@]+"${extra_options[@]}"}; do
+  case "$opt" in
+    *$'\n'*|*$'\r'*) die "bad --option (contains a newline): $opt" ;;
+    *=*) ;;
+    *) die "bad --option: '$opt' (want 'key = value')" ;;
+  esac
+done
 
 readonly pidfile="$dir/rabbitmq.pid"
 readonly logfile="$dir/rabbitmq-sandbox.log"
@@ -89,6 +108,10 @@ log.console = false
 # A sandbox on a busy test machine: never block publishers for disk space.
 disk_free_limit.absolute = 1MB
 CONF
+  if [ ${#extra_options[@]} -gt 0 ]; then
+    echo "# --option" >> "$dir/rabbitmq.conf"
+    printf '%s\n' "${extra_options[@]}" >> "$dir/rabbitmq.conf"
+  fi
   echo "[]." > "$dir/enabled_plugins"
 }
 

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -249,8 +250,38 @@ class KafkaProducer final : public Producer {
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
     if (rkt == nullptr) return Status::InvalidArgument("topic name '" + topic + "' refused by librdkafka");
     const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(rk_, 0, rkt, &md, metadata_timeout_ms_);
+    // In slices, serving librdkafka's error callback between them: a refused login is known
+    // within a second (OnError), not after the whole wait.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(metadata_timeout_ms_);
+    rd_kafka_resp_err_t e;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      e = rd_kafka_metadata(rk_, 0, rkt, &md, static_cast<int>(std::clamp<int64_t>(left, 1, 1000)));
+      rd_kafka_poll(rk_, 0);
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) auth_error_.clear();  // a refusal since overcome
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR || !auth_error_.empty() || std::chrono::steady_clock::now() >= deadline ||
+          (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)) {
+        break;
+      }
+    }
     rd_kafka_topic_destroy(rkt);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && !auth_error_.empty()) {
+      // Credentials only the operator can fix, as RabbitMQ's refused login and a wrong
+      // replication password: the destination stops.
+      return Status::InvalidArgument("kafka " + servers_ + ": asking for topic " + topic + " (" + origin +
+                                     "): the cluster refused the SASL login (" + auth_error_ +
+                                     "): check kafka.security.protocol, kafka.sasl.mechanism and "
+                                     "kafka.sasl.jaas.config (or kafka.sasl.username / kafka.sasl.password), "
+                                     "then restart canal-server");
+    }
+    if (e == RD_KAFKA_RESP_ERR__TIMED_OUT || e == RD_KAFKA_RESP_ERR__TRANSPORT) {
+      return Status::IOError("kafka " + servers_ + ": asking for topic " + topic + " (" + origin +
+                             "): no broker answered within " + Seconds(metadata_timeout_ms_) + " (" +
+                             rd_kafka_err2str(e) + "; refusing connections, accepting them and saying nothing, or "
+                             "expecting another kafka.security.protocol: librdkafka's lines above say which); check "
+                             "kafka.bootstrap.servers");
+    }
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::IOError("kafka " + servers_ + ": asking for topic " + topic + " (" + origin +
                              "): " + rd_kafka_err2str(e));
@@ -289,6 +320,13 @@ class KafkaProducer final : public Producer {
     }
     known_topics_.insert(topic);
     return Status::OK();
+  }
+
+  // "10 s", "1.5 s".
+  static std::string Seconds(int ms) {
+    std::string s = std::to_string(ms / 1000);
+    if (ms % 1000 != 0) s += "." + std::to_string(ms % 1000 / 100);
+    return s + " s";
   }
 
   Status Classify(rd_kafka_resp_err_t e, const std::string& origin, const std::string& topic, int32_t partition,
@@ -398,8 +436,16 @@ class KafkaProducer final : public Producer {
     self->logger_->log(to, "[{}] librdkafka {}: {}", self->destination_, fac, line);
   }
 
-  static void OnError(rd_kafka_t*, int err, const char*, void* opaque) {
-    if (err == RD_KAFKA_RESP_ERR__FATAL) static_cast<KafkaProducer*>(opaque)->fatal_.store(true);
+  // Served by rd_kafka_poll on the publisher's thread.
+  static void OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<KafkaProducer*>(opaque);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) self->fatal_.store(true);
+    if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION && self->auth_error_.empty()) {
+      // From the network (the broker's words): printable ASCII only, bounded.
+      for (const char* c = reason; c != nullptr && *c != '\0' && self->auth_error_.size() < 300; ++c) {
+        self->auth_error_.push_back(*c >= 0x20 && *c < 0x7F ? *c : '?');
+      }
+    }
   }
 
   rd_kafka_t* rk_ = nullptr;
@@ -438,6 +484,7 @@ class KafkaProducer final : public Producer {
   std::string destination_;
   std::set<std::string, std::less<>> known_topics_;  // asked for and there
   int metadata_timeout_ms_ = 10'000;
+  std::string auth_error_;  // the first SASL failure librdkafka reported (OnError)
   std::atomic<int64_t> log_second_{0};
   std::atomic<int> log_lines_{0};
   std::atomic<uint64_t> log_dropped_{0};

@@ -292,7 +292,7 @@ class RabbitMqProducer final : public Producer {
     }
     if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
         (r.library_error == AMQP_STATUS_BAD_AMQP_DATA || r.library_error == AMQP_STATUS_INCOMPATIBLE_AMQP_VERSION ||
-         r.library_error == AMQP_STATUS_UNEXPECTED_STATE)) {
+         r.library_error == AMQP_STATUS_UNEXPECTED_STATE || r.library_error == AMQP_STATUS_WRONG_METHOD)) {
       return Status::IOError("RabbitMQ " + o_.host + ":" + std::to_string(o_.port) +
                              " answered the AMQP handshake with something that is not AMQP 0-9-1 (" +
                              amqp_error_string2(r.library_error) + "): check rabbitmq.host");

@@ -10,7 +10,14 @@ constexpr const char* kServer = "/usr/lib/rabbitmq/bin/rabbitmq-server";
 }
 
 RabbitMqSandbox::RabbitMqSandbox(RabbitMqSandboxOptions options)
-    : ScriptedSandbox("RabbitMqSandbox", "rabbitmq-sandbox.sh", "rabbitmq", options.port, std::move(options.dir)) {}
+    : ScriptedSandbox("RabbitMqSandbox", "rabbitmq-sandbox.sh", "rabbitmq", options.port, std::move(options.dir)),
+      extra_options_(std::move(options.extra_options)) {}
+
+std::string RabbitMqSandbox::StartArguments() const {
+  std::string args;
+  for (const std::string& o : extra_options_) args += " --option " + ShellQuote(o);
+  return args;
+}
 
 bool RabbitMqSandbox::Available() { return std::filesystem::exists(kServer); }
 
@@ -23,7 +30,11 @@ std::unique_ptr<RabbitMqSandbox> StartSuiteRabbitMq(uint16_t port, std::string* 
   RabbitMqSandboxOptions o;
   o.port = port;
   o.dir = std::move(dir);
-  return StartSuiteSandboxOf<RabbitMqSandbox>(std::move(o), "RabbitMQ sandbox", error);
+  return StartSuiteRabbitMq(std::move(o), error);
+}
+
+std::unique_ptr<RabbitMqSandbox> StartSuiteRabbitMq(RabbitMqSandboxOptions options, std::string* error) {
+  return StartSuiteSandboxOf<RabbitMqSandbox>(std::move(options), "RabbitMQ sandbox", error);
 }
 
 }  // namespace canal::testing

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "support/sandbox_script.h"
 
@@ -17,6 +18,7 @@ namespace canal::testing {
 struct RabbitMqSandboxOptions {
   uint16_t port = 0;  // required: the AMQP port; N+1..N+9 are taken too
   std::string dir;    // default: <build>/test-sandboxes/rabbitmq-<port>
+  std::vector<std::string> extra_options;  // more rabbitmq.conf lines ("max_message_size = 1048576")
 };
 
 // StartFresh wipes queues and messages; Start keeps them (durable queues and
@@ -27,10 +29,17 @@ class RabbitMqSandbox final : public ScriptedSandbox {
 
   static bool Available();
   static std::string SkipReason();
+
+ protected:
+  std::string StartArguments() const override;  // the extra rabbitmq.conf lines
+
+ private:
+  const std::vector<std::string> extra_options_;
 };
 
 // For a suite's SetUpTestSuite; see StartSuiteSandboxOf.
 std::unique_ptr<RabbitMqSandbox> StartSuiteRabbitMq(uint16_t port, std::string* error, std::string dir = "");
+std::unique_ptr<RabbitMqSandbox> StartSuiteRabbitMq(RabbitMqSandboxOptions options, std::string* error);
 
 #define CANAL_REQUIRE_RABBITMQ(sandbox, setup_error) \
   CANAL_REQUIRE_SANDBOX_OF(::canal::testing::RabbitMqSandbox, sandbox, setup_error)

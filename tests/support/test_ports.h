@@ -41,7 +41,8 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"observability", 14100, 100, "Observability.*, ObservabilityHa.*: sandboxes, servers, Prometheus"},
     {"mq", 14200, 100,
      "canal_mq_kafka_tests, canal_mq_rabbitmq_tests: sandboxes, brokers, servers (KafkaSnapshot.*: 14240-14245; "
-     "canal_mq_kafka_pair_tests, KafkaPair.*: 14260-14265)"},
+     "canal_mq_kafka_pair_tests, KafkaPair.*: 14260-14265; KafkaBadBroker.* and RabbitMq's bad-broker tests: "
+     "14250-14259)"},
     {"canal_wire", 14351, 13, "CanalWire.* (14351), LowLatencyGet.* (14361-14363)"},
     {"ha_servers_late", 14371, 6, "Ha.*: the later canal-server pairs"},
     {"server_messages", 14381, 2, "ServerMessages.*"},

@@ -50,6 +50,8 @@ class MqDestination final : public ManagedDestination {
   std::string SubscriptionRefusal() const override;
 
   mq::PublisherStats publisher_stats() const { return publisher_->stats(); }
+  // The instance's parser, ring and cursors, for /status and the metrics (as in TCP mode).
+  bool Report(InstanceStatus* out) const override { return instance_->Report(out); }
 
  private:
   MqDestination(mq::ServerMode mode, std::string topic, std::unique_ptr<Instance> instance,
