@@ -84,6 +84,15 @@ class ExactlyOnceReader {
     for (const Message& m : messages_) n += view_.Committed(m.transaction) ? 0 : 1;
     return n;
   }
+  // Whether a data message from the `since`-th on (messages() then) belongs to a transaction
+  // not committed now: one is open with rows in Kafka.
+  bool OpenTransactionSince(size_t since) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = since; i < messages_.size(); ++i) {
+      if (!view_.Committed(messages_[i].transaction)) return true;
+    }
+    return false;
+  }
   size_t CommittedRowCount() const {
     std::lock_guard<std::mutex> lock(mu_);
     size_t n = 0;
@@ -142,6 +151,30 @@ class ExactlyOnceReader {
   testing::CommittedView view_;
   std::string problems_;
   std::thread data_, positions_;
+};
+
+// While it lives, every broker answers a produce request late now and then (one in flight at a
+// time is held `rtt`), so a transaction's rows sit in Kafka a while before its position: a
+// reader sees open transactions, whatever the machine's load (a fixed number of slow requests
+// can all be used up before the moment a test waits for).
+class SlowBroker {
+ public:
+  SlowBroker(KafkaMock& mock, std::chrono::milliseconds rtt) {
+    thread_ = std::thread([this, &mock, rtt] {
+      while (!stop_.load()) {
+        mock.SlowProduceRequests(static_cast<int>(rtt.count()), 1);
+        std::this_thread::sleep_for(rtt / 2);
+      }
+    });
+  }
+  ~SlowBroker() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 class KafkaExactlyOnce : public canal::testing::ServerSuite<kSandboxPort> {
@@ -226,16 +259,19 @@ TEST_F(KafkaExactlyOnce, ThreeKillNinesAtRandomPointsDeliverEveryRowOnce) {
     const int percent = share(random);
     const size_t target = static_cast<size_t>(int64_t{kTxns} * kRowsPerTxn / kChunks * chunk +
                                               int64_t{kTxns} * kRowsPerTxn / kChunks * percent / 100);
-    // Slow acknowledgements: a transaction's rows are in Kafka for a while before its position.
-    mock_->SlowProduceRequests(150, 20);
-    // Past the share, and with rows of an open transaction already in Kafka: the kill leaves
-    // them in a transaction that never commits.
-    const size_t open_before = reader_->UncommittedMessages();
-    ASSERT_TRUE(canal::testing::WaitFor(
-        [&] { return reader_->CommittedRowCount() >= target && reader_->UncommittedMessages() > open_before; },
-        120s, 1ms))
-        << Logs();
-    if (install_->Kill9()) ++kills;
+    {
+      // Past the share, and with rows of an open transaction already in Kafka: the kill leaves
+      // them in a transaction that never commits.
+      SlowBroker slow(*mock_, 150ms);
+      ASSERT_TRUE(canal::testing::WaitFor([&] { return reader_->CommittedRowCount() >= target; }, 120s, 1ms))
+          << Logs();
+      const size_t since = reader_->messages();
+      ASSERT_TRUE(canal::testing::WaitFor([&] { return reader_->OpenTransactionSince(since); }, 120s, 1ms))
+          << "target " << target << " rows, committed " << reader_->CommittedRowCount() << ", " << reader_->messages()
+          << " messages (" << since << " when the share was reached)\n"
+          << Logs();
+      if (install_->Kill9()) ++kills;
+    }
     points += std::to_string(percent) + "% of part " + std::to_string(chunk + 1) + ", ";
     ASSERT_TRUE(testing::StartServer(*install_));
   }
@@ -278,12 +314,13 @@ TEST_F(KafkaExactlyOnce, BrokerFailuresMidTransactionDeliverEveryRowOnce) {
   EXPECT_NE(Logs().find("reading the committed position back"), std::string::npos) << Logs();
   // Every broker down while a transaction is open with rows already in Kafka, for longer
   // than kafka.message.timeout.ms.
-  mock_->SlowProduceRequests(150, 20);
-  const size_t open_before = reader_->UncommittedMessages();
-  canal::testing::WriteLoadSql(sql, table, 2 * kTxns / 3 + 1, kTxns, kRowsPerTxn);
-  ASSERT_TRUE(sandbox_->SqlFile(sql)) << sandbox_->error();
-  ASSERT_TRUE(canal::testing::WaitFor([&] { return reader_->UncommittedMessages() > open_before; }, 60s, 1ms))
-      << Logs();
+  {
+    SlowBroker slow(*mock_, 150ms);
+    const size_t since = reader_->messages();
+    canal::testing::WriteLoadSql(sql, table, 2 * kTxns / 3 + 1, kTxns, kRowsPerTxn);
+    ASSERT_TRUE(sandbox_->SqlFile(sql)) << sandbox_->error();
+    ASSERT_TRUE(canal::testing::WaitFor([&] { return reader_->OpenTransactionSince(since); }, 60s, 1ms)) << Logs();
+  }
   mock_->SetBrokersDown(true);
   std::this_thread::sleep_for(3s);  // the outage itself
   mock_->SetBrokersDown(false);

@@ -46,6 +46,7 @@ constexpr uint16_t kRefusePort = TestPort("mq", 14);
 constexpr uint16_t kTooLargePort = TestPort("mq", 15);
 constexpr uint16_t kBadConfigPort = TestPort("mq", 16);
 constexpr uint16_t kMissingTopicPort = TestPort("mq", 17);
+constexpr uint16_t kOwnClusterPort = TestPort("mq", 18);
 
 class KafkaMq : public canal::testing::ServerSuite<kSandboxPort> {
  protected:
@@ -244,6 +245,51 @@ TEST_F(KafkaMq, MessageTooLargeStopsTheDestination) {
   EXPECT_NE(logs.find("kafka.max.request.size"), std::string::npos) << logs;
   const Records after = mock_->ReadAll("mq_big", 1, 2s, [](const Records&) { return false; });
   EXPECT_EQ(CountRecords(after), 0u);  // the small row behind it waits too
+  EXPECT_EQ(install_->Stop(), 0);
+}
+
+// Two destinations of one server, one with its own kafka.bootstrap.servers (and producer
+// settings) in its instance.properties: each publishes to its own cluster only.
+TEST_F(KafkaMq, ADestinationPublishesToItsOwnKafkaCluster) {
+  KafkaMock other(1);
+  ASSERT_TRUE(other.ok()) << other.error();
+  for (KafkaMock* m : {mock_.get(), &other}) {
+    ASSERT_TRUE(m->CreateTopic("mq_own_a", 1));
+    ASSERT_TRUE(m->CreateTopic("mq_own_b", 1));
+  }
+  ASSERT_TRUE(Sql("CREATE DATABASE IF NOT EXISTS mq_own; DROP TABLE IF EXISTS mq_own.a; DROP TABLE IF EXISTS mq_own.b; "
+                  "CREATE TABLE mq_own.a (id INT PRIMARY KEY); CREATE TABLE mq_own.b (id INT PRIMARY KEY)"));
+  install_->WriteServerProperties(ServerProperties(kOwnClusterPort, true, "canal.destinations = example,orders\n"));
+  const std::string start = canal::testing::StartAtPrimaryEnd(*sandbox_);
+  install_->WriteInstance("example", start + "canal.instance.filter.regex = mq_own\\\\.a\ncanal.mq.topic = mq_own_a\n");
+  install_->WriteInstance("orders", start + "canal.instance.filter.regex = mq_own\\\\.b\ncanal.mq.topic = mq_own_b\n"
+                                    "kafka.bootstrap.servers = " + other.bootstraps() +
+                                    "\nkafka.linger.ms = 1\nkafka.compression.type = lz4\n");
+  ASSERT_TRUE(Startup());
+  ASSERT_TRUE(Sql("INSERT INTO mq_own.a VALUES (1), (2); INSERT INTO mq_own.b VALUES (10), (20), (30)"));
+  const auto rows_in = [](const KafkaMock& m, const std::string& topic, size_t want) {
+    std::vector<int64_t> ids;
+    m.ReadAll(topic, 1, want == 0 ? 2s : 30s, [&](const Records& r) {
+      ids.clear();
+      for (const auto& [p, rs] : r) {
+        for (const KafkaRecord& rec : rs) {
+          const nlohmann::json doc = nlohmann::json::parse(rec.payload, nullptr, false);
+          for (const auto& row : doc.value("data", nlohmann::json::array())) {
+            ids.push_back(std::stoll(row.value("id", "-1")));
+          }
+        }
+      }
+      return want > 0 && ids.size() >= want;
+    });
+    return ids;
+  };
+  EXPECT_EQ(rows_in(*mock_, "mq_own_a", 2), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(rows_in(other, "mq_own_b", 3), (std::vector<int64_t>{10, 20, 30}));
+  EXPECT_TRUE(rows_in(other, "mq_own_a", 0).empty()) << "example stays on canal.properties' cluster";
+  EXPECT_TRUE(rows_in(*mock_, "mq_own_b", 0).empty()) << "orders publishes only to its own";
+  const std::string orders_log = canal::testing::ReadAll(install_->instance_log("orders"));
+  EXPECT_NE(orders_log.find("publishes with its own Kafka settings"), std::string::npos) << orders_log;
+  EXPECT_NE(orders_log.find(other.bootstraps()), std::string::npos) << orders_log;
   EXPECT_EQ(install_->Stop(), 0);
 }
 
