@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Administrative commands for canal-server.
 #
+#   bin/canal-admin.sh list
+#   bin/canal-admin.sh stop|start|restart DESTINATION
 #   bin/canal-admin.sh rebuild-schema-history DESTINATION [--data-dir DIR]
 #   bin/canal-admin.sh snapshot DESTINATION SCHEMA.TABLE... [--where SQL] [--wait SECONDS]
 #
@@ -11,6 +13,15 @@
 # (docs/schema-history.md, "Recovering"). DIR defaults to canal.file.data.dir
 # from conf/canal.properties, else conf/ beside bin/. Refuses while the server
 # runs (bin/canal.pid names a live canal-server).
+#
+# list, stop, start, restart (the server running): call its admin API
+# (docs/admin.md) on canal.metrics.pull.port of conf/canal.properties, with
+# curl. list prints the destinations as JSON (state, position, lag, clients,
+# mode). stop holds a destination stopped (in a ZooKeeper pair the other
+# server takes it over); start starts it from its instance.properties as it
+# is now; restart does both. They send the token of canal.admin.token or
+# canal.admin.tokenFile (or $CANAL_ADMIN_TOKEN). Exit 0 when the server did
+# it, 1 when it refused or failed (its reason printed), 2 on bad usage.
 #
 # snapshot (the server running): reads the named tables again, while the stream
 # goes on and without locks, and sends their rows to the destination's clients as
@@ -32,9 +43,97 @@ usage() {
 # shellcheck source=bin/canal-common.sh
 . "$bin_dir/canal-common.sh"
 
-[ $# -ge 2 ] || usage
-command=$1 dest=$2
-shift 2
+[ $# -ge 1 ] || usage
+command=$1
+shift
+props="$home/conf/canal.properties"
+
+# The last value of key $1 in conf/canal.properties ("" when unset), blanks trimmed.
+prop() {
+  [ -f "$props" ] || return 0
+  local key=${1//./\\.}
+  sed -n "s/^[[:space:]]*$key[[:space:]]*[=:][[:space:]]*//p" "$props" | tail -n 1 | sed 's/[[:space:]]*$//'
+}
+
+# The "key" string field of the JSON in $2 ("" when absent); escapes kept.
+json_field() {
+  printf '%s' "$2" | sed -nE 's/.*"'"$1"'":"(([^"\\]|\\.)*)".*/\1/p' | head -n 1
+}
+
+# api METHOD PATH: calls the admin API; the reply's body in $reply, its status in $code.
+api() {
+  local method=$1 path=$2 port host token="" token_file curl_args out rc
+  command -v curl >/dev/null 2>&1 || { say "curl is missing (apt-get install curl)"; exit 1; }
+  port=$(prop canal.metrics.pull.port); port=${port:-11112}
+  if [ "$port" = 0 ]; then
+    say "the admin API is off: canal.metrics.pull.port = 0 in $props (it serves on that port)"
+    exit 1
+  fi
+  host=$(prop canal.metrics.pull.ip); [ -n "$host" ] || host=$(prop canal.ip)
+  case "$host" in
+    ''|0.0.0.0) host=127.0.0.1 ;;
+    ::) host='[::1]' ;;
+    *:*) host="[$host]" ;;
+  esac
+  if [ "$method" = POST ] || [ "$(prop canal.admin.readRequiresToken)" = true ]; then
+    token=${CANAL_ADMIN_TOKEN:-$(prop canal.admin.token)}
+    token_file=$(prop canal.admin.tokenFile)
+    if [ -z "$token" ] && [ -n "$token_file" ]; then
+      case "$token_file" in /*) ;; *) token_file="$home/conf/$token_file" ;; esac
+      [ -r "$token_file" ] || { say "cannot read the admin token file $token_file (canal.admin.tokenFile)"; exit 1; }
+      token=$(head -n 1 "$token_file" | tr -d '[:space:]')
+    fi
+    if [ -z "$token" ]; then
+      say "no admin token: set canal.admin.token or canal.admin.tokenFile in $props (docs/admin.md), restart the server, and ask again"
+      exit 1
+    fi
+  fi
+  out=$(mktemp) || exit 1
+  curl_args=(-sS --max-time 60 -o "$out" -w '%{http_code}' -X "$method")
+  [ "$method" = POST ] && curl_args+=(-H 'Content-Type: application/json' --data '{}')
+  # The token goes through curl's config on stdin, not its command line
+  # (which any user can read in ps).
+  code=$({ [ -z "$token" ] || printf 'header = "Authorization: Bearer %s"\n' "$token"; } | curl -K - "${curl_args[@]}" "http://$host:$port$path" 2>"$out.err")
+  rc=$?
+  reply=$(cat "$out" 2>/dev/null)
+  if [ $rc -ne 0 ]; then
+    if ! { [ -f "$bin_dir/canal.pid" ] && is_canal_server "$(cat "$bin_dir/canal.pid" 2>/dev/null)"; }; then
+      say "canal-server is not running here (no live bin/canal.pid); start it (bin/startup.sh) and ask again"
+    else
+      say "cannot reach the admin API at http://$host:$port: $(cat "$out.err")"
+    fi
+    rm -f "$out" "$out.err"
+    exit 1
+  fi
+  rm -f "$out" "$out.err"
+}
+
+case "$command" in
+  list)
+    [ $# -eq 0 ] || usage
+    api GET /api/destinations
+    if [ "$code" != 200 ]; then say "refused ($code): $(json_field error "$reply")"; exit 1; fi
+    printf '%s\n' "$reply"
+    exit 0
+    ;;
+  stop|start|restart)
+    [ $# -eq 1 ] || usage
+    case "$1" in
+      ''|*/*|.|..) say "'$1' is not a destination name"; exit 2 ;;
+    esac
+    api POST "/api/destinations/$1/$command"
+    state=$(printf '%s' "$reply" | grep -oE '"state":"[a-z]+"' | head -n 1 | cut -d'"' -f4)
+    case "$code" in
+      200) say "$command $1: $(json_field result "$reply"); state now ${state:-unknown}"; exit 0 ;;
+      401) say "the admin token was refused ($(json_field error "$reply")): check canal.admin.token / canal.admin.tokenFile"; exit 1 ;;
+      *) say "$command $1 refused or failed ($code): $(json_field error "$reply")${state:+; state now $state}"; exit 1 ;;
+    esac
+    ;;
+esac
+
+[ $# -ge 1 ] || usage
+dest=$1
+shift
 case "$dest" in
   ''|*/*|.|..) say "'$dest' is not a destination name"; exit 2 ;;
 esac
@@ -106,7 +205,6 @@ done
 [ "$command" = rebuild-schema-history ] || { say "unknown command '$command'"; usage; }
 
 if [ -z "$data_dir" ]; then
-  props="$home/conf/canal.properties"
   if [ -f "$props" ]; then
     data_dir=$(sed -n 's/^[[:space:]]*canal\.file\.data\.dir[[:space:]]*[=:][[:space:]]*//p' "$props" | tail -n 1)
   fi

@@ -29,6 +29,8 @@ PACKAGES=(
   prometheus
   # tools used by tests and fixture helpers
   zstd xxd procps
+  # bin/canal-admin.sh calls the running server's admin API with it
+  curl
   # bench/compare_cursor_writes.sh counts the server's fsync/fdatasync calls
   strace
   # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/render/java_float_text_test.cc)

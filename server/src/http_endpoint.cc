@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "canal/server/admin_api.h"
 #include "canal/server/status_report.h"
 #include "listen_socket.h"
 
@@ -30,11 +31,11 @@ using boost::system::error_code;
 namespace {
 
 constexpr size_t kMaxHeaderBytes = 8 * 1024;
-constexpr size_t kMaxBodyBytes = 0;  // GET and HEAD carry no body
+constexpr size_t kMaxBodyBytes = 0;  // GET and HEAD carry no body (the admin API's POSTs may)
 constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kTextType = "text/plain; charset=utf-8";
 
-HttpAnswer Text(int status, std::string body) { return {status, kTextType, std::move(body), false}; }
+HttpAnswer Text(int status, std::string body) { return {status, kTextType, std::move(body), false, {}}; }
 
 }  // namespace
 
@@ -46,13 +47,13 @@ HttpAnswer Route(std::string_view method, std::string_view target, std::string_v
     return a;
   }
   const std::string_view path = target.substr(0, target.find('?'));
-  if (path == "/metrics") return {200, kMetricsType, RenderMetrics(collector->Collect()), false};
+  if (path == "/metrics") return {200, kMetricsType, RenderMetrics(collector->Collect()), false, {}};
   const bool wants_html = accept.find("text/html") != std::string_view::npos;
   if (path == "/status.html" || (path == "/status" && wants_html)) {
-    return {200, "text/html; charset=utf-8", RenderStatusHtml(collector->Collect()), false};
+    return {200, "text/html; charset=utf-8", RenderStatusHtml(collector->Collect()), false, {}};
   }
   if (path == "/status" || path == "/status.json") {
-    return {200, "application/json", RenderStatusJson(collector->Collect()), false};
+    return {200, "application/json", RenderStatusJson(collector->Collect()), false, {}};
   }
   if (path == "/health") {
     std::string why;
@@ -105,7 +106,8 @@ class HttpEndpointImpl final : public HttpEndpoint {
         }
       }
     });
-    log_->info("metrics endpoint listening on {} (/metrics, /status, /health)", address_);
+    log_->info("metrics endpoint listening on {} (/metrics, /status, /health{})", address_,
+               options_.admin != nullptr ? ", /api" : "");
   }
 
   void Stop() override {
@@ -155,6 +157,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
     res.set(http::field::content_type, a.content_type);
     res.set(http::field::cache_control, "no-cache");
     if (a.allow_header) res.set(http::field::allow, "GET, HEAD");
+    for (const auto& [name, value] : a.headers) res.set(name, value);
     res.keep_alive(keep_alive);
     if (head) {
       res.content_length(a.body.size());
@@ -172,6 +175,26 @@ class HttpEndpointImpl final : public HttpEndpoint {
     }
   }
 
+  static std::string_view View(boost::beast::string_view v) { return {v.data(), v.size()}; }
+
+  // The request as the admin API sees it (views into `req`, which outlives the call).
+  static AdminRequest AdminRequestOf(const http::request<http::string_body>& req, beast::tcp_stream& stream) {
+    AdminRequest r;
+    r.method = View(req.method_string());
+    r.target = View(req.target());
+    r.host = View(req[http::field::host]);
+    const auto origin = req.find(http::field::origin);
+    r.has_origin = origin != req.end();
+    if (r.has_origin) r.origin = View(origin->value());
+    r.content_type = View(req[http::field::content_type]);
+    r.authorization = View(req[http::field::authorization]);
+    r.body = req.body();
+    error_code ec;
+    const tcp::endpoint peer = stream.socket().remote_endpoint(ec);
+    r.peer = ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port());
+    return r;
+  }
+
   asio::awaitable<void> Serve(tcp::socket socket, bool over_limit) {
     beast::tcp_stream stream(std::move(socket));
     error_code ec;
@@ -183,14 +206,23 @@ class HttpEndpointImpl final : public HttpEndpoint {
       co_return;
     }
     beast::flat_buffer buffer(kMaxHeaderBytes);
+    // With the admin API a body is allowed (on /api only), up to its bound:
+    // Beast checks a Content-Length against the limit before reading any of
+    // the body, and counts chunked bodies as they come.
+    const size_t body_limit = options_.admin != nullptr ? AdminApi::kMaxBodyBytes : kMaxBodyBytes;
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.header_limit(kMaxHeaderBytes);
-      parser.body_limit(kMaxBodyBytes);
+      parser.body_limit(body_limit);
       stream.expires_after(options_.idle_timeout);
       co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
       if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::eof ||
           ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+        break;
+      }
+      if (ec == http::error::body_limit && options_.admin != nullptr) {
+        co_await Send(stream, Text(413, "request body too large: at most " + std::to_string(body_limit) + " bytes\n"),
+                      false, false, 11);
         break;
       }
       if (ec) {
@@ -200,10 +232,19 @@ class HttpEndpointImpl final : public HttpEndpoint {
       }
       const http::request<http::string_body>& req = parser.get();
       const bool head = req.method() == http::verb::head;
-      const auto accept = req[http::field::accept];
-      const HttpAnswer answer = Route(std::string_view(req.method_string().data(), req.method_string().size()),
-                                      std::string_view(req.target().data(), req.target().size()),
-                                      std::string_view(accept.data(), accept.size()), collector_);
+      const std::string_view method(req.method_string().data(), req.method_string().size());
+      const std::string_view target(req.target().data(), req.target().size());
+      const std::string_view path = target.substr(0, target.find('?'));
+      HttpAnswer answer;
+      if (options_.admin != nullptr && AdminApi::Handles(path)) {
+        answer = options_.admin->Handle(AdminRequestOf(req, stream));
+      } else if (!req.body().empty()) {
+        co_await Send(stream, Text(400, "bad request: no body is expected here\n"), false, false, 11);
+        break;
+      } else {
+        const auto accept = req[http::field::accept];
+        answer = Route(method, target, std::string_view(accept.data(), accept.size()), collector_);
+      }
       const bool keep_alive = req.keep_alive();
       co_await Send(stream, answer, head, keep_alive, req.version());
       if (!keep_alive) break;

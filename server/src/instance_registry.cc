@@ -75,6 +75,10 @@ Status InstanceRegistry::Launch(const std::string& name, const std::optional<std
   if (s.ok()) s = options_.factory(config, &instance);
   if (s.ok() && instance == nullptr) s = Status::Aborted("the instance factory made nothing");
   if (s.ok() && options_.arbiter == nullptr) s = instance->Start();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entry->failure = s.ok() ? std::string() : s.ToString();
+  }
   if (!s.ok()) {
     log_->error("destination {} not started: {}", name, s.ToString());
     return s.WithContext("destination " + name);
@@ -131,6 +135,8 @@ void InstanceRegistry::Reconcile(std::vector<Status>* failures) {
   }
   for (const auto& [name, seen] : wanted) {
     auto it = entries_.find(name);
+    // Stopped by an operator: held until a start, which reads the file then.
+    if (it != entries_.end() && it->second.stopped_by_operator) continue;
     if (seen.unreadable) {
       if (it == entries_.end() || it->second.file_present) {
         log_->warn("destination {}: {} could not be read now; left as it is", name, InstancePropertiesPath(canal_, name));
@@ -245,6 +251,79 @@ std::string InstanceRegistry::WhyNotServed(std::string_view name) {
   }
   auto why = retired_why_.find(name);
   return why == retired_why_.end() ? std::string() : why->second;
+}
+
+const char* OperatorActionName(OperatorAction action) {
+  switch (action) {
+    case OperatorAction::kStop: return "stop";
+    case OperatorAction::kStart: return "start";
+    case OperatorAction::kRestart: return "restart";
+  }
+  return "?";
+}
+
+void InstanceRegistry::SetHeld(Entry* entry, bool stopped_by_operator) {
+  // Written under lifecycle_mu_ (scans read it there) and mu_ (Held reads it there).
+  std::lock_guard<std::mutex> lock(mu_);
+  entry->stopped_by_operator = stopped_by_operator;
+}
+
+bool InstanceRegistry::Up(const Entry& entry) const {
+  if (entry.instance == nullptr) return false;
+  // With an arbiter the instance is joined: running it or not is the
+  // arbiter's call (standby), not a start's.
+  if (options_.arbiter != nullptr) return true;
+  return entry.instance->running() && !entry.instance->Halted();
+}
+
+Status InstanceRegistry::Control(std::string_view name, OperatorAction action, std::string* done) {
+  done->clear();
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  if (!started_) return Status::Aborted("the server is stopping");
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return Status::NotFound("no destination with that name on this server");
+  const std::string dest = it->first;
+  Entry& e = it->second;
+  if (action == OperatorAction::kStop) {
+    if (e.instance == nullptr) {
+      *done = e.stopped_by_operator ? "already stopped" : "was not running (its last start failed)";
+    } else {
+      Retire(dest, &e, "stopped by an operator (admin API)");
+      *done = "stopped";
+    }
+    SetHeld(&e, true);
+    return Status::OK();
+  }
+  if (action == OperatorAction::kStart && Up(e)) {
+    *done = "already running";
+    return Status::OK();
+  }
+  // Start and restart: a halted or running instance is retired, then a new
+  // one is made from instance.properties as it is now.
+  const bool was_up = Up(e);
+  if (e.instance != nullptr) {
+    Retire(dest, &e, action == OperatorAction::kRestart ? "restarted by an operator (admin API)"
+                                                        : "started again by an operator (admin API)");
+  }
+  SetHeld(&e, false);
+  const std::string path = InstancePropertiesPath(canal_, dest);
+  std::error_code ec;
+  e.mtime = fs::last_write_time(path, ec);
+  const std::optional<std::string> contents = ReadFile(path);
+  Status s = Launch(dest, contents, &e);
+  if (!s.ok()) return s;
+  *done = action == OperatorAction::kRestart ? (was_up ? "restarted" : "started (it was not running)") : "started";
+  return Status::OK();
+}
+
+HeldState InstanceRegistry::Held(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  HeldState held;
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return held;
+  held.stopped_by_operator = it->second.stopped_by_operator;
+  held.failure = it->second.failure;
+  return held;
 }
 
 std::vector<std::string> InstanceRegistry::Running() const {

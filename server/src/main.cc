@@ -246,8 +246,18 @@ int Run(int argc, char** argv) {
   }
   for (const std::string& warning : mq_settings.warnings) log->warn("{}", warning);
 
+  // The admin API's token (canal.admin.*, docs/admin.md): refused like any other key.
+  canal::server::AdminConfig admin_config;
+  std::vector<std::string> admin_warnings;
+  if (Status s = canal::server::LoadAdminConfig(config, &admin_config, &admin_warnings); !s.ok()) {
+    Report(log, "configuration refused: " + std::string(s.message()));
+    return kExitConfig;
+  }
+  for (const std::string& warning : admin_warnings) log->warn("{}", warning);
+
   // Metrics and status (canal.metrics.pull.port): counters first, served below.
   canal::server::Observability observability(config, log);
+  observability.SetAdmin(std::move(admin_config), canal::mq::ServerModeName(mq_settings.mode));
   config.session.client_stats = observability.client_stats();
 
   // HA: the ZooKeeper session and the running monitor (none without canal.zkServers).

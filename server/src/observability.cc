@@ -14,6 +14,11 @@ Observability::Observability(const CanalConfig& config, std::shared_ptr<spdlog::
 
 Observability::~Observability() { Stop(); }
 
+void Observability::SetAdmin(AdminConfig config, std::string mode) {
+  admin_config_ = std::move(config);
+  mode_ = std::move(mode);
+}
+
 Status Observability::Start(InstanceRegistry* registry, const DestinationArbiter* arbiter, std::string server_address) {
   if (!enabled_) {
     log_->info("metrics endpoint off (canal.metrics.pull.port = 0)");
@@ -26,6 +31,22 @@ Status Observability::Start(InstanceRegistry* registry, const DestinationArbiter
   sources.clients = client_stats_.get();
   sources.server_address = std::move(server_address);
   collector_ = std::make_unique<StatusCollector>(std::move(sources));
+  AdminHooks hooks;
+  StatusCollector* collector = collector_.get();
+  hooks.report = [collector] { return collector->Collect(); };
+  hooks.control = [registry](std::string_view name, OperatorAction action, std::string* done) {
+    return registry->Control(name, action, done);
+  };
+  hooks.held = [registry](std::string_view name) { return registry->Held(name); };
+  hooks.mode = mode_;
+  admin_ = std::make_unique<AdminApi>(admin_config_, std::move(hooks), log_);
+  options_.admin = admin_.get();
+  if (admin_config_.token.empty()) {
+    log_->info("admin API: read-only (no canal.admin.token or canal.admin.tokenFile: every change is refused)");
+  } else {
+    log_->info("admin API: changes need the token of {}; reads {}", admin_config_.token_origin,
+               admin_config_.read_requires_token ? "need it too" : "are open");
+  }
   Status s = HttpEndpoint::Create(options_, collector_.get(), log_, &endpoint_);
   if (!s.ok()) {
     log_->error("{}; serving clients without metrics and status", s.ToString());

@@ -386,5 +386,56 @@ TEST_F(RegistryTest, AScanOutOfFileDescriptorsStopsNothing) {
   EXPECT_EQ(Made("b"), 1);
 }
 
+// The admin API's stop/start/restart (InstanceRegistry::Control): a stop
+// holds the destination down across scans, even an edit; a start reads the
+// file as it is now; unknown names are NotFound; a failed start is Held().
+TEST_F(RegistryTest, OperatorStopHoldsAcrossScansAndStartAppliesTheFileAsItIsNow) {
+  WriteCanal("canal.auto.scan=true\n");
+  WriteInstance("one", "before");
+  WriteInstance("two");
+  MakeRegistry(1h);
+  ASSERT_TRUE(registry_->Start().ok());
+  std::string done;
+  EXPECT_TRUE(registry_->Control("nope", OperatorAction::kStop, &done).IsNotFound());
+
+  ASSERT_TRUE(registry_->Control("one", OperatorAction::kStop, &done).ok());
+  EXPECT_EQ(done, "stopped");
+  EXPECT_EQ(registry_->Find("one"), nullptr);
+  EXPECT_TRUE(registry_->Held("one").stopped_by_operator);
+  EXPECT_EQ(registry_->WhyNotServed("one"), "stopped by an operator (admin API)");
+  EXPECT_EQ(live_.load(), 1);
+  ASSERT_TRUE(registry_->Control("one", OperatorAction::kStop, &done).ok());
+  EXPECT_EQ(done, "already stopped");
+
+  // Neither a scan nor an edit starts it again.
+  WriteInstance("one", "after");
+  registry_->ScanNow();
+  EXPECT_EQ(registry_->Find("one"), nullptr);
+  EXPECT_EQ(Made("one"), 1);
+
+  ASSERT_TRUE(registry_->Control("one", OperatorAction::kStart, &done).ok());
+  EXPECT_EQ(done, "started");
+  EXPECT_EQ(User("one"), "after");
+  EXPECT_FALSE(registry_->Held("one").stopped_by_operator);
+  ASSERT_TRUE(registry_->Control("one", OperatorAction::kStart, &done).ok());
+  EXPECT_EQ(done, "already running");
+  registry_->ScanNow();  // the file it started from: nothing to do
+  EXPECT_EQ(Made("one"), 2);
+
+  ASSERT_TRUE(registry_->Control("two", OperatorAction::kRestart, &done).ok());
+  EXPECT_EQ(done, "restarted");
+  EXPECT_EQ(Made("two"), 2);
+  EXPECT_EQ(live_.load(), 2);
+
+  // A start that fails leaves it down, its error kept for the view.
+  WriteInstance("two", "refuse-start");
+  Status s = registry_->Control("two", OperatorAction::kRestart, &done);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(registry_->Find("two"), nullptr);
+  EXPECT_NE(registry_->Held("two").failure.find("cannot start (test)"), std::string::npos)
+      << registry_->Held("two").failure;
+  EXPECT_NE(Log().find("destination one: stopped by an operator (admin API); stopping it"), std::string::npos) << Log();
+}
+
 }  // namespace
 }  // namespace canal::server

@@ -39,13 +39,17 @@ std::string ReadUntilClosed(int fd, std::chrono::milliseconds limit) {
 }
 
 HttpReply HttpGet(uint16_t port, const std::string& target) {
+  return HttpExchange(port, "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+}
+
+HttpReply HttpExchange(uint16_t port, const std::string& req, std::string* raw_reply) {
   HttpReply r;
   const int fd = ConnectLoopback(port);
   if (fd < 0) return r;
   std::string raw;
-  const std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) raw = ReadUntilClosed(fd);
   ::close(fd);
+  if (raw_reply != nullptr) *raw_reply = raw;
   const size_t sp = raw.find(' ');
   const size_t end = raw.find("\r\n\r\n");
   if (!raw.starts_with("HTTP/1.") || sp == std::string::npos || end == std::string::npos) return r;

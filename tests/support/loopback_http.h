@@ -19,5 +19,8 @@ struct HttpReply {
   std::string body;
 };
 HttpReply HttpGet(uint16_t port, const std::string& target);
+// Sends `raw` (a whole request, which should say Connection: close) and
+// parses the answer; *raw_reply (optional) gets it whole, headers included.
+HttpReply HttpExchange(uint16_t port, const std::string& raw, std::string* raw_reply = nullptr);
 
 }  // namespace canal::testing

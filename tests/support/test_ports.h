@@ -58,6 +58,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"mirror", 15010, 4, "MirrorOracle.*: the source and mirror sandboxes (15010, 15011), canal-servers (15012-15013)"},
     {"snapshot_e2e", 15020, 4, "SnapshotE2e.*: the source and mirror sandboxes (15020, 15021), canal-server (15022)"},
     {"snapshot_ha", 15030, 5, "SnapshotHa.*: source and mirror (15030, 15031), ZooKeeper (15032), canal-servers (15033-15034)"},
+    {"admin", 15040, 8, "AdminApiE2e.*: the sandbox (15040), canal-servers (15041-15043), their metrics ports (15044-15047)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"failover", 15200, 20,
      "ReplicationPair.* (15200-15201), Failover*.* (15202-15209: primary/replica pairs, canal-servers, ZooKeeper), "

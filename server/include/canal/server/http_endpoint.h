@@ -8,9 +8,12 @@
 //   GET /health        200 "ok" when every destination active here is streaming,
 //                      else 503 naming the others
 //   GET /              a short index
+//   /api/...           the admin API (admin_api.h, docs/admin.md), when
+//                      HttpEndpointOptions::admin is set
 // HEAD is answered like GET without the body. Another method is 405, another
-// path 404, a request Beast cannot parse (or with a body, or headers past
-// 8 KiB) 400; a connection idle for `idle_timeout` is closed. At most
+// path 404, a request Beast cannot parse (or with a body outside /api, or
+// headers past 8 KiB) 400, a body past AdminApi::kMaxBodyBytes 413 (before
+// it is read); a connection idle for `idle_timeout` is closed. At most
 // `max_connections` are served at once: one more gets 503 and is closed.
 // Nothing a client sends can stop the endpoint or the server.
 #pragma once
@@ -20,6 +23,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "canal/common/status.h"
 
@@ -30,12 +35,14 @@ class logger;
 namespace canal::server {
 
 class StatusCollector;
+class AdminApi;
 
 struct HttpEndpointOptions {
   std::string ip = "0.0.0.0";   // canal.metrics.pull.ip (default: canal.ip)
   uint16_t port = 11112;        // canal.metrics.pull.port; 0 = any free port (tests)
   size_t max_connections = 16;  // canal.metrics.pull.max.connections
   std::chrono::milliseconds idle_timeout{30'000};
+  AdminApi* admin = nullptr;    // serves /api/... when set; must outlive the endpoint
 };
 
 // One answer, independent of the transport (unit tests call Route directly).
@@ -44,6 +51,7 @@ struct HttpAnswer {
   std::string content_type;
   std::string body;
   bool allow_header = false;  // 405: send "Allow: GET, HEAD"
+  std::vector<std::pair<std::string, std::string>> headers;  // more header fields (Allow, WWW-Authenticate)
 };
 
 // The answer to `method target` with the given Accept header.

@@ -24,7 +24,15 @@
 // loses it; Find() and Running() show only the destinations active here, and
 // a stopped or changed destination is withdrawn (Leave) before it stops.
 //
-// Threads: Find() from any thread; Start/Stop/ScanNow are serialised.
+// Operator control (the admin API, docs/admin.md): Control() stops, starts or
+// restarts one destination of a running server. A stop retires it as a
+// removed folder would (with an arbiter: Leave, so the running node in
+// ZooKeeper is released and the other server of the pair takes over) and
+// holds it stopped: scans leave it alone, even when its instance.properties
+// changes, until a start. A start reads instance.properties again, so a
+// start or restart also applies an edited file.
+//
+// Threads: Find() from any thread; Start/Stop/ScanNow/Control are serialised.
 #pragma once
 
 #include <chrono>
@@ -73,6 +81,16 @@ class DestinationArbiter {
 using DestinationFactory =
     std::function<Status(const InstanceConfig& config, std::shared_ptr<ManagedDestination>* out)>;
 
+// What an operator asks of one destination (InstanceRegistry::Control).
+enum class OperatorAction { kStop, kStart, kRestart };
+const char* OperatorActionName(OperatorAction action);  // "stop", "start", "restart"
+
+// Why a known destination is not running, for the admin API's view.
+struct HeldState {
+  bool stopped_by_operator = false;  // a Control stop, not undone yet
+  std::string failure;               // why its last start failed; empty when it did not
+};
+
 struct RegistryOptions {
   DestinationFactory factory;            // required
   std::shared_ptr<spdlog::logger> logger;  // the server's log; null logs nowhere
@@ -105,6 +123,14 @@ class InstanceRegistry final : public DestinationRegistry {
   bool Arbitrated() const override { return options_.arbiter != nullptr; }
   // Names of the running destinations (with an arbiter: active here), sorted.
   std::vector<std::string> Running() const;
+  // Stops, starts or restarts `name` (see the top of this file); *done says
+  // what happened ("stopped", "already stopped", "started", ...). NotFound
+  // for a destination this server does not know; Aborted while the server
+  // stops; a start whose configuration or instance fails returns that error
+  // (and the destination stays down, its failure in Held()).
+  Status Control(std::string_view name, OperatorAction action, std::string* done);
+  HeldState Held(std::string_view name) const;
+
   // Every destination this server knows, active here or not (HA standby),
   // sorted by name; a null instance marks a configuration that was refused.
   std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> Destinations() const;
@@ -115,6 +141,8 @@ class InstanceRegistry final : public DestinationRegistry {
     std::string contents;                          // instance.properties as last seen
     bool file_present = false;
     std::filesystem::file_time_type mtime{};       // its modification time as last seen
+    bool stopped_by_operator = false;              // Control stop: scans leave it alone (SetHeld)
+    std::string failure;                           // the last Launch error (guarded by mu_)
   };
   // One destination as a scan sees it.
   struct Seen {
@@ -131,6 +159,9 @@ class InstanceRegistry final : public DestinationRegistry {
   void Retire(const std::string& name, Entry* entry, const char* why);
   void Reconcile(std::vector<Status>* failures);
   void ScanLoop();
+  // Running here, or (with an arbiter) joined: nothing for a start to do.
+  bool Up(const Entry& entry) const;
+  void SetHeld(Entry* entry, bool stopped_by_operator);
 
   const CanalConfig canal_;
   const RegistryOptions options_;

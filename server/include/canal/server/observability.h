@@ -1,6 +1,7 @@
 // Observability: what the daemon runs for metrics and status — the sessions'
 // ClientStatsBook, the HA event log, the StatusCollector over the registry
-// and the HTTP endpoint on canal.metrics.pull.port.
+// and the HTTP endpoint on canal.metrics.pull.port, with the admin API
+// (admin_api.h) on the same port.
 //
 // The endpoint is an aid, not the service: when its port cannot be bound the
 // error is logged and the server runs on without it (as Canal does).
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "canal/server/admin_api.h"
 #include "canal/server/client_stats.h"
 #include "canal/server/config.h"
 #include "canal/server/http_endpoint.h"
@@ -29,6 +31,10 @@ class Observability {
   const std::shared_ptr<ClientStatsBook>& client_stats() const { return client_stats_; }
   HaEventLog* ha_events() { return &ha_events_; }
 
+  // The admin API's settings (canal.admin.*) and the server mode it reports;
+  // call before Start. Without it /api is still served, changes refused.
+  void SetAdmin(AdminConfig config, std::string mode);
+
   // Serves the registry's destinations (`arbiter`: HA, may be null); the
   // address names this server on /status. Returns the endpoint's error
   // (also logged) and leaves it off; OK when canal.metrics.pull.port is 0.
@@ -44,6 +50,9 @@ class Observability {
   std::shared_ptr<ClientStatsBook> client_stats_;
   HaEventLog ha_events_;
   std::unique_ptr<StatusCollector> collector_;
+  AdminConfig admin_config_;
+  std::string mode_ = "tcp";
+  std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<HttpEndpoint> endpoint_;
 };
 
