@@ -42,7 +42,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"mq", 14200, 100,
      "canal_mq_kafka_tests, canal_mq_rabbitmq_tests: sandboxes, brokers, servers (KafkaSnapshot.*: 14240-14245; "
      "canal_mq_kafka_pair_tests, KafkaPair.*: 14260-14265; KafkaBadBroker.* and RabbitMq's bad-broker tests: "
-     "14250-14259)"},
+     "14250-14259; canal_mq_exactly_once_tests, KafkaExactlyOnce.*: 14280-14283)"},
     {"canal_wire", 14351, 13, "CanalWire.* (14351), LowLatencyGet.* (14361-14363)"},
     {"ha_servers_late", 14371, 6, "Ha.*: the later canal-server pairs"},
     {"server_messages", 14381, 2, "ServerMessages.*"},
