@@ -492,7 +492,17 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   const LoopEnd end = loop.Run(&source, &decoder, stop_, &s);
   observer.Publish();
   dump.set_before_block(nullptr);  // it names the observer, which ends with this scope
-  if (end == LoopEnd::kStopped || stop_) return retry(Status::Aborted("stopping"));
+  if (end == LoopEnd::kStopped || stop_) {
+    // The primary's dump thread would outlive this connection until its next write fails (an
+    // idle primary: until its next event or heartbeat), and a new dump under the same replica
+    // id (this destination started again) waits about 100 ms for the primary to end it: end it
+    // now, through the session's own query connection (a user may KILL its own threads).
+    if (const uint32_t id = dump.connection_id(); id != 0) {
+      dump.Close();
+      query.Execute("KILL CONNECTION " + std::to_string(id)).PermitUncheckedError();
+    }
+    return retry(Status::Aborted("stopping"));
+  }
   if (!not_primary_.empty()) return retry(Status::Aborted(not_primary_));
   if (end == LoopEnd::kSource && source.stream_failed()) {
     const uint16_t code = dump.last_server_error().code;

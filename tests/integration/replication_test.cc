@@ -358,6 +358,27 @@ TEST_F(Replication, ALostConnectionInsideALargeTransactionResumesAfterTheDeliver
   EXPECT_EQ(sink.rows, static_cast<uint64_t>(kRows));
 }
 
+// A stopped parser leaves no dump thread on the primary: one left to linger (until its next
+// write fails) makes the next dump under the same replica id wait for the primary to end it.
+TEST_F(Replication, AStoppedParserLeavesNoDumpThreadOnThePrimary) {
+  const auto dump_threads = [] {
+    std::string out;
+    EXPECT_TRUE(sandbox_->Sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'",
+                              &out))
+        << sandbox_->error();
+    return std::atoi(out.c_str());
+  };
+  ASSERT_TRUE(WaitFor([&] { return dump_threads() == 0; }, 10s)) << "a dump thread of an earlier test";
+  Recorder rec;
+  EventParser p(OptionsFromNow(), &rec);
+  p.Start();
+  ASSERT_TRUE(WaitFor([&] { return p.status().state == "streaming"; }, 20s)) << p.status().last_error;
+  EXPECT_EQ(dump_threads(), 1);
+  p.Stop();
+  // At once, not at the next heartbeat (1 s here) or event.
+  EXPECT_TRUE(WaitFor([&] { return dump_threads() == 0; }, 300ms, 10ms));
+}
+
 TEST_F(Replication, IdleHeartbeatsKeepThePositionFreshAndLagAtZero) {
   Recorder rec;
   EventParser p(Options(), &rec);
