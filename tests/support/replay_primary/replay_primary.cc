@@ -35,6 +35,12 @@ ReplayPrimary::ReplayPrimary(ReplayPrimaryOptions options)
 
 ReplayPrimary::~ReplayPrimary() {
   Stop();
+  release_port_.store(true);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
   if (own_work_dir_) {
     std::error_code ignored;
     std::filesystem::remove_all(options_.work_dir, ignored);
@@ -123,16 +129,22 @@ Status ReplayPrimary::Start() {
 
 void ReplayPrimary::AcceptLoop() {
   replay::Shared* sh = shared_.get();
-  while (!sh->stop.load()) {
+  while (!release_port_.load()) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
+    // Under threads_mu_, as Stop sets `stop`: a client is either served and then cut off by
+    // Stop, or turned away here, never served by a stopped primary.
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    if (sh->stop.load()) {
+      ::close(fd);  // stopped: a dead server's port, still ours
+      continue;
+    }
     {
-      std::lock_guard<std::mutex> lock(sh->mu);
+      std::lock_guard<std::mutex> fds(sh->mu);
       sh->open_fds.push_back(fd);
     }
-    std::lock_guard<std::mutex> lock(threads_mu_);
     session_threads_.emplace_back([sh, fd] {
       replay::ServeClient(sh, fd);
       std::lock_guard<std::mutex> lock(sh->mu);
@@ -144,8 +156,10 @@ void ReplayPrimary::AcceptLoop() {
 
 void ReplayPrimary::Stop() {
   replay::Shared& sh = *shared_;
-  sh.stop.store(true);
-  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    sh.stop.store(true);
+  }
   {
     // Unblocks sessions stuck in a write to a client that stopped reading.
     std::lock_guard<std::mutex> lock(sh.mu);
@@ -157,10 +171,6 @@ void ReplayPrimary::Stop() {
     threads.swap(session_threads_);
   }
   for (std::thread& t : threads) t.join();
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-  }
 }
 
 ReplayPrimaryStats ReplayPrimary::stats() const {

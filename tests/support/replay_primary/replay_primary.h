@@ -13,8 +13,11 @@
 // gtid_purged, changeable while serving. See tests/support/README.md.
 //
 // Threads: Start() runs an accept thread and one thread per client; every public
-// method may be called from any thread. Stop() (or the destructor) closes every
-// connection and joins the threads.
+// method may be called from any thread. Stop() closes every connection and
+// joins the client threads, as a killed server; it keeps its port, closing each
+// new connection at once, until the destructor, so that another test's primary
+// (tests run in parallel over one port range) cannot take it while a client
+// still reconnects to it.
 #pragma once
 
 #include <atomic>
@@ -144,6 +147,7 @@ class ReplayPrimary {
   ReplayPrimaryOptions options_;
   std::shared_ptr<replay::Shared> shared_;
   int listen_fd_ = -1;
+  std::atomic<bool> release_port_{false};  // the destructor: the accept thread ends
   uint16_t port_ = 0;
   bool own_work_dir_ = false;
   std::string cert_file_, public_key_file_;
