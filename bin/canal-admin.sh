@@ -5,6 +5,10 @@
 #   bin/canal-admin.sh stop|start|restart DESTINATION
 #   bin/canal-admin.sh rebuild-schema-history DESTINATION [--data-dir DIR]
 #   bin/canal-admin.sh snapshot DESTINATION SCHEMA.TABLE... [--where SQL] [--wait SECONDS]
+#   bin/canal-admin.sh cursor DESTINATION (--position FILE:OFFSET | --time TIME | --gtid GTID) [--client ID] [--dry-run]
+#   bin/canal-admin.sh config DESTINATION [--set FILE [--dry-run]]
+#   bin/canal-admin.sh log DESTINATION [--lines N]
+#   bin/canal-admin.sh hash-password        (the password from the terminal or stdin)
 #
 # rebuild-schema-history (the server stopped): moves the destination's schema history
 # (DIR/DESTINATION/schema_history.json) aside, to schema_history.json.<UTC time>.
@@ -22,6 +26,16 @@
 # is now; restart does both. They send the token of canal.admin.token or
 # canal.admin.tokenFile (or $CANAL_ADMIN_TOKEN). Exit 0 when the server did
 # it, 1 when it refused or failed (its reason printed), 2 on bad usage.
+#
+# cursor (the server running): moves the cursors of the destination's clients
+# (or one client's) to a binlog position, to the first transaction at or after
+# a time (anything `date -d` reads, e.g. "2026-12-06 10:00 UTC"), or to a MariaDB
+# GTID position; the destination restarts there. --dry-run only prints, per
+# client, what the move would deliver again ("repeat") or skip, counted from the
+# primary's binlog. config prints the destination's instance.properties, or with
+# --set FILE checks FILE with the server's own parser, writes it and restarts
+# the destination with it (--dry-run: check only). log prints the last lines of
+# the destination's log (100 unless --lines).
 #
 # snapshot (the server running): reads the named tables again, while the stream
 # goes on and without locks, and sends their rows to the destination's clients as
@@ -60,9 +74,9 @@ json_field() {
   printf '%s' "$2" | sed -nE 's/.*"'"$1"'":"(([^"\\]|\\.)*)".*/\1/p' | head -n 1
 }
 
-# api METHOD PATH: calls the admin API; the reply's body in $reply, its status in $code.
+# api METHOD PATH [BODY]: calls the admin API; the reply's body in $reply, its status in $code.
 api() {
-  local method=$1 path=$2 port host token="" token_file curl_args out rc
+  local method=$1 path=$2 body=${3:-'{}'} port host token="" token_file curl_args out rc
   command -v curl >/dev/null 2>&1 || { say "curl is missing (apt-get install curl)"; exit 1; }
   port=$(prop canal.metrics.pull.port); port=${port:-11112}
   if [ "$port" = 0 ]; then
@@ -75,7 +89,7 @@ api() {
     ::) host='[::1]' ;;
     *:*) host="[$host]" ;;
   esac
-  if [ "$method" = POST ] || [ "$(prop canal.admin.readRequiresToken)" = true ]; then
+  if [ "$method" = POST ] || [ "$(prop canal.admin.readRequiresToken)" = true ] || [ "${needs_token:-}" = 1 ]; then
     token=${CANAL_ADMIN_TOKEN:-$(prop canal.admin.token)}
     token_file=$(prop canal.admin.tokenFile)
     if [ -z "$token" ] && [ -n "$token_file" ]; then
@@ -90,7 +104,7 @@ api() {
   fi
   out=$(mktemp) || exit 1
   curl_args=(-sS --max-time 60 -o "$out" -w '%{http_code}' -X "$method")
-  [ "$method" = POST ] && curl_args+=(-H 'Content-Type: application/json' --data '{}')
+  [ "$method" = POST ] && curl_args+=(-H 'Content-Type: application/json' --data-binary "$body")
   # The token goes through curl's config on stdin, not its command line
   # (which any user can read in ps).
   code=$({ [ -z "$token" ] || printf 'header = "Authorization: Bearer %s"\n' "$token"; } | curl -K - "${curl_args[@]}" "http://$host:$port$path" 2>"$out.err")
@@ -129,7 +143,23 @@ case "$command" in
       *) say "$command $1 refused or failed ($code): $(json_field error "$reply")${state:+; state now $state}"; exit 1 ;;
     esac
     ;;
+  hash-password)
+    # Prints a password as canal.passwd and canal.users.file keep it: 40 hex
+    # digits of SHA1(SHA1(password)). Read from the terminal (not echoed) or
+    # stdin, never argv (ps shows that to every user).
+    [ $# -eq 0 ] || usage
+    command -v openssl >/dev/null 2>&1 || { say "openssl is missing"; exit 1; }
+    if [ -t 0 ]; then IFS= read -rs -p "password: " pw; echo >&2; else IFS= read -r pw; fi
+    [ -n "${pw:-}" ] || { say "no password given"; exit 2; }
+    printf %s "$pw" | openssl sha1 -binary | openssl sha1 | awk '{print $NF}'
+    exit 0
+    ;;
 esac
+
+# The value of JSON field $1 of the reply, decoded (python3 is installed with the server).
+reply_field() {
+  printf '%s' "$reply" | python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); sys.stdout.write(v if isinstance(v,str) else json.dumps(v, indent=2) + "\n")' "$1"
+}
 
 [ $# -ge 1 ] || usage
 dest=$1
@@ -154,6 +184,74 @@ json_string() {
   done
   printf '"%s"' "$out"
 }
+
+case "$command" in
+  cursor)
+    kind="" value="" client="" dry=false
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --position|--time|--gtid|--client) [ $# -ge 2 ] || usage
+          if [ "$1" = --client ]; then client=$2; else [ -z "$kind" ] || usage; kind=${1#--}; value=$2; fi
+          shift 2 ;;
+        --dry-run) dry=true; shift ;;
+        *) usage ;;
+      esac
+    done
+    [ -n "$kind" ] || { say "say where to: --position FILE:OFFSET, --time TIME or --gtid GTID"; usage; }
+    case "$kind" in
+      position)
+        file=${value%:*} offset=${value##*:}
+        [ "$file" != "$value" ] && [[ "$offset" =~ ^[0-9]+$ ]] || { say "--position wants FILE:OFFSET, e.g. mysql-bin.000003:4"; exit 2; }
+        body="{\"journal\":$(json_string "$file"),\"offset\":$offset" ;;
+      time)
+        ms=$(date -d "$value" +%s%3N 2>/dev/null) || { say "cannot read the time '$value' (date -d reads it)"; exit 2; }
+        body="{\"timestamp_ms\":$ms" ;;
+      gtid) body="{\"gtid\":$(json_string "$value")" ;;
+    esac
+    [ -z "$client" ] || body+=",\"client_id\":$(json_string "$client")"
+    body+=",\"dryRun\":$dry}"
+    api POST "/api/destinations/$dest/cursor" "$body"
+    if [ "$code" != 200 ]; then say "cursor $dest refused ($code): $(json_field error "$reply")"; exit 1; fi
+    printf '%s\n' "$reply" | python3 -m json.tool
+    exit 0
+    ;;
+  config)
+    set_file="" dry=false
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --set) [ $# -ge 2 ] || usage; set_file=$2; shift 2 ;;
+        --dry-run) dry=true; shift ;;
+        *) usage ;;
+      esac
+    done
+    if [ -z "$set_file" ]; then
+      needs_token=1 api GET "/api/destinations/$dest/config"
+      if [ "$code" != 200 ]; then say "config $dest refused ($code): $(json_field error "$reply")"; exit 1; fi
+      reply_field text
+      exit 0
+    fi
+    [ -r "$set_file" ] || { say "cannot read $set_file"; exit 2; }
+    body=$(python3 -c 'import json,sys; print(json.dumps({"text": open(sys.argv[1], encoding="utf-8", errors="surrogateescape").read(), "dryRun": sys.argv[2] == "true"}))' "$set_file" "$dry") || exit 1
+    api POST "/api/destinations/$dest/config" "$body"
+    if [ "$code" != 200 ]; then say "config $dest refused ($code): $(json_field error "$reply")"; exit 1; fi
+    say "config $dest: $(json_field result "$reply")"
+    exit 0
+    ;;
+  log)
+    lines=100
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --lines) [ $# -ge 2 ] || usage; lines=$2; shift 2 ;;
+        *) usage ;;
+      esac
+    done
+    [[ "$lines" =~ ^[0-9]+$ ]] || usage
+    needs_token=1 api GET "/api/destinations/$dest/log?lines=$lines"
+    if [ "$code" != 200 ]; then say "log $dest refused ($code): $(json_field error "$reply")"; exit 1; fi
+    reply_field text
+    exit 0
+    ;;
+esac
 
 if [ "$command" = snapshot ]; then
   tables=() where="" wait_s=30

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package the project needs to build, test and run.
-# Idempotent and non-interactive; safe to run again. Needs root (or sudo).
+# Idempotent and non-interactive; safe to run again. Runs as root, or as a user
+# with sudo (only apt-get is run through sudo); when everything is installed
+# already it needs neither. CANAL_DEPS_EXTRA adds package names (tests use it).
 set -euo pipefail
 
 PACKAGES=(
@@ -31,21 +33,13 @@ PACKAGES=(
   zstd xxd procps
   # bin/canal-admin.sh calls the running server's admin API with it
   curl
+  # the admin page's browser test drives headless Chromium through chromedriver (WebDriver over HTTP)
+  chromium chromium-driver
   # bench/compare_cursor_writes.sh counts the server's fsync/fdatasync calls
   strace
   # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/render/java_float_text_test.cc)
   default-jdk-headless
 )
-
-SUDO=""
-if [ "$(id -u)" != "0" ]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-deps: installing Debian packages needs root, and this shell is $(id -un) without sudo;" \
-      "run this again as root (su -), or install sudo" >&2
-    exit 1
-  fi
-  SUDO="sudo"
-fi
 
 # Node.js and npm: the end-to-end benchmark's peer, @vlasky/zongji, comes from
 # npm (bench/run_e2e_bench.sh installs it under build/). A machine that already
@@ -53,6 +47,9 @@ fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(nodejs npm)
 fi
+
+# shellcheck disable=SC2206  # a list of names, split on blanks
+[ -z "${CANAL_DEPS_EXTRA:-}" ] || PACKAGES+=(${CANAL_DEPS_EXTRA})
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -66,7 +63,17 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != "0" ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: ${#missing[@]} package(s) to install (${missing[*]}) and this shell is $(id -un) without" \
+      "sudo: run this again as root (su -), or install sudo and allow $(id -un) to use it" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
+
+echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}${SUDO:+ (through sudo)}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 # The mariadb-server package would start a system-wide server on port 3306; the

@@ -7,6 +7,11 @@
 // batch that fails to print is rolled back, so the server sends it again. A
 // lost connection is re-opened (the SDK leaves reconnecting to its caller).
 // Ctrl-C unsubscribes and disconnects. Exits 1 when the server refuses us.
+//
+// TLS (a server with canal.tls.enabled) from the environment: CANAL_TLS=true,
+// CANAL_TLS_CA (PEM CA file; default the system's store), CANAL_TLS_CERT and
+// CANAL_TLS_KEY (a client certificate), CANAL_TLS_SERVER_NAME; any of the
+// last four turns TLS on too.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -136,6 +141,32 @@ Status Open(canal::client::CanalConnector& c, const std::string& filter) {
   return s;
 }
 
+// ConnectorOptions::tls from CANAL_TLS*; false (said on stderr) for a bad value.
+bool TlsFromEnvironment(canal::client::TlsOptions* tls) {
+  if (const char* on = std::getenv("CANAL_TLS"); on != nullptr && *on != '\0') {
+    const std::string v = on;
+    if (v != "true" && v != "false" && v != "1" && v != "0") {
+      std::fprintf(stderr, "simple_client: CANAL_TLS=%s: write true or false\n", on);
+      return false;
+    }
+    tls->enabled = v == "true" || v == "1";
+  }
+  const struct {
+    const char* name;
+    std::string* value;
+  } files[] = {{"CANAL_TLS_CA", &tls->ca_file},
+               {"CANAL_TLS_CERT", &tls->cert_file},
+               {"CANAL_TLS_KEY", &tls->key_file},
+               {"CANAL_TLS_SERVER_NAME", &tls->server_name}};
+  for (const auto& f : files) {
+    if (const char* v = std::getenv(f.name); v != nullptr && *v != '\0') {
+      *f.value = v;
+      tls->enabled = true;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +195,8 @@ int main(int argc, char** argv) {
     }
     options.max_frame_bytes = static_cast<uint32_t>(v);
   }
+
+  if (!TlsFromEnvironment(&options.tls)) return 2;
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

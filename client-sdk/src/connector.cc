@@ -1,20 +1,11 @@
 #include "canal/client/connector.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <limits>
 
 #include "canal/client/packet_frame.h"
 #include "canal/packet.pb.h"
 #include "canal/proto/password_scramble.h"
+#include "client_socket.h"
 
 namespace canal::client {
 
@@ -33,42 +24,11 @@ Clock::time_point DeadlineAfter(std::chrono::milliseconds wait) {
   return now + wait;
 }
 
-// Milliseconds left for poll(): -1 for no deadline, 0 when past.
-int PollTimeout(Clock::time_point deadline) {
-  if (deadline == kNoDeadline) return -1;
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
-  if (left <= 0) return 0;
-  return left > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(left);
-}
-
-std::string Errno(int err) { return std::strerror(err); }
-
 std::string PacketTypeName(int type) {
   if (type != proto::PACKET_TYPE_PLACEHOLDER && proto::PacketType_IsValid(type)) {
     return proto::PacketType_Name(static_cast<proto::PacketType>(type));
   }
   return "UNKNOWN(" + std::to_string(type) + ")";
-}
-
-// Splits "host:port" or "[v6]:port".
-Status SplitAddress(const std::string& address, std::string* host, std::string* port) {
-  const auto colon = address.rfind(':');
-  if (address.empty() || colon == std::string::npos || colon + 1 == address.size()) {
-    return Status::InvalidArgument("canal server address \"" + address +
-                                   "\" has no port: write host:port (ConnectorOptions::address, e.g. 127.0.0.1:11111)");
-  }
-  *host = address.substr(0, colon);
-  *port = address.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  if (host->empty()) {
-    return Status::InvalidArgument("canal server address \"" + address + "\" has no host: write host:port");
-  }
-  if (port->size() > 5 || port->find_first_not_of("0123456789") != std::string::npos || std::stoi(*port) < 1 ||
-      std::stoi(*port) > 65535) {
-    return Status::InvalidArgument("canal server address \"" + address + "\": port \"" + *port +
-                                   "\" is not a number from 1 to 65535");
-  }
-  return Status::OK();
 }
 
 // Converts a get's timeout to a wait, saturating instead of overflowing.
@@ -121,136 +81,6 @@ void FitFrameBuffer(std::string* buf, size_t n) {
 }
 
 }  // namespace
-
-// A connected, non-blocking TCP socket whose reads and writes end at a deadline.
-class Connector::Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() { ::close(fd_); }
-
-  static Status Open(const std::string& address, std::chrono::milliseconds timeout, std::unique_ptr<Socket>* out) {
-    std::string host, port;
-    CANAL_RETURN_IF_ERROR(SplitAddress(address, &host, &port));
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* list = nullptr;
-    const int gai = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &list);
-    if (gai != 0) {
-      return Status::IOError("canal server " + address + ": cannot resolve host \"" + host + "\": " + gai_strerror(gai));
-    }
-    const auto deadline = DeadlineAfter(timeout);
-    std::string last_error = "no address";
-    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
-      const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-      if (fd < 0) {
-        last_error = "socket: " + Errno(errno);
-        continue;
-      }
-      auto sock = std::make_unique<Socket>(fd);
-      Status s = sock->ConnectTo(ai->ai_addr, ai->ai_addrlen, deadline);
-      if (s.ok()) {
-        ::freeaddrinfo(list);
-        const int one = 1;
-        // Requests are small and answered one by one: Nagle would add latency to each.
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-        *out = std::move(sock);
-        return Status::OK();
-      }
-      last_error = std::string(s.message());
-    }
-    ::freeaddrinfo(list);
-    return Status::IOError("cannot connect to canal server " + address + ": " + last_error);
-  }
-
-  Status WriteAll(std::string_view data, Clock::time_point deadline) {
-    size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        CANAL_RETURN_IF_ERROR(Wait(POLLOUT, deadline, "sending"));
-        continue;
-      }
-      return Status::IOError("send failed: " + Errno(errno));
-    }
-    return Status::OK();
-  }
-
-  // Reads exactly n bytes; *got says how many arrived before an error.
-  Status ReadExact(char* buf, size_t n, Clock::time_point deadline, size_t* got) {
-    *got = 0;
-    while (*got < n) {
-      const ssize_t r = ::recv(fd_, buf + *got, n - *got, 0);
-      if (r > 0) {
-        *got += static_cast<size_t>(r);
-        continue;
-      }
-      if (r == 0) return Status::IOError("connection closed by the server");
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        WakeAfter(n - *got);
-        CANAL_RETURN_IF_ERROR(Wait(POLLIN, deadline, "waiting for the reply"));
-        continue;
-      }
-      return Status::IOError("recv failed: " + Errno(errno));
-    }
-    return Status::OK();
-  }
-
-  // Asks the kernel to wake a wait for readable bytes only once `want` bytes
-  // (at most kMaxLowWater) have arrived, not at every segment: each wake-up
-  // costs both sides a switch. Never more than the read needs, so a short read
-  // is not kept waiting.
-  void WakeAfter(size_t want) {
-    const int lowat = static_cast<int>(std::min(want, kMaxLowWater));
-    if (lowat == lowat_) return;
-    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) == 0) lowat_ = lowat;
-  }
-
-  // Whether bytes (or end of stream, or an error) are waiting now. A peek,
-  // not poll: poll would not report fewer bytes than the low-water mark the
-  // last read left (a short error reply after a big batch).
-  bool Readable() {
-    char c;
-    const ssize_t r = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-  }
-
- private:
-  static constexpr size_t kMaxLowWater = size_t{1} << 20;
-  int lowat_ = 1;
-
-  Status ConnectTo(const sockaddr* addr, socklen_t len, Clock::time_point deadline) {
-    if (::connect(fd_, addr, len) == 0) return Status::OK();
-    if (errno != EINPROGRESS) return Status::IOError(Errno(errno));
-    Status s = Wait(POLLOUT, deadline, "connecting (ConnectorOptions::connect_timeout)");
-    if (!s.ok()) return s;
-    int err = 0;
-    socklen_t err_len = sizeof err;
-    ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &err_len);
-    return err == 0 ? Status::OK() : Status::IOError(Errno(err));
-  }
-
-  Status Wait(short events, Clock::time_point deadline, std::string_view doing) {
-    while (true) {
-      pollfd p{fd_, events, 0};
-      const int timeout = PollTimeout(deadline);
-      const int r = ::poll(&p, 1, timeout);
-      if (r > 0) return Status::OK();  // errors and hang-ups surface in the next send/recv
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return Status::IOError("poll failed: " + Errno(errno));
-      return Status::IOError("timed out " + std::string(doing));
-    }
-  }
-
-  int fd_;
-};
 
 Connector::Connector(ConnectorOptions options) : options_(std::move(options)) {}
 
@@ -411,10 +241,17 @@ Status Connector::ConnectLocked() {
   if (options_.destination.empty()) {
     return Status::InvalidArgument(Where() + ": no destination (ConnectorOptions::destination names the instance)");
   }
-  CANAL_RETURN_IF_ERROR(Socket::Open(options_.address, options_.connect_timeout, &socket_));
+  CANAL_RETURN_IF_ERROR(Socket::Open(options_.address, options_.connect_timeout, options_.tls, &socket_));
 
   Packet p;
-  CANAL_RETURN_IF_ERROR(ReadPacket(options_.read_timeout, "reading the handshake", &p));
+  Status read = ReadPacket(options_.read_timeout, "reading the handshake", &p);
+  if (!read.ok() && read.code() == Status::Code::kIOError && !options_.tls.enabled) {
+    // A TLS port waits for a TLS client and closes the connection after its login timeout.
+    return Status::IOError(std::string(read.message()) +
+                           " (if the server has canal.tls.enabled = true, connect with TLS: "
+                           "ConnectorOptions::tls.enabled, canal-cli --tls)");
+  }
+  CANAL_RETURN_IF_ERROR(read);
   if (p.type != proto::HANDSHAKE) {
     return FailConnection(Status::Corruption(Where() + ": expected a HANDSHAKE packet first, got " +
                                              PacketTypeName(p.type) + "; is this a Canal server port?"));

@@ -4,6 +4,7 @@
 //             [--user U --password P] [--client-id ID] [--no-client-ha]
 //             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
 //             [--low-latency (default) | --batch-wait]
+//             [--tls [--tls-ca F] [--tls-cert F --tls-key F] [--tls-server-name N]]
 //
 // Human output looks like Canal's example client; --json prints one object per
 // row change in the shape of `canal-binlog decode` (docs/client.md lists what
@@ -201,6 +202,7 @@ int RunCluster(const Options& o) {
   co.filter = o.filter;
   co.client_ha = o.client_ha;
   co.low_latency_get = o.connector.low_latency_get;
+  co.tls = o.connector.tls;
   // Short election waits, so that a standby notices Ctrl-C.
   co.election_wait = std::chrono::milliseconds(500);
   ClusterConnector connector(co);
@@ -260,6 +262,18 @@ int main(int argc, char** argv) {
   app.add_flag("--low-latency,!--batch-wait", o.connector.low_latency_get,
                "each get returns as soon as any change is there (default); --batch-wait: Canal's rule, a get "
                "waits for a full batch or --timeout-ms (the low-latency ask needs our server; Canal's ignores it)");
+  // TLS (a server with canal.tls.enabled); any --tls-* option implies --tls.
+  app.add_flag("--tls", o.connector.tls.enabled, "connect with TLS (the server has canal.tls.enabled)");
+  const auto tls_option = [&](const char* name, std::string* value, const char* what) {
+    app.add_option(name, *value, what)->each([&o](const std::string&) { o.connector.tls.enabled = true; });
+  };
+  tls_option("--tls-ca", &o.connector.tls.ca_file,
+             "PEM CA certificates the server's certificate must chain to (default: the system's store)");
+  tls_option("--tls-cert", &o.connector.tls.cert_file,
+             "PEM client certificate, for a server that requires one (canal.tls.clientCa)");
+  tls_option("--tls-key", &o.connector.tls.key_file, "PEM private key of --tls-cert");
+  tls_option("--tls-server-name", &o.connector.tls.server_name,
+             "name or IP the server's certificate must hold (default: the host of --address)");
   app.add_flag("--json", o.json, "one JSON object per row change, shaped like `canal-binlog decode`");
   app.add_option("--timeout-ms", o.timeout_ms, "how long each get waits on the server for entries")
       ->default_val(1000)

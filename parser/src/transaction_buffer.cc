@@ -214,7 +214,11 @@ size_t TransactionBuffer::retained_bytes() const {
 
 Status TransactionBuffer::MaybeCut(uint64_t next_offset) {
   if (txn_.events.empty()) return Status::OK();
-  if (txn_.events.size() < options_.max_events && txn_bytes_ < options_.max_bytes) return Status::OK();
+  if (txn_.events.size() < options_.max_events && txn_bytes_ < options_.max_bytes &&
+      (options_.shared_max_bytes == nullptr ||
+       txn_bytes_ < options_.shared_max_bytes->load(std::memory_order_relaxed))) {
+    return Status::OK();
+  }
   const TxEvent& last = txn_.events.back();
   // Events inside one compressed payload share its offsets: never cut between them,
   // or a resume could not tell the delivered ones from the rest.

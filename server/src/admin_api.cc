@@ -15,6 +15,8 @@
 #include "canal/common/properties.h"
 #include "canal/common/trim.h"
 #include "canal/server/client_text.h"
+#include "admin_json.h"
+#include "file_text.h"
 
 namespace canal::server {
 
@@ -28,27 +30,9 @@ constexpr std::string_view kPrefix = "/api";
 constexpr std::string_view kDestinations = "/api/destinations";
 constexpr const char* kTokenKeys = "canal.admin.token or canal.admin.tokenFile";
 
-// The rule config.cc applies to canal.destinations: a name is a folder of
-// canal.conf.dir, so nothing else can ever be a destination.
-bool ValidName(std::string_view name) {
-  if (name.empty() || name == "." || name == "..") return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// Never throws: client text may be invalid UTF-8.
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
-
-HttpAnswer JsonAnswer(int status, const json& body) { return {status, kJsonType, Dump(body), false, {}}; }
-
-json Position(const LogPosition& p) {
-  if (p.empty()) return nullptr;
-  return {{"journal", p.journal_name}, {"offset", p.position}, {"gtid", p.gtid}, {"timestamp_ms", p.timestamp_ms}};
-}
+bool ValidName(std::string_view name) { return ValidDestinationName(name); }
+HttpAnswer JsonAnswer(int status, const json& body) { return AdminJsonAnswer(status, body); }
+json Position(const LogPosition& p) { return AdminPositionJson(p); }
 
 // running / stopped / failed / standby, from the status report and the
 // registry's view of why a destination is not running.
@@ -91,16 +75,29 @@ json DestinationJson(const DestinationReport& d, const HeldState& held, const st
   return j;
 }
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buf.str();
-}
+// A token file holds one line; a larger file is not one.
+std::optional<std::string> ReadFile(const std::string& path) { return ReadFileText(path, 64 * 1024); }
 
 }  // namespace
+
+bool ValidDestinationName(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+HttpAnswer AdminJsonAnswer(int status, const json& body) {
+  return {status, kJsonType, body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", false, {}};
+}
+
+json AdminPositionJson(const LogPosition& p) {
+  if (p.empty()) return nullptr;
+  return {{"journal", p.journal_name}, {"offset", p.position}, {"gtid", p.gtid}, {"timestamp_ms", p.timestamp_ms}};
+}
 
 Status LoadAdminConfig(const CanalConfig& canal, AdminConfig* out, std::vector<std::string>* warnings) {
   *out = AdminConfig{};
@@ -198,11 +195,45 @@ AdminRoute ParseAdminPath(std::string_view path) {
     route.action = OperatorAction::kStart;
   } else if (action == "restart") {
     route.action = OperatorAction::kRestart;
+  } else if (action == "cursor" || action == "config" || action == "log" || action == "snapshot") {
+    route.kind = AdminRoute::Kind::kOperation;
+    route.operation = std::string(action);
+    return route;
   } else {
     return route;  // kUnknown
   }
   route.kind = AdminRoute::Kind::kAction;
   return route;
+}
+
+bool AuthThrottle::Blocked(const std::string& address, Clock::time_point now, int64_t* retry_after_s) {
+  const auto it = by_address_.find(address);
+  if (it == by_address_.end() || it->second.blocked_until <= now) return false;
+  *retry_after_s = std::chrono::ceil<std::chrono::seconds>(it->second.blocked_until - now).count();
+  return true;
+}
+
+void AuthThrottle::Failed(const std::string& address, Clock::time_point now) {
+  if (by_address_.size() >= max_addresses_ && by_address_.count(address) == 0) {
+    // Bounded: forget the addresses whose window is over; if none, the oldest one.
+    std::erase_if(by_address_, [&](const auto& kv) { return kv.second.first + window_ <= now && kv.second.blocked_until <= now; });
+    if (by_address_.size() >= max_addresses_) {
+      auto oldest = by_address_.begin();
+      for (auto it = by_address_.begin(); it != by_address_.end(); ++it) {
+        if (it->second.first < oldest->second.first) oldest = it;
+      }
+      by_address_.erase(oldest);
+    }
+  }
+  Entry& e = by_address_[address];
+  if (e.failures == 0 || e.first + window_ <= now) {
+    e.failures = 0;
+    e.first = now;
+  }
+  if (++e.failures >= allowed_) {
+    e.blocked_until = now + window_;
+    e.failures = 0;
+  }
 }
 
 bool TokenEquals(std::string_view a, std::string_view b) {
@@ -267,38 +298,65 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
   const AdminRoute route = ParseAdminPath(path);
   if (route.kind == AdminRoute::Kind::kUnknown || route.kind == AdminRoute::Kind::kNone) {
     return Refuse(request, 404,
-                  "not found: the admin API serves /api/destinations, /api/destinations/NAME and POST "
-                  "/api/destinations/NAME/{stop,start,restart}");
+                  "not found: the admin API serves /api/destinations, /api/destinations/NAME, POST "
+                  "/api/destinations/NAME/{stop,start,restart,cursor,snapshot}, /api/destinations/NAME/config and "
+                  "GET /api/destinations/NAME/log (docs/admin.md)");
   }
-  const bool change = route.kind == AdminRoute::Kind::kAction;
-  if (change && request.method != "POST") {
+  // What each path allows: changes are POST; the config is read with GET and
+  // written with POST; reading a config or a log needs the token (a config holds
+  // the database password).
+  const std::string& op = route.operation;
+  const bool post_only = route.kind == AdminRoute::Kind::kAction || op == "cursor" || op == "snapshot";
+  const bool get_only = route.kind == AdminRoute::Kind::kList || route.kind == AdminRoute::Kind::kOne || op == "log";
+  const bool change = request.method == "POST";
+  if (post_only && request.method != "POST") {
     HttpAnswer a = Refuse(request, 405, "method not allowed: changes are POST only");
     a.headers.emplace_back("Allow", "POST");
     return a;
   }
-  if (!change && request.method != "GET" && request.method != "HEAD") {
+  if (get_only && request.method != "GET" && request.method != "HEAD") {
     HttpAnswer a = Refuse(request, 405, "method not allowed: this path is read with GET");
     a.headers.emplace_back("Allow", "GET, HEAD");
     return a;
   }
+  if (!post_only && !get_only && request.method != "GET" && request.method != "HEAD" && !change) {
+    HttpAnswer a = Refuse(request, 405, "method not allowed: GET to read, POST to change");
+    a.headers.emplace_back("Allow", "GET, HEAD, POST");
+    return a;
+  }
+  const bool secret_read = op == "config" || op == "log";
   // A page of another site may make a browser send a request here, with the
   // operator's network position; the browser names that site in Origin.
   if (request.has_origin && !SameOrigin(request.origin, request.host)) {
     return Refuse(request, 403, "cross-site request refused: Origin " + ClientText(request.origin) +
                                     " is not this server's own");
   }
-  if (change || config_.read_requires_token) {
+  if (change || secret_read || config_.read_requires_token) {
     if (config_.token.empty()) {
       return Refuse(request, 403,
                     "changes are turned off: no admin token is configured; set " + std::string(kTokenKeys) +
                         " in canal.properties and restart the server (docs/admin.md)");
     }
+    // Guessing is throttled per address (the port changes with every connection).
+    const std::string address = request.peer.substr(0, request.peer.rfind(':'));
+    const auto now = AuthThrottle::Clock::now();
+    int64_t retry_after_s = 0;
+    if (throttle_.Blocked(address, now, &retry_after_s)) {
+      HttpAnswer a = Refuse(request, 429,
+                            "too many requests with a wrong or missing admin token from " + address + "; try again in " +
+                                std::to_string(retry_after_s) + " s");
+      a.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
+      return a;
+    }
     switch (CheckBearer(config_.token, request.authorization)) {
       case TokenCheck::kOk:
+        throttle_.Succeeded(address);
         break;
       case TokenCheck::kMissing:
+        throttle_.Failed(address, now);
         return Refuse(request, 401, "no credentials: send Authorization: Bearer <the admin token>");
       case TokenCheck::kWrong:
+        throttle_.Failed(address, now);
         return Refuse(request, 401, "wrong admin token");
     }
   }
@@ -321,6 +379,8 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
         if (a.status == 404) return Refuse(request, 404, "no destination '" + route.destination + "' on this server");
         return a;
       }
+    case AdminRoute::Kind::kOperation:
+      return Operate(request, route);
     default:
       return Act(request, route);
   }

@@ -7,8 +7,13 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <algorithm>
 #include <exception>
 #include <limits>
 
@@ -39,6 +44,17 @@ size_t WholeWrites(const error_code& ec, size_t /*bytes_so_far*/) {
   return ec ? 0 : std::numeric_limits<int32_t>::max();
 }
 
+// A gathered reply goes through TLS in copies of this size: each write of
+// the TLS stream takes one buffer only, so small pieces would each be a
+// record and a send of their own.
+constexpr size_t kTlsStageBytes = 64 << 10;
+
+// The end of a client's input: a clean close, or (TLS) a close without
+// close_notify, which is how most clients end.
+bool IsEndOfInput(const error_code& ec) {
+  return ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+}
+
 }  // namespace
 
 void Reply::SetGathered(std::shared_ptr<store::RingStore> ring) {
@@ -61,9 +77,14 @@ ClientChannel::ClientChannel(SessionContext* context, SessionState* state, asio:
       inbox_space_(socket_.get_executor()),
       wake_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()),
+      tls_done_(socket_.get_executor()),
       last_receive_(Clock::now()),
       connected_at_(last_receive_),
-      idle_timeout_(context->options.default_idle_timeout_ms) {}
+      idle_timeout_(context->options.default_idle_timeout_ms) {
+  if (context->tls) tls_ = std::make_unique<TlsStream>(socket_, *context->tls);
+}
+
+ClientChannel::~ClientChannel() = default;
 
 void ClientChannel::Start(const std::shared_ptr<void>& keep_alive) {
   const auto on_exit = [](std::exception_ptr) {};  // both end on their own once the socket closes
@@ -90,9 +111,40 @@ bool ClientChannel::InboxFull() const {
   return !inbox_.empty() && (inbox_.size() >= kInboxMaxFrames || inbox_bytes_ >= kInboxMaxBytes);
 }
 
+awaitable<bool> ClientChannel::TlsHandshake() {
+  error_code ec;
+  co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(use_awaitable, ec));
+  if (state_->closed()) co_return false;  // the login deadline, or the server stopping
+  if (ec) {
+    // What OpenSSL says ("certificate verify failed", "wrong version
+    // number", "peer did not return a certificate"), and for a client
+    // certificate refused, why.
+    std::string why = IsEndOfInput(ec) ? "the client closed the connection" : ec.message();
+    const long verify = SSL_get_verify_result(tls_->native_handle());
+    if (verify != X509_V_OK) why += "; client certificate: " + std::string(X509_verify_cert_error_string(verify));
+    const std::string reason = "TLS handshake failed: " + why;
+    WarnLimited("tls handshake failed", "closing the connection of " + Describe() + ": " + reason);
+    Close(reason);
+    co_return false;
+  }
+  tls_ready_ = true;
+  tls_done_.cancel();
+  co_return true;
+}
+
+awaitable<bool> ClientChannel::TlsReady() {
+  error_code ec;
+  while (!tls_ready_ && !state_->closed()) {
+    tls_done_.expires_at(Clock::time_point::max());
+    co_await tls_done_.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+  co_return tls_ready_ && !state_->closed();
+}
+
 awaitable<void> ClientChannel::ReadLoop(std::shared_ptr<void> /*keep_alive*/) {
   error_code ec;
   std::string reason = "client closed the connection";
+  if (tls_ && !co_await TlsHandshake()) co_return;
   while (!state_->closed()) {
     while (!state_->closed() && InboxFull()) {
       inbox_space_.expires_at(Clock::time_point::max());
@@ -100,9 +152,13 @@ awaitable<void> ClientChannel::ReadLoop(std::shared_ptr<void> /*keep_alive*/) {
     }
     if (state_->closed()) break;
     uint8_t header[kFrameHeaderBytes];
-    co_await asio::async_read(socket_, asio::buffer(header), asio::redirect_error(use_awaitable, ec));
+    if (tls_) {
+      co_await asio::async_read(*tls_, asio::buffer(header), asio::redirect_error(use_awaitable, ec));
+    } else {
+      co_await asio::async_read(socket_, asio::buffer(header), asio::redirect_error(use_awaitable, ec));
+    }
     if (ec) {
-      if (ec != asio::error::eof) reason = "read failed: " + ec.message();
+      if (!IsEndOfInput(ec)) reason = "read failed: " + ec.message();
       break;
     }
     last_receive_ = Clock::now();
@@ -120,7 +176,11 @@ awaitable<void> ClientChannel::ReadLoop(std::shared_ptr<void> /*keep_alive*/) {
       co_return;
     }
     std::string frame(length, '\0');
-    co_await asio::async_read(socket_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    if (tls_) {
+      co_await asio::async_read(*tls_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    } else {
+      co_await asio::async_read(socket_, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    }
     if (ec) {
       reason = "connection ended inside a frame of " + std::to_string(length) + " bytes (" + ec.message() + ")";
       if (!state_->closed()) log_->warn("canal server {}: {}: {}", local_address_, Describe(), reason);
@@ -155,8 +215,12 @@ awaitable<void> ClientChannel::IdleWatch(std::shared_ptr<void> /*keep_alive*/) {
     const Clock::time_point now = Clock::now();
     // Whatever it sends, a client that has not logged in in time goes.
     if (!state_->logged_in() && now >= login_deadline) {
-      const std::string reason = "not logged in within " + std::to_string(context_->options.login_timeout_ms) +
-                                 " ms (canal.connections.login.timeout)";
+      const std::string limit = std::to_string(context_->options.login_timeout_ms) + " ms";
+      const std::string reason =
+          tls_ && !tls_ready_
+              ? "no TLS handshake within " + limit +
+                    " (canal.connections.login.timeout; canal.tls.enabled is on: a client without TLS?)"
+              : "not logged in within " + limit + " (canal.connections.login.timeout)";
       WarnLimited("login timeout", "closing the connection of " + Describe() + ": " + reason);
       Close(reason);
       break;
@@ -194,8 +258,15 @@ void ClientChannel::Interrupt() {
 
 awaitable<bool> ClientChannel::Write(Reply* reply) {
   error_code ec;
+  if (tls_ && !co_await TlsReady()) {
+    reply->DropGather();
+    reply->ready = false;
+    co_return false;  // closed: the handshake failed or never came
+  }
   writing_ = true;
-  if (!reply->gather.empty()) {
+  if (tls_) {
+    co_await WriteTls(reply, &ec);
+  } else if (!reply->gather.empty()) {
     co_await asio::async_write(socket_, reply->gather, WholeWrites, asio::redirect_error(use_awaitable, ec));
   } else {
     co_await asio::async_write(socket_, asio::buffer(reply->out), WholeWrites,
@@ -214,6 +285,32 @@ awaitable<bool> ClientChannel::Write(Reply* reply) {
     co_return false;
   }
   co_return true;
+}
+
+awaitable<void> ClientChannel::WriteTls(Reply* reply, error_code* ec) {
+  if (reply->gather.empty()) {
+    co_await asio::async_write(*tls_, asio::buffer(reply->out), WholeWrites, asio::redirect_error(use_awaitable, *ec));
+    co_return;
+  }
+  // TLS copies every byte anyway (into records); one more copy into a
+  // stage of 64 KiB makes full records and few sends.
+  tls_stage_.reserve(kTlsStageBytes);
+  const std::vector<asio::const_buffer>& pieces = reply->gather;
+  size_t i = 0, offset = 0;  // the next byte to stage: pieces[i], at offset
+  while (i < pieces.size() && !*ec) {
+    tls_stage_.clear();
+    while (i < pieces.size() && tls_stage_.size() < kTlsStageBytes) {
+      const size_t take = std::min(pieces[i].size() - offset, kTlsStageBytes - tls_stage_.size());
+      tls_stage_.append(static_cast<const char*>(pieces[i].data()) + offset, take);
+      offset += take;
+      if (offset == pieces[i].size()) {
+        ++i;
+        offset = 0;
+      }
+    }
+    co_await asio::async_write(*tls_, asio::buffer(tls_stage_), WholeWrites, asio::redirect_error(use_awaitable, *ec));
+  }
+  if (tls_stage_.capacity() > kTlsStageBytes * 2) std::string().swap(tls_stage_);
 }
 
 awaitable<void> ClientChannel::WaitUntil(Clock::time_point deadline) {
@@ -247,6 +344,7 @@ void ClientChannel::Close(std::string_view reason) {
   inbox_space_.cancel();
   wake_.cancel();
   idle_timer_.cancel();
+  tls_done_.cancel();
 }
 
 }  // namespace canal::server

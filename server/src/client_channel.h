@@ -9,6 +9,10 @@
 // Lifecycle facts (logged in, ending, draining, closed, input over) are the
 // session's SessionState, which the channel reads and moves: EOF moves it to
 // kInputClosed (or closes an ending session), Close() to kClosed.
+//
+// With TLS (SessionContext::tls) the reader first does the server's
+// handshake, within the login deadline; writes wait for it. Without, the
+// socket is read and written directly, as before.
 #pragma once
 
 #include <utility>  // Boost 1.74's coroutine headers use std::exchange without it
@@ -16,6 +20,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
@@ -70,6 +75,7 @@ class ClientChannel {
   // outlives the channel's coroutines (they hold the session).
   ClientChannel(SessionContext* context, SessionState* state, boost::asio::ip::tcp::socket socket, std::string peer,
                 std::string local_address);
+  ~ClientChannel();
 
   boost::asio::any_io_executor executor() { return socket_.get_executor(); }
   // Starts the reader and the idle watch; `keep_alive` (the session) lives
@@ -119,11 +125,21 @@ class ClientChannel {
   boost::asio::awaitable<void> IdleWatch(std::shared_ptr<void> keep_alive);
   bool InboxFull() const;
   void EndOfInput(const std::string& reason);
+  // The TLS handshake; false (closed, the reason logged) when it failed.
+  boost::asio::awaitable<bool> TlsHandshake();
+  // Until the TLS handshake has ended; false when the channel closed instead.
+  boost::asio::awaitable<bool> TlsReady();
+  boost::asio::awaitable<void> WriteTls(Reply* reply, boost::system::error_code* ec);
 
   SessionContext* const context_;
   SessionState* const state_;
   spdlog::logger* const log_;
   boost::asio::ip::tcp::socket socket_;
+  // Over socket_ when TLS is on (declared after it: it refers to it).
+  using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>;
+  std::unique_ptr<TlsStream> tls_;
+  bool tls_ready_ = false;      // the handshake has completed
+  std::string tls_stage_;       // a gathered reply is copied through this in TLS records
   const std::string peer_;
   const std::string local_address_;
   std::string label_;
@@ -132,6 +148,7 @@ class ClientChannel {
   boost::asio::steady_timer inbox_space_;    // the reader waits here when the inbox is full
   boost::asio::steady_timer wake_;           // WaitUntil and the linger
   boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer tls_done_;       // Write waits here for the TLS handshake
 
   std::deque<std::string> inbox_;
   size_t inbox_bytes_ = 0;

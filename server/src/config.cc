@@ -14,6 +14,7 @@
 #include "canal/common/trim.h"
 #include "canal/parser/event_parser.h"
 #include "canal/sink/table_filter.h"
+#include "tls_context.h"
 
 namespace canal::server {
 namespace {
@@ -305,6 +306,23 @@ uint32_t DefaultSlaveId(const CanalConfig& canal, const std::string& destination
 
 // What a client gets before it logs in, and how many connections the
 // server holds (docs/configuration.md, "Connections").
+Status LoadMemoryBudget(const KeyReader& keys, CanalConfig* config) {
+  std::optional<std::string> v;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.memory.budget", &v, &source));
+  const std::string_view text = v ? Trim(*v) : std::string_view();
+  if (text.empty()) {
+    config->memory_budget_bytes = DefaultMemoryBudget();
+    return Status::OK();
+  }
+  constexpr uint64_t kMin = 16u << 20;
+  if (!ParseByteSize(text, &config->memory_budget_bytes) || config->memory_budget_bytes < kMin) {
+    return keys.Bad("canal.memory.budget", std::string(text), source,
+                    "not a size of at least 16m (bytes, or with k, m or g: 1g, 512m)");
+  }
+  return Status::OK();
+}
+
 Status LoadConnectionLimits(const KeyReader& keys, SessionServerOptions* session) {
   CANAL_RETURN_IF_ERROR(keys.Integer<uint32_t>("canal.connections.preauth.max.frame.bytes", 64u << 10, 1024,
                                                session->max_frame_bytes, "a byte count",
@@ -315,6 +333,48 @@ Status LoadConnectionLimits(const KeyReader& keys, SessionServerOptions* session
                                              "a number of connections (0: no limit)", &session->max_connections));
   return keys.Integer<size_t>("canal.connections.max.per.address", 64, 0, 1'000'000,
                               "a number of connections (0: no limit)", &session->max_connections_per_address);
+}
+
+// TLS on the client port (docs/configuration.md, "TLS"). Off, the other
+// canal.tls.* keys are not read. On, the files are loaded here once, so that
+// a bad one stops the start naming its key and file.
+Status LoadTlsKeys(const KeyReader& keys, const std::string& base_dir, const std::string& properties_file,
+                   ServerTlsOptions* tls) {
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.tls.enabled", false, &tls->enabled));
+  if (!tls->enabled) return Status::OK();
+  struct File {
+    const char* key;
+    std::string* path;
+    PropertySource source;
+  } files[] = {{"canal.tls.cert", &tls->cert_file, {}},
+               {"canal.tls.key", &tls->key_file, {}},
+               {"canal.tls.clientCa", &tls->client_ca_file, {}}};
+  for (File& f : files) {
+    std::optional<std::string> v;
+    CANAL_RETURN_IF_ERROR(keys.Get(f.key, &v, &f.source));
+    *f.path = v && !v->empty() ? ResolvePath(base_dir, *v) : "";
+  }
+  std::optional<std::string> version;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.tls.minVersion", &version, &source));
+  if (version && !version->empty()) {
+    const std::string v = Lower(*version);
+    if (v != "tlsv1.2" && v != "tlsv1.3") {
+      return keys.Bad("canal.tls.minVersion", *version, source,
+                      "not a TLS version this server offers (TLSv1.2 or TLSv1.3)");
+    }
+    tls->min_version = v == "tlsv1.3" ? "TLSv1.3" : "TLSv1.2";
+  }
+  Status s = CheckServerTls(*tls);
+  if (s.ok()) return s;
+  // The message starts with the key it is about: say where that was set.
+  std::string where = properties_file;
+  for (const File& f : files) {
+    if (s.message().starts_with(std::string(f.key) + " ") && !f.source.where.empty()) {
+      where = f.source.where;
+    }
+  }
+  return Status::InvalidArgument(where + ": " + std::string(s.message()));
 }
 
 }  // namespace
@@ -377,6 +437,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
   CANAL_RETURN_IF_ERROR(LoadConnectionLimits(keys, &config.session));
+  CANAL_RETURN_IF_ERROR(LoadTlsKeys(keys, config.base_dir, config.properties_file, &config.session.tls));
   std::optional<std::string> passwd;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.passwd", &passwd, &source));
   if (passwd && !passwd->empty()) {
@@ -387,6 +448,19 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
     }
     config.session.password_stored = *passwd;
   }
+  // Client users (users_file.h; the file itself is read by ClientUsers::Create).
+  std::optional<std::string> users_file;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.users.file", &users_file, &source));
+  if (users_file && !users_file->empty()) {
+    if (config.session.user.empty() && !config.session.password_stored.empty()) {
+      return keys.Bad("canal.users.file", *users_file, source,
+                      "canal.passwd is set without canal.user: with a users file every login names a user "
+                      "(set canal.user, or move the password into the file)");
+    }
+    config.users_file = ResolvePath(config.base_dir, *users_file);
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.users.reload.interval", 1000, 100, 3'600'000,
+                                          "a number of milliseconds", &config.users_reload_interval_ms));
 
   std::optional<std::string> destinations;
   CANAL_RETURN_IF_ERROR(keys.Get("canal.destinations", &destinations, &source));
@@ -405,6 +479,7 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
     }
   }
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.auto.scan", true, &config.auto_scan));
+  CANAL_RETURN_IF_ERROR(LoadMemoryBudget(keys, &config));
   CANAL_RETURN_IF_ERROR(
       keys.Integer<int>("canal.auto.scan.interval", 5, 1, 86'400, "a number of seconds", &config.auto_scan_interval_s));
 
@@ -424,6 +499,33 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
 
 std::string InstancePropertiesPath(const CanalConfig& canal, const std::string& destination) {
   return (fs::path(canal.conf_dir) / destination / "instance.properties").string();
+}
+
+uint64_t DefaultMemoryBudget() {
+  constexpr uint64_t kDefault = uint64_t{1} << 30;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return kDefault;
+  return std::min(kDefault, static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4);
+}
+
+bool ParseByteSize(std::string_view text, uint64_t* bytes) {
+  if (text.empty()) return false;
+  uint64_t unit = 1;
+  const char last = static_cast<char>(text.back() | 0x20);
+  if (last == 'k' || last == 'm' || last == 'g') {
+    unit = last == 'k' ? uint64_t{1} << 10 : last == 'm' ? uint64_t{1} << 20 : uint64_t{1} << 30;
+    text.remove_suffix(1);
+  }
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (n > ~uint64_t{0} / unit) return false;
+  *bytes = n * unit;
+  return true;
 }
 
 Status LoadInstanceConfig(const CanalConfig& canal, const std::string& destination, InstanceConfig* out) {

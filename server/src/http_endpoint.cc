@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "canal/server/admin_api.h"
+#include "canal/server/admin_page.h"
 #include "canal/server/status_report.h"
 #include "listen_socket.h"
 
@@ -37,10 +38,20 @@ constexpr const char* kTextType = "text/plain; charset=utf-8";
 
 HttpAnswer Text(int status, std::string body) { return {status, kTextType, std::move(body), false, {}}; }
 
+// The admin page and its parts: only this origin's scripts, styles and
+// requests, and never inside another site's frame (it has buttons).
+HttpAnswer Page(std::string content_type, std::string body) {
+  HttpAnswer a{200, std::move(content_type), std::move(body), false, {}};
+  a.headers.emplace_back("Content-Security-Policy", kAdminPageCsp);
+  a.headers.emplace_back("X-Frame-Options", "DENY");
+  a.headers.emplace_back("Referrer-Policy", "no-referrer");
+  return a;
+}
+
 }  // namespace
 
 HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept,
-                 StatusCollector* collector) {
+                 StatusCollector* collector, const StatusHistory* history) {
   if (method != "GET" && method != "HEAD") {
     HttpAnswer a = Text(405, "method not allowed: only GET and HEAD are served here\n");
     a.allow_header = true;
@@ -50,10 +61,12 @@ HttpAnswer Route(std::string_view method, std::string_view target, std::string_v
   if (path == "/metrics") return {200, kMetricsType, RenderMetrics(collector->Collect()), false, {}};
   const bool wants_html = accept.find("text/html") != std::string_view::npos;
   if (path == "/status.html" || (path == "/status" && wants_html)) {
-    return {200, "text/html; charset=utf-8", RenderStatusHtml(collector->Collect()), false, {}};
+    return Page("text/html; charset=utf-8", RenderStatusHtml(collector->Collect()));
   }
+  if (path == "/status.js") return Page("text/javascript; charset=utf-8", std::string(AdminPageScript()));
+  if (path == "/status.css") return Page("text/css; charset=utf-8", std::string(AdminPageStyle()));
   if (path == "/status" || path == "/status.json") {
-    return {200, "application/json", RenderStatusJson(collector->Collect()), false, {}};
+    return {200, "application/json", RenderStatusJson(collector->Collect(), history), false, {}};
   }
   if (path == "/health") {
     std::string why;
@@ -61,7 +74,7 @@ HttpAnswer Route(std::string_view method, std::string_view target, std::string_v
     return Text(503, "not streaming:\n" + why);
   }
   if (path == "/") {
-    return Text(200, "canal-server: /metrics (Prometheus), /status (JSON), /status.html, /health\n");
+    return Text(200, "canal-server: /metrics (Prometheus), /status (JSON), /status.html (the admin page), /health\n");
   }
   return Text(404, "not found: this port serves /metrics, /status, /status.html and /health\n");
 }
@@ -74,6 +87,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
       : options_(std::move(options)),
         collector_(collector),
         log_(logger ? std::move(logger) : spdlog::default_logger()),
+        history_(options_.history_samples, options_.history_every),
         acceptor_(io_) {}
   ~HttpEndpointImpl() override { Stop(); }
 
@@ -95,6 +109,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
     std::lock_guard lock(mu_);
     if (thread_.joinable() || stopped_) return;
     asio::co_spawn(io_, AcceptLoop(), asio::detached);
+    asio::co_spawn(io_, SampleLoop(), asio::detached);
     thread_ = std::thread([this] {
       for (;;) {
         try {
@@ -123,6 +138,19 @@ class HttpEndpointImpl final : public HttpEndpoint {
   uint16_t port() const override { return port_; }
 
  private:
+  // The sparklines' history: a sample now (a page opened at once shows
+  // something), then every history_every, on this thread like the requests.
+  asio::awaitable<void> SampleLoop() {
+    asio::steady_timer timer(io_);
+    for (;;) {
+      history_.Record(collector_->Collect());
+      timer.expires_after(history_.every());
+      error_code ec;
+      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+    }
+  }
+
   asio::awaitable<void> AcceptLoop() {
     for (;;) {
       error_code ec;
@@ -156,6 +184,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
     res.set(http::field::server, "canal-server");
     res.set(http::field::content_type, a.content_type);
     res.set(http::field::cache_control, "no-cache");
+    res.set("X-Content-Type-Options", "nosniff");
     if (a.allow_header) res.set(http::field::allow, "GET, HEAD");
     for (const auto& [name, value] : a.headers) res.set(name, value);
     res.keep_alive(keep_alive);
@@ -243,7 +272,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
         break;
       } else {
         const auto accept = req[http::field::accept];
-        answer = Route(method, target, std::string_view(accept.data(), accept.size()), collector_);
+        answer = Route(method, target, std::string_view(accept.data(), accept.size()), collector_, &history_);
       }
       const bool keep_alive = req.keep_alive();
       co_await Send(stream, answer, head, keep_alive, req.version());
@@ -255,6 +284,7 @@ class HttpEndpointImpl final : public HttpEndpoint {
   const HttpEndpointOptions options_;
   StatusCollector* const collector_;
   std::shared_ptr<spdlog::logger> log_;
+  StatusHistory history_;  // sampled and read on the I/O thread (it locks anyway)
   asio::io_context io_{1};
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;

@@ -1,5 +1,7 @@
 #include "canal/server/instance.h"
 
+#include "canal/store/memory_budget.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -85,6 +87,7 @@ Status Instance::StartLocked() {
 
   std::unique_ptr<store::RingStore> ring;
   CANAL_RETURN_IF_ERROR(store::RingStore::Create(config_.store, &ring).WithContext(config_.properties_file));
+  ring->JoinBudget(options_.memory_budget);
 
   // Cursors are stamped with the upstream they belong to, as Canal does.
   meta::LogIdentity identity;
@@ -201,6 +204,10 @@ Status Instance::StartStream() {
   // primary's end, not at canal.instance.master.*, which is older (and most likely purged too).
   if (after_purge) parser_options.start = parser::StartPosition{};
   parser_options.on_caught_up = [r = ring] { r->ProducerCaughtUp(); };
+  // A piece of a large transaction waits whole in the parser while the ring
+  // is full: under the shared budget it is a quarter of the ring's share at
+  // most, so a burst on many destinations stays near the budget.
+  if (options_.memory_budget) parser_options.buffer.shared_max_bytes = &options_.memory_budget->piece_bytes();
   auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), merger.get(), cursor_.get(), log_);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,7 @@
 #include "canal/server/instance_registry.h"
 
+#include "file_text.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,14 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buf.str();
-}
+// instance.properties is a few KiB; anything this large is not one.
+constexpr size_t kMaxInstancePropertiesBytes = 16u << 20;
+
+std::optional<std::string> ReadFile(const std::string& path) { return ReadFileText(path, kMaxInstancePropertiesBytes); }
 
 }  // namespace
 

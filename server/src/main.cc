@@ -37,6 +37,8 @@
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
 #include "canal/server/memory_trimmer.h"
+#include "canal/store/memory_budget.h"
+#include "canal/server/users_file.h"
 
 namespace {
 
@@ -165,10 +167,13 @@ canal::server::DestinationFactory MakeDestinationFactory(const canal::server::Ca
                                                          const canal::mq::MqSettings& mq_settings,
                                                          canal::meta::MetaManager* meta, canal::coord::ZkClient* zk,
                                                          canal::server::RunningMonitor* monitor,
-                                                         canal::meta::ZkMetaManager* zk_meta, fs::path logs) {
-  return [meta, &config, &mq_settings, zk, monitor, zk_meta, logs](
+                                                         canal::meta::ZkMetaManager* zk_meta, fs::path logs,
+                                                         std::shared_ptr<canal::store::MemoryBudget> budget) {
+  return [meta, &config, &mq_settings, zk, monitor, zk_meta, logs, budget](
              const canal::server::InstanceConfig& instance_config,
              std::shared_ptr<canal::server::ManagedDestination>* out) {
+    canal::server::InstanceOptions instance_options;
+    instance_options.memory_budget = budget;
     const std::string& dest = instance_config.destination;
     std::shared_ptr<spdlog::logger> instance_log;
     CANAL_RETURN_IF_ERROR(MakeFileLogger(dest, logs / dest / (dest + ".log"), &instance_log));
@@ -186,9 +191,10 @@ canal::server::DestinationFactory MakeDestinationFactory(const canal::server::Ca
     }
     if (mq_settings.mode != canal::mq::ServerMode::kTcp) {
       return canal::server::MqDestination::Create(mq_settings, config, with_history, meta,
-                                                  std::move(instance_log), out);
+                                                  std::move(instance_log), out, std::move(instance_options));
     }
-    *out = std::make_shared<canal::server::Instance>(with_history, meta, std::move(instance_log));
+    *out = std::make_shared<canal::server::Instance>(with_history, meta, std::move(instance_log),
+                                                     std::move(instance_options));
     return Status::OK();
   };
 }
@@ -255,6 +261,22 @@ int Run(int argc, char** argv) {
   }
   for (const std::string& warning : admin_warnings) log->warn("{}", warning);
 
+  // Client users (canal.users.file): a bad file refuses to start, naming its line.
+  std::shared_ptr<canal::server::ClientUsers> users;
+  if (!config.users_file.empty()) {
+    canal::server::ClientUsersOptions users_options;
+    users_options.file = config.users_file;
+    users_options.legacy_user = config.session.user;
+    users_options.legacy_password_stored = config.session.password_stored;
+    users_options.check_interval = std::chrono::milliseconds(config.users_reload_interval_ms);
+    if (Status s = canal::server::ClientUsers::Create(users_options, log, &users); !s.ok()) {
+      Report(log, "configuration refused: canal.users.file: " + std::string(s.message()));
+      return kExitConfig;
+    }
+    users->Start();  // stopped by its destructor on every way out
+    config.session.users = users;
+  }
+
   // Metrics and status (canal.metrics.pull.port): counters first, served below.
   canal::server::Observability observability(config, log);
   observability.SetAdmin(std::move(admin_config), canal::mq::ServerModeName(mq_settings.mode));
@@ -285,11 +307,13 @@ int Run(int argc, char** argv) {
     return kExitFailure;
   }
 
+  // One memory budget for every destination's ring (canal.memory.budget).
+  auto budget = std::make_shared<canal::store::MemoryBudget>(config.memory_budget_bytes);
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
   registry_options.arbiter = monitor.get();
   registry_options.factory =
-      MakeDestinationFactory(config, mq_settings, meta.get(), zk.get(), monitor.get(), zk_meta, logs);
+      MakeDestinationFactory(config, mq_settings, meta.get(), zk.get(), monitor.get(), zk_meta, logs, budget);
   canal::server::InstanceRegistry registry(config, std::move(registry_options));
   std::vector<Status> failures;
   if (Status s = registry.Start(&failures); !s.ok()) failures.push_back(std::move(s));
@@ -316,6 +340,8 @@ int Run(int argc, char** argv) {
   }
   serving.store(server.get());
   server->Start();
+  canal::server::AdminOperations admin_operations(config, &registry, meta.get(), logs.string(), log);
+  observability.SetOperations(&admin_operations);
   // A metrics port that cannot be bound is logged; clients are served anyway.
   observability
       .Start(&registry, monitor.get(),
@@ -328,6 +354,19 @@ int Run(int argc, char** argv) {
   trimmer.Start();
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
+  {
+    // What the budget holds now: the slot arrays are a fixed cost per ring.
+    const uint64_t mib = 1 << 20;
+    const size_t rings = budget->rings();
+    log->info("memory budget {} MiB (canal.memory.budget): {} ring(s), slot arrays {} MiB, {} MiB for each ring's "
+              "entries and kept buffers",
+              budget->total() / mib, rings, budget->fixed_bytes() / mib, budget->share() / mib);
+    if (rings != 0 && budget->fixed_bytes() > budget->total() / 2) {
+      log->warn("the slot arrays of {} destinations take {} MiB of the {} MiB memory budget; lower "
+                "canal.instance.memory.buffer.size or raise canal.memory.budget",
+                rings, budget->fixed_bytes() / mib, budget->total() / mib);
+    }
+  }
   log->info("canal-server started: mode {}, listening on {}:{}, destinations [{}]{}, cursors in {}, auto scan {}",
             canal::mq::ServerModeName(mq_settings.mode), config.session.ip, server->port(), names,
             monitor ? " active here (the others stand by in ZooKeeper)" : "",

@@ -20,7 +20,7 @@ Status LoadServerMode(const CanalConfig& canal, mq::MqSettings* out) {
 
 Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& canal, const InstanceConfig& config,
                              meta::MetaManager* meta, std::shared_ptr<spdlog::logger> logger,
-                             std::shared_ptr<ManagedDestination>* out) {
+                             std::shared_ptr<ManagedDestination>* out, InstanceOptions instance_options) {
   Properties instance_props(config.properties_file);
   CANAL_RETURN_IF_ERROR(Properties::Parse(config.contents, config.properties_file, &instance_props));
   PropertyResolver resolver({&instance_props, &canal.properties}, canal.env ? canal.env : ProcessEnvironment());
@@ -77,7 +77,7 @@ Status MqDestination::Create(const mq::MqSettings& settings, const CanalConfig& 
   std::unique_ptr<mq::Publisher> publisher;
   CANAL_RETURN_IF_ERROR(
       mq::Publisher::Create(std::move(options), meta, &publisher).WithContext(config.properties_file));
-  auto instance = std::make_unique<Instance>(config, meta, logger);
+  auto instance = std::make_unique<Instance>(config, meta, logger, std::move(instance_options));
   out->reset(new MqDestination(settings.mode, topic, std::move(instance), std::move(publisher), std::move(logger)));
   return Status::OK();
 }

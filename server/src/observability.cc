@@ -39,6 +39,7 @@ Status Observability::Start(InstanceRegistry* registry, const DestinationArbiter
   };
   hooks.held = [registry](std::string_view name) { return registry->Held(name); };
   hooks.mode = mode_;
+  hooks.operations = operations_;
   admin_ = std::make_unique<AdminApi>(admin_config_, std::move(hooks), log_);
   options_.admin = admin_.get();
   if (admin_config_.token.empty()) {

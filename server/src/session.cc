@@ -357,13 +357,27 @@ awaitable<void> Session::Dispatch(const std::string& frame) {
 
 void Session::HandleAuth(const protocol::ClientAuth& auth) {
   const SessionServerOptions& o = context_->options;
-  bool ok = o.user.empty() || o.user == auth.username();
-  if (ok && !o.password_stored.empty()) {
-    ok = !auth.password().empty() && proto::VerifyScrambledPassword(seed_, auth.password(), o.password_stored);
-  }
-  if (!ok) {
-    Fail(kErrorAuthFailed, "auth failed for user:" + ClientText(auth.username()));
-    return;
+  if (o.users) {
+    // canal.users.file: the user must be in the table (canal.user is one of
+    // its users then); the generation first, so a change after it is seen.
+    users_generation_ = o.users->generation();
+    users_table_ = o.users->Snapshot();
+    user_ = users_table_->Find(auth.username());
+    if (user_ == nullptr || !user_->PasswordMatches(seed_, auth.password())) {
+      // Which of the two is not told: that would let anyone probe for names.
+      Fail(kErrorAuthFailed, "auth failed for user:" + ClientText(auth.username()) +
+                                 " (no such user, or a wrong password)");
+      return;
+    }
+  } else {
+    bool ok = o.user.empty() || o.user == auth.username();
+    if (ok && !o.password_stored.empty()) {
+      ok = !auth.password().empty() && proto::VerifyScrambledPassword(seed_, auth.password(), o.password_stored);
+    }
+    if (!ok) {
+      Fail(kErrorAuthFailed, "auth failed for user:" + ClientText(auth.username()));
+      return;
+    }
   }
   state_.LogIn();
   username_ = auth.username();
@@ -386,6 +400,43 @@ bool Session::ParseIdentity(const std::string& destination, const std::string& c
   if (!ParseClientId(client_id, &identity->client_id)) {
     Fail(kErrorGeneral, std::string(request) + ": client id \"" + ClientText(client_id) +
                             "\" is not a number between -32768 and 32767");
+    return false;
+  }
+  return MayAccess(*identity);
+}
+
+bool Session::MayAccess(const meta::ClientIdentity& identity) {
+  const std::shared_ptr<ClientUsers>& users = context_->options.users;
+  if (!users) return true;
+  if (const uint64_t generation = users->generation(); generation != users_generation_) {
+    // The file changed since this session last looked: its user may be gone
+    // or changed (what it is reading now is checked below like any request).
+    std::shared_ptr<const ClientUserTable> table = users->Snapshot();
+    const ClientUser* now = table->Find(username_);
+    const std::string who = "user " + ClientText(username_);
+    if (now == nullptr) {
+      Fail(kErrorAuthFailed, who + " was removed from the users of canal server " + local_address_ +
+                                 " (canal.users.file); log in as another user");
+      return false;
+    }
+    if (user_ != nullptr && now->password_stored != user_->password_stored) {
+      Fail(kErrorAuthFailed, "the password of " + who + " changed on canal server " + local_address_ +
+                                 "; log in again with the new one");
+      return false;
+    }
+    users_table_ = std::move(table);
+    user_ = now;
+    users_generation_ = generation;
+  }
+  if (!user_->MayRead(identity.destination)) {
+    Fail(kErrorAuthFailed, "user " + ClientText(username_) + " may not read destination " +
+                               ClientText(identity.destination) + "; it may read: " + user_->DestinationsText());
+    return false;
+  }
+  if (!user_->MayUseClient(identity.client_id)) {
+    Fail(kErrorAuthFailed, "user " + ClientText(username_) + " may not use client id " +
+                               std::to_string(identity.client_id) + " (destination " +
+                               ClientText(identity.destination) + "); it may use: " + user_->ClientsText());
     return false;
   }
   return true;
@@ -581,6 +632,7 @@ awaitable<void> Session::HandleGet(const protocol::Get& get) {
     co_await WaitForBatch(store.get(), fetch, rule, deadline);
     if (state_.input_over()) co_return;  // nobody to answer
     if (!StillServed("get")) co_return;        // (the process may have been frozen meanwhile)
+    if (!MayAccess(identity)) co_return;       // (the users file may have changed meanwhile)
   }
   if (Status s = store->TryGet(fetch, &batch_); !s.ok()) {
     Fail(kErrorGeneral, "get from destination " + identity.destination + " on canal server " +

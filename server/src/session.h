@@ -30,6 +30,7 @@
 #include "canal/meta/meta_types.h"
 #include "canal/proto/wire_error.h"
 #include "canal/server/session_server.h"
+#include "canal/server/users_file.h"
 #include "canal/store/ring_store.h"
 #include "client_channel.h"
 #include "session_context.h"
@@ -105,11 +106,16 @@ class Session : public std::enable_shared_from_this<Session> {
   // Subscribes this session; on failure sends the error (Fail) and returns false.
   bool Subscribe(const std::string& destination, const std::string& client_id, const std::string& filter);
   // Fills *identity from a request's destination and client id; on failure
-  // sends 401 (missing) or 400 (client id not a number) and returns false.
+  // sends 401 (missing), 400 (client id not a number) or 403 (the user may
+  // not read it: MayAccess) and returns false.
   bool ParseIdentity(const std::string& destination, const std::string& client_id, std::string_view request,
                      meta::ClientIdentity* identity);
   // Whether this session's subscription is `identity`'s.
   bool Holds(const meta::ClientIdentity& identity) const;
+  // Whether the logged-in user may read `identity` (canal.users.file) as the
+  // table is now; otherwise sends 403 saying what it may read (Fail) and
+  // returns false. One atomic load per call unless the table changed.
+  bool MayAccess(const meta::ClientIdentity& identity);
   // Whether the registry still serves the subscribed destination, the same
   // instance (HA: active here; not restarted); otherwise sends error `code`
   // saying what happened (Fail) and returns false.
@@ -157,6 +163,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string evicted_;  // why CloseIfSubscribedTo ended the subscription ("" = it did not)
   std::string seed_;
   std::string username_;
+  // canal.users.file: the table the login was checked against and the user
+  // in it (null without the file), refreshed when the table's generation moves.
+  std::shared_ptr<const ClientUserTable> users_table_;
+  const ClientUser* user_ = nullptr;
+  uint64_t users_generation_ = 0;
   std::optional<Subscription> subscription_;
   uint64_t wait_generation_ = 0;  // a GET's wait; stale ring callbacks carry an older one
   store::Batch batch_;            // reused by every GET

@@ -17,6 +17,9 @@
 namespace spdlog {
 class logger;
 }
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace canal::server {
 
@@ -33,6 +36,8 @@ struct SessionContext {
   // Where blocking work (the cursor flush: fsync, a ZooKeeper write) runs,
   // so that it never holds an I/O thread; none: on the session's thread.
   std::optional<boost::asio::any_io_executor> blocking;
+  // canal.tls.*: set, every client connection starts with a TLS handshake.
+  std::shared_ptr<boost::asio::ssl::context> tls;
   // Called on the session's strand when its processor has finished.
   std::function<void(Session*)> on_session_end;
 };

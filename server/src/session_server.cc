@@ -25,6 +25,7 @@
 #include "canal/server/connection_limits.h"
 #include "listen_socket.h"
 #include "session.h"
+#include "tls_context.h"
 
 namespace canal::server {
 
@@ -51,7 +52,8 @@ constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
 
 class SessionServerImpl final : public SessionServer {
  public:
-  SessionServerImpl(SessionServerOptions options, DestinationRegistry* registry, std::shared_ptr<spdlog::logger> logger)
+  SessionServerImpl(SessionServerOptions options, DestinationRegistry* registry, std::shared_ptr<spdlog::logger> logger,
+                    std::shared_ptr<asio::ssl::context> tls)
       : limits_(options.max_connections, options.max_connections_per_address),
         ios_(MakeContexts(options.io_threads > 0 ? options.io_threads : 1)),
         acceptor_(asio::make_strand(*ios_.front())) {
@@ -59,6 +61,7 @@ class SessionServerImpl final : public SessionServer {
     context_.registry = registry;
     context_.logger = logger ? std::move(logger) : spdlog::default_logger();
     context_.blocking = blocking_.get_executor();
+    context_.tls = std::move(tls);
     context_.on_session_end = [this](Session* session) {
       std::lock_guard lock(mu_);
       if (live_.erase(session) > 0) limits_.Release(session->remote_host());
@@ -96,7 +99,10 @@ class SessionServerImpl final : public SessionServer {
       std::lock_guard join_lock(join_mu_);
       for (auto& io : ios_) threads_.emplace_back([io = io.get()] { io->run(); });
     }
-    context_.logger->info("canal server listening on {} ({} I/O threads)", context_.server_address, n);
+    const char* tls = !context_.tls                                  ? ""
+                      : context_.options.tls.client_ca_file.empty() ? ", TLS"
+                                                                    : ", TLS, client certificates required";
+    context_.logger->info("canal server listening on {} ({} I/O threads{})", context_.server_address, n, tls);
   }
 
   void Stop() override {
@@ -286,7 +292,13 @@ Status SessionServer::Create(SessionServerOptions options, DestinationRegistry* 
       options.max_connections = cap;
     }
   }
-  auto server = std::make_unique<SessionServerImpl>(std::move(options), registry, std::move(logger));
+  std::shared_ptr<asio::ssl::context> tls;
+  if (options.tls.enabled) {
+    std::vector<std::string> warnings;
+    CANAL_RETURN_IF_ERROR(MakeServerTlsContext(options.tls, &tls, &warnings));
+    for (const std::string& w : warnings) (logger ? logger : spdlog::default_logger())->warn("canal server: {}", w);
+  }
+  auto server = std::make_unique<SessionServerImpl>(std::move(options), registry, std::move(logger), std::move(tls));
   CANAL_RETURN_IF_ERROR(server->Listen());
   *out = std::move(server);
   return Status::OK();

@@ -1,9 +1,14 @@
-// /status: the same ServerReport as JSON (for tools, and for canal-cli's
-// failing-destination warning) and as a small HTML page for a person.
+// /status: the same ServerReport as JSON (for tools, for canal-cli's
+// failing-destination warning and for the admin page's script, with each
+// destination's recent history) and as the admin page for a person
+// (admin_page.h: a live section the script fills, then these details).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 
+#include "canal/server/admin_page.h"
+#include "canal/server/status_history.h"
 #include "canal/server/status_report.h"
 
 namespace canal::server {
@@ -135,6 +140,18 @@ std::string PositionText(const json& p) {
   return p["journal"].get<std::string>() + ":" + std::to_string(p["offset"].get<uint64_t>());
 }
 
+// Parallel arrays, oldest first: compact, and what a sparkline draws.
+json HistoryJson(const std::vector<HistorySample>& samples, std::chrono::milliseconds every) {
+  json time = json::array(), rows = json::array(), lag = json::array();
+  for (const HistorySample& s : samples) {
+    time.push_back(s.time_ms);
+    rows.push_back(s.rows_per_second ? json(std::round(*s.rows_per_second * 10) / 10) : json(nullptr));
+    lag.push_back(s.lag_ms ? json(*s.lag_ms) : json(nullptr));
+  }
+  return {{"interval_ms", every.count()}, {"time_ms", std::move(time)}, {"rows_per_second", std::move(rows)},
+          {"lag_ms", std::move(lag)}};
+}
+
 std::string Age(int64_t now_ms, int64_t then_ms) {
   if (then_ms <= 0) return "never";
   return std::to_string(now_ms > then_ms ? now_ms - then_ms : 0) + " ms ago";
@@ -142,9 +159,13 @@ std::string Age(int64_t now_ms, int64_t then_ms) {
 
 }  // namespace
 
-std::string RenderStatusJson(const ServerReport& report) {
+std::string RenderStatusJson(const ServerReport& report, const StatusHistory* history) {
   json destinations = json::array();
-  for (const DestinationReport& d : report.destinations) destinations.push_back(DestinationJson(d, report.now_ms));
+  for (const DestinationReport& d : report.destinations) {
+    json j = DestinationJson(d, report.now_ms);
+    if (history != nullptr) j["history"] = HistoryJson(history->Samples(d.name), history->every());
+    destinations.push_back(std::move(j));
+  }
   std::string why;
   const bool healthy = Healthy(report, &why);
   json j = {{"server", {{"address", report.server_address}, {"time_ms", report.now_ms}, {"ha", report.ha}}},
@@ -164,14 +185,17 @@ std::string RenderStatusJson(const ServerReport& report) {
 std::string RenderStatusHtml(const ServerReport& report) {
   std::string out =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>canal-server status</title>\n"
-      "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1em}"
-      "th,td{border:1px solid #ccc;padding:2px 8px;text-align:left}.bad{color:#b00}.ok{color:#070}</style>"
+      // Served from this port: the page's policy allows nothing inline.
+      "<link rel=\"stylesheet\" href=\"/status.css\"><script src=\"/status.js\" defer></script>\n"
       "</head><body>\n<h1>canal-server ";
   Html(report.server_address, &out);
   out += "</h1>\n";
   std::string why;
-  out += Healthy(report, &why) ? "<p class=\"ok\">healthy: every destination active here is streaming</p>\n"
-                               : "<p class=\"bad\">not healthy</p>\n";
+  out += Healthy(report, &why)
+             ? "<p id=\"healthy\" class=\"ok\">healthy: every destination active here is streaming</p>\n"
+             : "<p id=\"healthy\" class=\"bad\">not healthy</p>\n";
+  out += AdminPageSection();
+  out += "<h2>Details</h2>\n<p class=\"note\">as of this page load</p>\n";
   if (report.destinations.empty()) out += "<p>no destinations</p>\n";
   for (const DestinationReport& d : report.destinations) {
     const json j = DestinationJson(d, report.now_ms);

@@ -1,5 +1,7 @@
 #include "canal/store/ring_store.h"
 
+#include "canal/store/memory_budget.h"
+
 #include "buffer_pool.h"
 
 #include <algorithm>
@@ -105,7 +107,23 @@ RingStore::RingStore(const RingStoreOptions& options)
       slots_(new Slot[options.buffer_size]),
       pool_(std::make_unique<BufferPool>(std::min<size_t>(options.buffer_size, kPoolBuffers))) {}
 
-RingStore::~RingStore() = default;
+RingStore::~RingStore() {
+  // First: the budget stops calling SetBudgetLimits on this ring.
+  if (budget_) budget_->Detach(this);
+}
+
+void RingStore::JoinBudget(std::shared_ptr<MemoryBudget> budget) {
+  if (budget == nullptr || budget_ != nullptr) return;
+  budget_ = std::move(budget);
+  budget_->Attach(this, FixedBytes());
+}
+
+void RingStore::SetBudgetLimits(uint64_t held_bytes, uint64_t retained_bytes) {
+  budget_held_.store(held_bytes, kRelaxed);
+  budget_retained_.store(retained_bytes, kRelaxed);
+  space_epoch_.fetch_add(1, kSeqCst);
+  space_epoch_.notify_all();
+}
 
 uint64_t RingStore::BatchByteLimit(size_t batch_size) const {
   return SaturatingMul(batch_size, options_.buffer_memunit);
@@ -128,13 +146,20 @@ void RingStore::HeavyFence() {
 
 // ---- producer ---------------------------------------------------------------
 
+uint64_t RingStore::HeldBound() const {
+  uint64_t bound = MemSize() ? options_.ByteBound() : kUnbounded;
+  const uint64_t shared = budget_held_.load(kRelaxed);
+  return shared != 0 && shared < bound ? shared : bound;
+}
+
 bool RingStore::Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const {
   if (put - cached_ack_ >= capacity_) return false;
-  if (!MemSize()) return true;
+  const uint64_t bound = HeldBound();
+  if (bound == kUnbounded) return true;
   const uint64_t held = put_bytes - cached_ack_bytes_;
   // An entry larger than the whole bound may enter an empty ring; otherwise
   // it could never enter at all.
-  return held == 0 || held + size <= options_.ByteBound();
+  return held == 0 || held + size <= bound;
 }
 
 bool RingStore::RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size) {
@@ -344,9 +369,10 @@ bool RingStore::RingFullForBlockedProducer(uint64_t put) const {
   // Our own ack sequences are current; the producer may not have noticed an
   // ack yet, and then it is about to put, not stuck.
   if (put - ack_.load(kRelaxed) >= capacity_) return true;
-  if (!MemSize()) return false;
+  const uint64_t bound = HeldBound();
+  if (bound == kUnbounded) return false;
   const uint64_t held = put_bytes_.load(kAcquire) - ack_bytes_.load(kRelaxed);
-  return held != 0 && held + blocked_size_.load(kRelaxed) > options_.ByteBound();
+  return held != 0 && held + blocked_size_.load(kRelaxed) > bound;
 }
 
 bool RingStore::AnyReady() const {
@@ -551,9 +577,13 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
   const uint64_t taken = retained_taken_.load(kRelaxed);
   uint64_t kept = retained_kept_.load(kRelaxed);
   const uint64_t end_heap = slots_[(to - 1) & mask_].end_heap;
+  uint64_t retained_budget = retained_budget_;
+  if (const uint64_t shared = budget_retained_.load(kRelaxed); shared != 0 && shared < retained_budget) {
+    retained_budget = shared;
+  }
   const uint64_t acked_heap = end_heap - ack_heap_;
   ack_heap_ = end_heap;
-  if (kept - taken + acked_heap <= retained_budget_) {
+  if (kept - taken + acked_heap <= retained_budget) {
     // All of them fit (the usual case for small entries): the walk only
     // moves buffers into the pool while it has room (none once it is full).
     for (uint64_t s = from; s < to && !pool_->Full(); ++s) {
@@ -568,7 +598,7 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
     std::string& bytes = slots_[s & mask_].bytes;
     const size_t held = HeapCapacity(bytes);
     if (held == 0) continue;
-    if (kept - taken + held <= retained_budget_) {
+    if (kept - taken + held <= retained_budget) {
       kept += held;
       // The pool first: the producer takes from it before it reaches this slot again.
       if (!pool_full && !pool_->Push(&bytes)) pool_full = true;
@@ -639,6 +669,9 @@ RingStoreStats RingStore::stats() const {
   const uint64_t kept = retained_kept_.load(kAcquire);
   s.retained_bytes = kept >= taken ? kept - taken : 0;
   s.retained_budget_bytes = retained_budget_;
+  if (const uint64_t shared = budget_retained_.load(kRelaxed); shared != 0 && shared < s.retained_budget_bytes) {
+    s.retained_budget_bytes = shared;
+  }
   return s;
 }
 

@@ -45,27 +45,10 @@ constexpr uint16_t kStreamMetricsPort = TestPort("admin", 4);
 constexpr uint16_t kRefuseMetricsPort = TestPort("admin", 5);
 constexpr const char* kToken = "dGVzdC10b2tlbi1mb3ItdGhlLWFkbWluLWFwaQ==";
 
-class AdminApiE2e : public ServerSuite<kSandboxPort> {
+class AdminApiE2e : public InstalledServerSuite<kSandboxPort> {
  protected:
-  void SetUp() override {
-    ServerSuite::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    install_ = std::make_unique<CanalInstall>(
-        "admin-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()), kSandboxPort);
-  }
-  void TearDown() override { install_.reset(); }
+  AdminApiE2e() : InstalledServerSuite("admin") {}
 
-  ::testing::AssertionResult Startup() const {
-    std::string out;
-    const int rc = install_->Startup(&out);
-    if (rc == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "startup.sh exit " << rc << ":\n" << out << "\n"
-                                         << ReadAll(install_->server_log());
-  }
-  // bin/canal-admin.sh ARGS: its output (stdout and stderr), *rc its exit code.
-  std::string Admin(const std::string& args, int* rc) const {
-    return RunShell("bash " + ShellQuoted(install_->bin_dir() / "canal-admin.sh") + " " + args + " 2>&1", rc);
-  }
   // A raw request to the metrics port (Connection: close).
   static HttpReply Request(uint16_t port, const std::string& method, const std::string& target,
                            const std::string& headers = "", const std::string& body = "") {
@@ -83,7 +66,6 @@ class AdminApiE2e : public ServerSuite<kSandboxPort> {
     return j.is_object() ? j.value("state", std::string()) : std::string();
   }
 
-  std::unique_ptr<CanalInstall> install_;
 };
 
 // A client reads and acks the whole time; the destination is stopped, rows

@@ -198,24 +198,11 @@ int AckError(const protocol::Packet& p, std::string* message) {
 
 // ---- The suite ------------------------------------------------------------
 
-class ServerE2e : public ServerSuite<kSandboxPort> {
+class ServerE2e : public InstalledServerSuite<kSandboxPort> {
  protected:
-  void SetUp() override {
-    ServerSuite::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    install_ = std::make_unique<CanalInstall>(
-        "server-e2e-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()), kSandboxPort);
-  }
-  void TearDown() override { install_.reset(); }
+  ServerE2e() : InstalledServerSuite("server-e2e") {}
 
   // bin/startup.sh, with its output and the server log on failure.
-  ::testing::AssertionResult Startup() const {
-    std::string out;
-    const int rc = install_->Startup(&out);
-    if (rc == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "startup.sh exit " << rc << ":\n" << out << "\n"
-                                         << ReadAll(install_->server_log());
-  }
 
   static ConnectorOptions ClientOptions(uint16_t port, const std::string& destination) {
     ConnectorOptions o;
@@ -238,7 +225,6 @@ class ServerE2e : public ServerSuite<kSandboxPort> {
     }
   }
 
-  std::unique_ptr<CanalInstall> install_;
 };
 
 // 1. Every value of the all-types workload reaches a client through

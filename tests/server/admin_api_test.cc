@@ -312,3 +312,75 @@ TEST_F(AdminApiTest, AChangeActsAndIsLoggedWithWhoAndWhat) {
 
 }  // namespace
 }  // namespace canal::server
+
+namespace canal::server {
+namespace {
+
+TEST(AdminPath, ParsesOperations) {
+  for (const char* op : {"cursor", "config", "log", "snapshot"}) {
+    const AdminRoute r = ParseAdminPath(std::string("/api/destinations/example/") + op);
+    EXPECT_EQ(r.kind, AdminRoute::Kind::kOperation) << op;
+    EXPECT_EQ(r.operation, op);
+    EXPECT_EQ(r.destination, "example");
+  }
+  EXPECT_EQ(ParseAdminPath("/api/destinations/example/cursors").kind, AdminRoute::Kind::kUnknown);
+  EXPECT_EQ(ParseAdminPath("/api/destinations/example/log/x").kind, AdminRoute::Kind::kUnknown);
+}
+
+TEST(AdminAuthThrottle, ShutsOutAnAddressAfterTooManyFailuresForAWindow) {
+  using Clock = AuthThrottle::Clock;
+  AuthThrottle t(3, std::chrono::seconds(60), /*max_addresses=*/4);
+  const Clock::time_point t0 = Clock::now();
+  int64_t retry = 0;
+  EXPECT_FALSE(t.Blocked("10.0.0.1", t0, &retry));
+  t.Failed("10.0.0.1", t0);
+  t.Failed("10.0.0.1", t0 + std::chrono::seconds(1));
+  EXPECT_FALSE(t.Blocked("10.0.0.1", t0 + std::chrono::seconds(1), &retry));
+  t.Failed("10.0.0.1", t0 + std::chrono::seconds(2));
+  EXPECT_TRUE(t.Blocked("10.0.0.1", t0 + std::chrono::seconds(2), &retry));
+  EXPECT_EQ(retry, 60);
+  EXPECT_FALSE(t.Blocked("10.0.0.2", t0 + std::chrono::seconds(2), &retry)) << "others are not shut out";
+  EXPECT_TRUE(t.Blocked("10.0.0.1", t0 + std::chrono::seconds(61), &retry));
+  EXPECT_FALSE(t.Blocked("10.0.0.1", t0 + std::chrono::seconds(63), &retry));
+  // Failures spread wider than the window never add up.
+  AuthThrottle slow(3, std::chrono::seconds(10));
+  for (int i = 0; i < 10; ++i) slow.Failed("10.0.0.3", t0 + std::chrono::seconds(i * 6));
+  EXPECT_FALSE(slow.Blocked("10.0.0.3", t0 + std::chrono::seconds(54), &retry));
+  // A success forgets the failures.
+  AuthThrottle ok(2, std::chrono::seconds(10));
+  ok.Failed("a", t0);
+  ok.Succeeded("a");
+  ok.Failed("a", t0);
+  EXPECT_FALSE(ok.Blocked("a", t0, &retry));
+  // Bounded at four addresses: a flood of others evicts the oldest entries and
+  // the throttle still works for a new one.
+  for (int i = 0; i < 1000; ++i) t.Failed("192.168.0." + std::to_string(i), t0 + std::chrono::seconds(2));
+  for (int i = 0; i < 3; ++i) t.Failed("10.9.9.9", t0 + std::chrono::seconds(3));
+  EXPECT_TRUE(t.Blocked("10.9.9.9", t0 + std::chrono::seconds(3), &retry));
+}
+
+TEST_F(AdminApiTest, OperationsNeedTheTokenEvenToReadAndAnswer503WithoutThem) {
+  Make(kToken);
+  EXPECT_EQ(Call("GET", "/api/destinations/example/config").status, 401) << "a config holds passwords";
+  EXPECT_EQ(Call("GET", "/api/destinations/example/log").status, 401);
+  EXPECT_EQ(Call("GET", "/api/destinations/example/cursor", bearer_).status, 405);
+  EXPECT_EQ(Call("DELETE", "/api/destinations/example/config", bearer_).status, 405);
+  const HttpAnswer a = Call("GET", "/api/destinations/example/config", bearer_);
+  EXPECT_EQ(a.status, 503) << a.body;
+  EXPECT_EQ(Call("GET", "/api/destinations/..%2f/log", bearer_).status, 404);
+}
+
+TEST_F(AdminApiTest, GuessingTheTokenIsAnswered429ForAWhile) {
+  Make(kToken);
+  for (size_t i = 0; i < AdminApi::kAuthFailuresAllowed; ++i) {
+    EXPECT_EQ(Call("POST", "/api/destinations/example/stop", "Bearer wrong-token-number-" + std::to_string(i)).status,
+              401);
+  }
+  const HttpAnswer a = Call("POST", "/api/destinations/example/stop", bearer_);
+  EXPECT_EQ(a.status, 429) << a.body;
+  EXPECT_EQ(Header(a, "Retry-After"), "60");
+  EXPECT_EQ(controls_, 0);
+}
+
+}  // namespace
+}  // namespace canal::server

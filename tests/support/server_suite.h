@@ -21,6 +21,7 @@
 #include "support/canal_install.h"
 #include "support/load_table.h"
 #include "support/mariadb_sandbox.h"
+#include "support/sandbox_script.h"
 #include "support/sandbox_suite.h"
 #include "support/test_ports.h"
 
@@ -49,6 +50,37 @@ class ServerSuite : public SandboxSuite<MariadbSandbox, &StartSuiteSandbox, Sand
   // instance.properties lines that start the destination at the primary's end as it is now.
   static std::string StartHere() { return StartAtPrimaryEnd(*sandbox_); }
   static bool CreateLoadTable(const std::string& table) { return Sql(LoadTableSql(table)); }
+};
+
+// A ServerSuite whose tests each run a real installed canal-server
+// (bin/startup.sh) in <build>/test-sandboxes/<prefix>-<test name>.
+template <uint16_t SandboxPort>
+class InstalledServerSuite : public ServerSuite<SandboxPort> {
+ protected:
+  explicit InstalledServerSuite(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    ServerSuite<SandboxPort>::SetUp();
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
+    install_ = std::make_unique<CanalInstall>(
+        prefix_ + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name(), SandboxPort);
+  }
+  void TearDown() override { install_.reset(); }
+
+  // bin/startup.sh, with its output and the server log on failure.
+  ::testing::AssertionResult Startup() const {
+    std::string out;
+    const int rc = install_->Startup(&out);
+    if (rc == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "startup.sh exit " << rc << ":\n" << out << "\n"
+                                         << ReadAll(install_->server_log());
+  }
+  // bin/canal-admin.sh ARGS: its output (stdout and stderr), *rc its exit code.
+  std::string Admin(const std::string& args, int* rc) const {
+    return RunShell("bash " + ShellQuoted(install_->bin_dir() / "canal-admin.sh") + " " + args + " 2>&1", rc);
+  }
+
+  const std::string prefix_;
+  std::unique_ptr<CanalInstall> install_;
 };
 
 // A client of `destination` on the canal-server at 127.0.0.1:`port`: 2 s to

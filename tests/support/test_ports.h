@@ -59,6 +59,10 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"snapshot_e2e", 15020, 4, "SnapshotE2e.*: the source and mirror sandboxes (15020, 15021), canal-server (15022)"},
     {"snapshot_ha", 15030, 5, "SnapshotHa.*: source and mirror (15030, 15031), ZooKeeper (15032), canal-servers (15033-15034)"},
     {"admin", 15040, 8, "AdminApiE2e.*: the sandbox (15040), canal-servers (15041-15043), their metrics ports (15044-15047)"},
+    {"client_tls", 15050, 8, "ClientTls*.*: the sandbox (15050), canal-servers and their metrics ports (15051-15057)"},
+    {"client_users", 15060, 8, "ClientUsers*.*: the sandbox (15060), canal-servers and their metrics ports (15061-15067)"},
+    {"admin_page", 15070, 8, "AdminPageBrowser.*: the sandbox (15070), canal-server (15071), its metrics port (15072), chromedriver (15073)"},
+    {"admin_ops", 15080, 16, "AdminOps*.*: the sandbox (15080), canal-servers and their metrics ports (15081-15095)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"failover", 15200, 20,
      "ReplicationPair.* (15200-15201), Failover*.* (15202-15209: primary/replica pairs, canal-servers, ZooKeeper), "

@@ -418,6 +418,7 @@ Status ClusterConnector::ConnectTo(const std::string& address) {
   co.read_timeout = options_.read_timeout;
   co.connect_timeout = options_.connect_timeout;
   co.low_latency_get = options_.low_latency_get;
+  co.tls = options_.tls;
   auto c = std::make_unique<Connector>(co);
   CANAL_RETURN_IF_ERROR(c->Connect());
   if (subscribed_) {

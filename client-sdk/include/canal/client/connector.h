@@ -66,6 +66,29 @@
 
 namespace canal::client {
 
+namespace detail {
+class Socket;
+}
+
+// TLS to a server whose client port has it (canal.tls.enabled; docs/client.md,
+// "TLS"). Off, the default: plain TCP, as Canal's own clients speak.
+struct TlsOptions {
+  bool enabled = false;
+  // PEM CA certificates the server's certificate must chain to; "" = the
+  // system's store.
+  std::string ca_file;
+  // This client's certificate and key (PEM), for a server that requires
+  // client certificates (canal.tls.clientCa). Both or neither.
+  std::string cert_file;
+  std::string key_file;
+  // The name (or IP address) the server's certificate must hold, also sent
+  // as SNI when it is a name; "" = the host of ConnectorOptions::address.
+  std::string server_name;
+  // false accepts any server certificate: encryption without knowing who
+  // answers (a test setup; never across a network you do not trust).
+  bool verify = true;
+};
+
 struct ConnectorOptions {
   std::string address;      // "host:port" of the Canal server (host may be a name or [IPv6])
   std::string destination;  // the Canal instance ("example")
@@ -89,6 +112,11 @@ struct ConnectorOptions {
   // trickle of changes otherwise waits out the whole timeout). Our server
   // only; Canal's ignores it (docs/client.md).
   bool low_latency_get = false;
+  // TLS (off by default). The TCP connection and the TLS handshake together
+  // get connect_timeout. A refused certificate is an IOError saying why
+  // ("TLS handshake with 127.0.0.1:11111 failed: server certificate:
+  // certificate has expired"); bad files are InvalidArgument.
+  TlsOptions tls;
 };
 
 class Connector final : public CanalConnector {
@@ -99,7 +127,8 @@ class Connector final : public CanalConnector {
   Connector(const Connector&) = delete;
   Connector& operator=(const Connector&) = delete;
 
-  // Opens the TCP connection (TCP_NODELAY, keep-alive), checks the handshake
+  // Opens the TCP connection (TCP_NODELAY, keep-alive; then TLS when
+  // options.tls.enabled), checks the handshake
   // (packet version 1) and authenticates. A connected Connector closes its old
   // connection first, so this is also "reconnect".
   Status Connect() override;
@@ -140,7 +169,7 @@ class Connector final : public CanalConnector {
   const ConnectorOptions& options() const { return options_; }
 
  private:
-  class Socket;
+  using Socket = detail::Socket;
   // A reply's Packet, its body a view into frame_buf_ (valid until the next read).
   using Packet = PacketFrame;
 

@@ -208,6 +208,15 @@ class EventParser {
   Status fatal_error() const;
   ParserStatus status() const;
 
+  // Where `start` (a journal name and offset, a timestamp, or a MariaDB GTID position; the
+  // first set wins, as in ResolveStart) lies in the primary's binlog now, without streaming:
+  // the admin API's cursor reset. A journal is checked against SHOW BINARY LOGS (the file
+  // exists, the offset is within it); a timestamp is found as a configured start would be; a
+  // GTID position is where the primary starts a dump asked for it. *how says which way.
+  // Its short dumps register options.slave_id: give the locating parser an id the running
+  // parser does not use, or the primary drops one of them.
+  Status Locate(const StartPosition& start, ResumePoint* out, std::string* how);
+
   // A stable replica server id for a destination (canal.instance.mysql.slaveId=0).
   static uint32_t DeriveSlaveId(std::string_view destination, std::string_view address);
 

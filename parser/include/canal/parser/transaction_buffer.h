@@ -17,6 +17,7 @@
 // a chunk made for one oversized value is freed once its piece is delivered.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,8 +36,12 @@ namespace canal::parser {
 struct TransactionBufferOptions {
   // A piece is handed over once a transaction holds this many events...
   size_t max_events = 4096;
-  // ...or this many bytes of rows and statements.
+  // ...or this many bytes of rows and statements...
   size_t max_bytes = 8u << 20;
+  // ...or this many, when set and smaller: a limit that moves while the
+  // stream runs (the server's memory budget, shared by its destinations).
+  // Must outlive the buffer.
+  const std::atomic<uint64_t>* shared_max_bytes = nullptr;
 };
 
 class TransactionBuffer {

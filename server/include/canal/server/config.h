@@ -48,8 +48,15 @@ struct CanalConfig {
   std::string conf_dir;               // canal.conf.dir, absolute; default: base_dir
   bool auto_scan = true;              // canal.auto.scan
   int auto_scan_interval_s = 5;       // canal.auto.scan.interval (seconds, >= 1)
+  // canal.memory.budget: the bytes every destination's ring shares
+  // (store::MemoryBudget); default DefaultMemoryBudget().
+  uint64_t memory_budget_bytes = 0;
   std::string file_data_dir;          // canal.file.data.dir, absolute; default: conf_dir
   int64_t file_flush_period_ms = 1000;  // canal.file.flush.period
+  // Client users (users_file.h): the file, absolute ("" = canal.user alone),
+  // and how often it is checked for changes.
+  std::string users_file;               // canal.users.file
+  int users_reload_interval_ms = 1000;  // canal.users.reload.interval
 
   // HA (docs/ha.md). With zk_servers empty no ZooKeeper code runs.
   std::string zk_servers;                  // canal.zkServers: "host:port[,host:port...][/chroot]"
@@ -88,6 +95,13 @@ struct InstanceConfig {
   sink::EntrySinkOptions sink;
   snapshot::SnapshotOptions snapshot;  // canal.instance.snapshot.*
 };
+
+// canal.memory.budget's default: 1 GiB, or a quarter of the machine's
+// memory when that is less.
+uint64_t DefaultMemoryBudget();
+// "1073741824", "1024m", "1g", "512k" (case-insensitive; 1k = 1024): *bytes;
+// false for anything else or an overflow.
+bool ParseByteSize(std::string_view text, uint64_t* bytes);
 
 // Where a destination's instance.properties lives.
 std::string InstancePropertiesPath(const CanalConfig& canal, const std::string& destination);

@@ -4,7 +4,9 @@
 //
 //   GET /metrics       Prometheus text format 0.0.4
 //   GET /status        JSON; HTML instead when the Accept header prefers text/html
-//   GET /status.html   HTML for a person
+//   GET /status.html   HTML for a person: the admin page (admin_page.h), with
+//                      /status.js and /status.css, under a strict
+//                      Content-Security-Policy
 //   GET /health        200 "ok" when every destination active here is streaming,
 //                      else 503 naming the others
 //   GET /              a short index
@@ -16,6 +18,10 @@
 // it is read); a connection idle for `idle_timeout` is closed. At most
 // `max_connections` are served at once: one more gets 503 and is closed.
 // Nothing a client sends can stop the endpoint or the server.
+//
+// Every `history_every` the endpoint samples the report into a StatusHistory
+// (status_history.h) on its own thread: /status JSON carries each
+// destination's recent rows/s and lag for the page's sparklines.
 #pragma once
 
 #include <chrono>
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "canal/common/status.h"
+#include "canal/server/status_history.h"
 
 namespace spdlog {
 class logger;
@@ -43,6 +50,8 @@ struct HttpEndpointOptions {
   size_t max_connections = 16;  // canal.metrics.pull.max.connections
   std::chrono::milliseconds idle_timeout{30'000};
   AdminApi* admin = nullptr;    // serves /api/... when set; must outlive the endpoint
+  std::chrono::milliseconds history_every = StatusHistory::kDefaultEvery;  // the sparklines' sampling
+  size_t history_samples = StatusHistory::kDefaultCapacity;               // kept per destination
 };
 
 // One answer, independent of the transport (unit tests call Route directly).
@@ -54,8 +63,10 @@ struct HttpAnswer {
   std::vector<std::pair<std::string, std::string>> headers;  // more header fields (Allow, WWW-Authenticate)
 };
 
-// The answer to `method target` with the given Accept header.
-HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept, StatusCollector* collector);
+// The answer to `method target` with the given Accept header; `history`
+// (optional) goes into /status JSON.
+HttpAnswer Route(std::string_view method, std::string_view target, std::string_view accept, StatusCollector* collector,
+                 const StatusHistory* history = nullptr);
 
 class HttpEndpoint {
  public:

@@ -59,6 +59,10 @@ namespace canal::meta {
 class MetaManager;
 }
 
+namespace canal::store {
+class MemoryBudget;
+}
+
 namespace canal::server {
 
 class SinkChunkOutput;
@@ -94,6 +98,9 @@ class ManagedDestination : public Destination {
 
 struct InstanceOptions {
   std::chrono::milliseconds status_interval{10'000};
+  // The server's budget (canal.memory.budget) that each run's ring shares;
+  // null: the ring is bounded by its own options only.
+  std::shared_ptr<store::MemoryBudget> memory_budget;
 };
 
 class Instance final : public ManagedDestination {

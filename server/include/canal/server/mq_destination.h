@@ -35,7 +35,7 @@ class MqDestination final : public ManagedDestination {
   // canal.properties. InvalidArgument naming the key for a refused value.
   static Status Create(const mq::MqSettings& settings, const CanalConfig& canal, const InstanceConfig& config,
                        meta::MetaManager* meta, std::shared_ptr<spdlog::logger> logger,
-                       std::shared_ptr<ManagedDestination>* out);
+                       std::shared_ptr<ManagedDestination>* out, InstanceOptions instance_options = {});
   ~MqDestination() override;  // Stop()s
 
   Status Start() override;

@@ -34,6 +34,9 @@ class Observability {
   // The admin API's settings (canal.admin.*) and the server mode it reports;
   // call before Start. Without it /api is still served, changes refused.
   void SetAdmin(AdminConfig config, std::string mode);
+  // The admin API's cursor, config, log and snapshot routes act through it
+  // (must outlive Stop()); without it they answer 503.
+  void SetOperations(AdminOperations* operations) { operations_ = operations; }
 
   // Serves the registry's destinations (`arbiter`: HA, may be null); the
   // address names this server on /status. Returns the endpoint's error
@@ -51,6 +54,7 @@ class Observability {
   HaEventLog ha_events_;
   std::unique_ptr<StatusCollector> collector_;
   AdminConfig admin_config_;
+  AdminOperations* operations_ = nullptr;
   std::string mode_ = "tcp";
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<HttpEndpoint> endpoint_;

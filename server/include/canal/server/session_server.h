@@ -36,12 +36,27 @@ class logger;
 namespace canal::server {
 
 class ClientStatsBook;
+class ClientUsers;
+
+// TLS on the client port (docs/configuration.md, "TLS"). Off: plain TCP,
+// byte for byte Canal's protocol. Paths are absolute (config.cc resolves
+// them from the folder of canal.properties).
+struct ServerTlsOptions {
+  bool enabled = false;         // canal.tls.enabled
+  std::string cert_file;        // canal.tls.cert: PEM, the server's certificate (and its chain)
+  std::string key_file;         // canal.tls.key: PEM, its private key
+  std::string client_ca_file;   // canal.tls.clientCa: set = clients must show a certificate it signed
+  std::string min_version = "TLSv1.2";  // canal.tls.minVersion: TLSv1.2 or TLSv1.3
+};
 
 struct SessionServerOptions {
   std::string ip = "0.0.0.0";             // canal.ip ("" = all interfaces)
   uint16_t port = 11111;                  // canal.port; 0 = any free port (tests)
   std::string user;                       // canal.user ("" = any user)
   std::string password_stored;            // canal.passwd: hex SHA1(SHA1(pw)); "" = no password
+  // canal.users.file (users_file.h): set, it decides who logs in (canal.user
+  // among its users) and what each may read; null: canal.user / canal.passwd above.
+  std::shared_ptr<ClientUsers> users;
   uint32_t max_frame_bytes = 64u << 20;   // larger (or zero) frame lengths close the connection
   int io_threads = 2;
   // Used when a client sends no net_read_timeout; its own value otherwise.
@@ -62,6 +77,9 @@ struct SessionServerOptions {
   // Connections past these are closed on accept, before the handshake; 0 = no limit.
   size_t max_connections = 1024;             // canal.connections.max
   size_t max_connections_per_address = 64;   // canal.connections.max.per.address
+  // The TLS handshake counts as part of the login: it must end within
+  // login_timeout_ms, and a failed one closes the connection.
+  ServerTlsOptions tls;
 };
 
 class SessionServer {

@@ -103,7 +103,10 @@ class StatusCollector {
 };
 
 std::string RenderMetrics(const ServerReport& report);
-std::string RenderStatusJson(const ServerReport& report);
+class StatusHistory;
+// `history` (optional): each destination gets "history", its recent samples
+// (status_history.h), for the admin page's sparklines.
+std::string RenderStatusJson(const ServerReport& report, const StatusHistory* history = nullptr);
 std::string RenderStatusHtml(const ServerReport& report);
 // True when every destination that should be active here is streaming;
 // otherwise *why lists the others, one line each.

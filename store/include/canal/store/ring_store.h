@@ -126,6 +126,7 @@ struct RingStoreStats {
 };
 
 class BufferPool;
+class MemoryBudget;
 
 class RingStore {
  public:
@@ -254,6 +255,16 @@ class RingStore {
 
   RingStoreStats stats() const;
 
+  // Shares the server's budget (canal.memory.budget) from now until the ring
+  // is destroyed: its un-acked bytes and kept buffers are then bounded by its
+  // share as well as by its own options. Call once, before the first Put.
+  void JoinBudget(std::shared_ptr<MemoryBudget> budget);
+  // MemoryBudget's call: the share's parts (0: no limit of the budget's).
+  // Wakes a producer waiting for space, as the limit may have grown.
+  void SetBudgetLimits(uint64_t held_bytes, uint64_t retained_bytes);
+  // The bytes of the slot array (what an idle ring costs at least).
+  uint64_t FixedBytes() const { return capacity_ * sizeof(Slot); }
+
  private:
   // Cache-line aligned, and ordered so that what a get reads for every entry
   // (the bytes' pointer and size, end_bytes, kind, safe flag) shares a line.
@@ -268,6 +279,10 @@ class RingStore {
   explicit RingStore(const RingStoreOptions& options);
 
   bool MemSize() const { return options_.batch_mode == BatchMode::kMemSize; }
+  // The bytes of un-acked entries the ring may hold: its MEMSIZE bound or the
+  // budget's share, the smaller; kUnbounded for ITEMSIZE without a budget.
+  static constexpr uint64_t kUnbounded = ~uint64_t{0};
+  uint64_t HeldBound() const;
   // The put (MEMSIZE: put_bytes) an armed callback waits for: a full batch
   // of `batch_size`, or any entry when it is 0.
   uint64_t NotifyTarget(size_t batch_size) const;
@@ -313,7 +328,12 @@ class RingStore {
   const uint64_t mask_;
   const bool asymmetric_fences_;       // membarrier pairs with a compiler barrier per put
   const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
-  const uint64_t retained_budget_;    // heap bytes acked slots may keep in all
+  const uint64_t retained_budget_;    // heap bytes acked slots may keep in all (own option)
+  // The server budget's share (0: none): bytes of un-acked entries, and of
+  // kept buffers. Read relaxed on each put / ack; changed when rings come and go.
+  std::atomic<uint64_t> budget_held_{0};
+  std::atomic<uint64_t> budget_retained_{0};
+  std::shared_ptr<MemoryBudget> budget_;
   std::unique_ptr<Slot[]> slots_;
   // Acked buffers on their way back to the producer (within the retained budget).
   std::unique_ptr<BufferPool> pool_;

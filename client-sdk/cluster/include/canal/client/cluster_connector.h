@@ -122,6 +122,9 @@ struct ClusterConnectorOptions {
   std::chrono::milliseconds read_timeout{60'000};
   std::chrono::milliseconds idle_timeout{3'600'000};
   bool low_latency_get = false;  // ConnectorOptions::low_latency_get
+  // ConnectorOptions::tls, for every server; an empty server_name checks
+  // each server's certificate against the host it is reached at.
+  TlsOptions tls;
 };
 
 class ClusterConnector final : public CanalConnector {
