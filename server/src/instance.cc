@@ -320,7 +320,8 @@ InstanceStatus Instance::status() const {
   if (store_) {
     st.store = store_->stats();
     st.store_capacity = store_->options().buffer_size;
-    st.store_byte_bound = store_->options().ByteBound();
+    st.store_byte_bound = st.store.held_bound;  // MEMSIZE's, or the memory budget's share
+    st.store_mode = store_->options().batch_mode;
   }
   st.client_filter = client_filter_;
   st.primary = config_.parser.master.Address();

@@ -113,7 +113,7 @@ void CanalSeries(Page& p, const ServerReport& r) {
     for (const DestinationReport& d : r.destinations) {
       if (!d.has_status) continue;
       const std::string size = std::to_string(d.status.store_capacity);
-      const char* mode = d.status.store_byte_bound != 0 ? "MEMSIZE" : "ITEMSIZE";
+      const char* mode = d.status.store_mode == store::BatchMode::kMemSize ? "MEMSIZE" : "ITEMSIZE";
       w.Sample({{"destination", d.name}, {"batchMode", mode}, {"size", size}}, 1);
     }
   });

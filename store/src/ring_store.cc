@@ -5,12 +5,16 @@
 #include "buffer_pool.h"
 
 #include <algorithm>
+#include <new>
+#include <cstring>
+#include <cerrno>
 #include <condition_variable>
 #include <limits>
 #include <utility>
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -93,8 +97,18 @@ bool SameStreamPosition(const LogPosition& a, const LogPosition& b) {
 
 Status RingStore::Create(const RingStoreOptions& options, std::unique_ptr<RingStore>* out) {
   CANAL_RETURN_IF_ERROR(options.Validate());
-  out->reset(new RingStore(options));
+  std::unique_ptr<RingStore> ring(new RingStore(options));
+  if (ring->slots_ == nullptr) {
+    return Status::IOError("cannot map " + std::to_string(ring->FixedBytes()) + " bytes for a ring of " +
+                           std::to_string(options.buffer_size) + " slots: " + std::strerror(errno));
+  }
+  *out = std::move(ring);
   return Status::OK();
+}
+
+RingStore::Slot* RingStore::MapSlots(uint64_t count) {
+  void* p = ::mmap(nullptr, count * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<Slot*>(p);
 }
 
 RingStore::RingStore(const RingStoreOptions& options)
@@ -104,12 +118,16 @@ RingStore::RingStore(const RingStoreOptions& options)
       asymmetric_fences_(AsymmetricFencesAvailable()),
       retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
       retained_budget_(options.ByteBound()),
-      slots_(new Slot[options.buffer_size]),
+      slots_(MapSlots(options.buffer_size)),
       pool_(std::make_unique<BufferPool>(std::min<size_t>(options.buffer_size, kPoolBuffers))) {}
 
 RingStore::~RingStore() {
   // First: the budget stops calling SetBudgetLimits on this ring.
   if (budget_) budget_->Detach(this);
+  if (slots_ == nullptr) return;
+  const uint64_t made = std::min<uint64_t>(put_.load(kRelaxed), capacity_);
+  for (uint64_t i = 0; i < made; ++i) slots_[i].~Slot();
+  ::munmap(slots_, capacity_ * sizeof(Slot));
 }
 
 void RingStore::JoinBudget(std::shared_ptr<MemoryBudget> budget) {
@@ -204,6 +222,10 @@ RingStore::Slot& RingStore::SlotToFill(uint64_t put) {
   // buffer into the pool or free it, and reading the pointer would race.
   const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
   for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
+  if (put < capacity_) {
+    // The first lap: the slot is raw mapped memory until now.
+    return *new (&slots_[put]) Slot();
+  }
   const Slot& near = slots_[(put + 8) & mask_];
   __builtin_prefetch(near.meta.position.journal_name.data(), 1);
   return slots_[put & mask_];
@@ -669,6 +691,7 @@ RingStoreStats RingStore::stats() const {
   const uint64_t kept = retained_kept_.load(kAcquire);
   s.retained_bytes = kept >= taken ? kept - taken : 0;
   s.retained_budget_bytes = retained_budget_;
+  s.held_bound = HeldBound() == kUnbounded ? 0 : HeldBound();
   if (const uint64_t shared = budget_retained_.load(kRelaxed); shared != 0 && shared < s.retained_budget_bytes) {
     s.retained_budget_bytes = shared;
   }

@@ -362,12 +362,12 @@ TEST(BinlogFileIndexTest, Numbers) {
 
 class HttpTest : public StatusReportTest {
  protected:
-  void StartEndpoint(size_t max_connections = 4) {
+  void StartEndpoint(size_t max_connections = 4, std::chrono::milliseconds idle_timeout = 5s) {
     HttpEndpointOptions o;
     o.ip = "127.0.0.1";
     o.port = 0;
     o.max_connections = max_connections;
-    o.idle_timeout = 5s;
+    o.idle_timeout = idle_timeout;
     auto log = std::make_shared<spdlog::logger>("http-test", std::make_shared<spdlog::sinks::null_sink_mt>());
     ASSERT_TRUE(HttpEndpoint::Create(o, collector_.get(), log, &endpoint_).ok());
     endpoint_->Start();
@@ -460,6 +460,30 @@ TEST_F(HttpTest, ServesGoodRequestsAndRefusesBadOnes) {
   for (size_t at = two.find("HTTP/1.1 200 OK"); at != std::string::npos; at = two.find("HTTP/1.1 200 OK", at + 1))
     ++count;
   EXPECT_EQ(count, 2u) << two;
+}
+
+// A request that trickles in (slowloris) cannot hold a connection: the whole
+// request must arrive within the idle timeout, however often a byte comes.
+TEST_F(HttpTest, ASlowRequestIsCutAtTheIdleTimeoutHoweverOftenABytesArrives) {
+  StartEndpoint(4, 300ms);
+  const int fd = Connect();
+  ASSERT_GE(fd, 0);
+  const auto start = std::chrono::steady_clock::now();
+  Send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+  bool cut = false;
+  while (std::chrono::steady_clock::now() - start < 5s) {
+    if (::send(fd, "a", 1, MSG_NOSIGNAL) != 1) {
+      cut = true;
+      break;
+    }
+    std::this_thread::sleep_for(20ms);  // the client's pace, not a wait for the server
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_TRUE(cut) << "the server kept reading a request that never ends";
+  EXPECT_LT(elapsed, 3s);
+  // And it serves others meanwhile and after.
+  EXPECT_TRUE(Exchange(Get("/health")).starts_with("HTTP/1.1 200 OK\r\n"));
 }
 
 TEST_F(HttpTest, ConnectionLimit) {

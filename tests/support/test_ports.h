@@ -63,6 +63,7 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"client_users", 15060, 8, "ClientUsers*.*: the sandbox (15060), canal-servers and their metrics ports (15061-15067)"},
     {"admin_page", 15070, 8, "AdminPageBrowser.*: the sandbox (15070), canal-server (15071), its metrics port (15072), chromedriver (15073)"},
     {"admin_ops", 15080, 16, "AdminOps*.*: the sandbox (15080), canal-servers and their metrics ports (15081-15095)"},
+    {"memory_budget", 15096, 4, "MemoryBudgetE2e.*: the sandbox (15096), a canal-server (15097), its metrics port (15098)"},
     {"value_oracle", 15110, 40, "ValueOracle.*: the sandbox and a canal-server per table"},
     {"failover", 15200, 20,
      "ReplicationPair.* (15200-15201), Failover*.* (15202-15209: primary/replica pairs, canal-servers, ZooKeeper), "

@@ -74,7 +74,8 @@ struct InstanceStatus {
   sink::EntrySinkStats sink;
   store::RingStoreStats store;
   uint32_t store_capacity = 0;
-  uint64_t store_byte_bound = 0;
+  uint64_t store_byte_bound = 0;  // bytes the ring may hold (MEMSIZE, or the memory budget); 0: unbounded
+  store::BatchMode store_mode = store::BatchMode::kMemSize;
   std::string client_filter;
   std::string primary;  // canal.instance.master.address (host:port)
   bool snapshot_active = false;  // a snapshot ran or runs in this run of the destination

@@ -123,6 +123,9 @@ struct RingStoreStats {
   // retained_budget_bytes once the consumer's acks are seen).
   uint64_t retained_bytes = 0;
   uint64_t retained_budget_bytes = 0;
+  // The bytes of un-acked entries the ring may hold now: its MEMSIZE bound or
+  // the server budget's share, the smaller; 0 when neither bounds it.
+  uint64_t held_bound = 0;
 };
 
 class BufferPool;
@@ -262,7 +265,8 @@ class RingStore {
   // MemoryBudget's call: the share's parts (0: no limit of the budget's).
   // Wakes a producer waiting for space, as the limit may have grown.
   void SetBudgetLimits(uint64_t held_bytes, uint64_t retained_bytes);
-  // The bytes of the slot array (what an idle ring costs at least).
+  // The bytes of the slot array: what a ring costs once every slot has been
+  // filled (an idle ring's untouched slots cost nothing until then).
   uint64_t FixedBytes() const { return capacity_ * sizeof(Slot); }
 
  private:
@@ -277,6 +281,8 @@ class RingStore {
   static constexpr uint64_t kNotArmed = ~uint64_t{0};
 
   explicit RingStore(const RingStoreOptions& options);
+  // The slot array, mapped (nullptr when the mapping fails).
+  static Slot* MapSlots(uint64_t count);
 
   bool MemSize() const { return options_.batch_mode == BatchMode::kMemSize; }
   // The bytes of un-acked entries the ring may hold: its MEMSIZE bound or the
@@ -334,7 +340,11 @@ class RingStore {
   std::atomic<uint64_t> budget_held_{0};
   std::atomic<uint64_t> budget_retained_{0};
   std::shared_ptr<MemoryBudget> budget_;
-  std::unique_ptr<Slot[]> slots_;
+  // Mapped, not allocated: untouched pages cost no memory, and a slot is
+  // constructed when the producer first fills it, so a ring that has held few
+  // entries (an idle destination) costs a few pages, not its whole array.
+  // Slots [0, min(put_, capacity_)) are constructed.
+  Slot* slots_ = nullptr;
   // Acked buffers on their way back to the producer (within the retained budget).
   std::unique_ptr<BufferPool> pool_;
 
