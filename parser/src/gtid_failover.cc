@@ -14,6 +14,7 @@
 
 #include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/event_parser.h"
+#include "canal/parser/gtid_divergence.h"
 #include "canal/parser/mysql/query_connection.h"
 #include "dump_stream.h"
 
@@ -135,6 +136,27 @@ Status EventParser::ReportLost(const std::string& server, uint64_t count, const 
   return Status::OK();
 }
 
+GtidDivergence FindGtidDivergence(const binlog::GtidSet::DomainGtid& delivered,
+                                  const binlog::GtidSet::DomainGtid* has,
+                                  const binlog::GtidSet::DomainGtid* applied) {
+  GtidDivergence out;
+  if (has != nullptr && has->server_id != delivered.server_id && applied != nullptr &&
+      applied->server_id == delivered.server_id) {
+    // It replicated up to `applied`, then wrote its own under the following numbers (or
+    // has not written yet): what it never applied is lost, whatever its own count.
+    if (applied->seq_no < delivered.seq_no) {
+      out.diverged = true;
+      out.parts = applied;
+    }
+    return out;
+  }
+  if (has == nullptr || has->seq_no < delivered.seq_no) {
+    out.diverged = true;  // it is behind what was delivered
+    out.parts = has;
+  }
+  return out;
+}
+
 Status EventParser::ResumeByGtid(mysql::QueryConnection* query, const mysql::ServerInfo& info,
                                  const binlog::GtidSet& expected, const std::string& why, StartPlan* plan) {
   const std::string server = options_.master.Address() + " (server_id " + std::to_string(info.server_id) + ")";
@@ -150,17 +172,9 @@ Status EventParser::ResumeByGtid(mysql::QueryConnection* query, const mysql::Ser
   for (const binlog::GtidSet::DomainGtid& d : expected.domains()) {
     const binlog::GtidSet::DomainGtid* has = FindDomain(binlog_pos, d.domain_id);
     const binlog::GtidSet::DomainGtid* applied = FindDomain(slave_pos, d.domain_id);
-    const binlog::GtidSet::DomainGtid* parts = nullptr;  // the last GTID both histories share
-    bool diverged = false;
-    if (has == nullptr || has->seq_no < d.seq_no) {
-      diverged = true;  // it is behind what was delivered
-      parts = has;
-    } else if (has->server_id != d.server_id && applied != nullptr && applied->server_id == d.server_id &&
-               applied->seq_no < d.seq_no) {
-      diverged = true;  // it replicated up to `applied`, then wrote its own under the same numbers
-      parts = applied;
-    }
-    if (!diverged) {
+    const GtidDivergence divergence = FindGtidDivergence(d, has, applied);
+    const binlog::GtidSet::DomainGtid* parts = divergence.parts;  // the last GTID both histories share
+    if (!divergence.diverged) {
       CANAL_RETURN_IF_ERROR(resume.AddMariadb(d.domain_id, d.server_id, d.seq_no));
       continue;
     }
