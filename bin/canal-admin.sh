@@ -9,6 +9,18 @@
 #   bin/canal-admin.sh config DESTINATION [--set FILE [--dry-run]]
 #   bin/canal-admin.sh log DESTINATION [--lines N]
 #   bin/canal-admin.sh hash-password        (the password from the terminal or stdin)
+#   bin/canal-admin.sh cluster
+#   bin/canal-admin.sh drain SERVER [--wait SECONDS] [--undo]
+#   bin/canal-admin.sh move DESTINATION SERVER|--unpin
+#
+# cluster, drain, move (a balanced cluster, canal.cluster.placement = balanced,
+# docs/cluster.md; ask any of its servers): cluster prints the leader, each
+# server's destinations and load, the assignment and the destinations that run
+# nowhere with why. drain SERVER (ip:port as in ZooKeeper) moves every
+# destination off that server, for a rolling restart, and waits (60 s unless
+# --wait) until it runs none, saying so; --undo ends the drain. move pins
+# DESTINATION to SERVER (the leader moves it there while that server can run
+# it); --unpin lets the leader place it again.
 #
 # rebuild-schema-history (the server stopped): moves the destination's schema history
 # (DIR/DESTINATION/schema_history.json) aside, to schema_history.json.<UTC time>.
@@ -142,6 +154,48 @@ case "$command" in
       401) say "the admin token was refused ($(json_field error "$reply")): check canal.admin.token / canal.admin.tokenFile"; exit 1 ;;
       *) say "$command $1 refused or failed ($code): $(json_field error "$reply")${state:+; state now $state}"; exit 1 ;;
     esac
+    ;;
+  cluster)
+    [ $# -eq 0 ] || usage
+    api GET /api/cluster
+    if [ "$code" != 200 ]; then say "cluster refused ($code): $(json_field error "$reply")"; exit 1; fi
+    printf '%s\n' "$reply"
+    exit 0
+    ;;
+  drain)
+    [ $# -ge 1 ] || usage
+    server=$1; shift
+    wait_s=60 undo=false
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --wait) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || usage; wait_s=$2; shift 2 ;;
+        --undo) undo=true; shift ;;
+        *) usage ;;
+      esac
+    done
+    [[ "$server" =~ ^[^/[:space:]]+:[0-9]+$ ]] || { say "'$server' is not a server (ip:port, as 'cluster' lists them)"; exit 2; }
+    if [ "$undo" = true ]; then body="{\"server\":\"$server\",\"drain\":false}"; else body="{\"server\":\"$server\",\"drain\":true}"; fi
+    api POST /api/cluster/drain "$body"
+    if [ "$code" != 200 ]; then say "drain $server refused ($code): $(json_field error "$reply")"; exit 1; fi
+    if [ "$undo" = true ]; then say "drain of $server ended: the leader may give it destinations again"; exit 0; fi
+    say "draining $server: its destinations move to the other servers"
+    deadline=$((SECONDS + wait_s))
+    while :; do
+      api GET /api/cluster
+      left=$(printf '%s' "$reply" | python3 -c 'import json,sys; a=json.load(sys.stdin).get("assignment",{}); print(sum(1 for s in a.values() if s==sys.argv[1]))' "$server" 2>/dev/null)
+      if [ "$code" = 200 ] && [ "${left:-x}" = 0 ]; then say "$server is empty: it runs no destination (restart it, then: drain $server --undo)"; exit 0; fi
+      if [ $SECONDS -ge $deadline ]; then say "$server still has ${left:-?} destination(s) after $wait_s s (see: cluster)"; exit 1; fi
+      sleep 1
+    done
+    ;;
+  move)
+    [ $# -eq 2 ] || usage
+    case "$1" in ''|*/*|.|..) say "'$1' is not a destination name"; exit 2 ;; esac
+    if [ "$2" = --unpin ]; then server=""; else server=$2; [[ "$server" =~ ^[^/[:space:]]+:[0-9]+$ ]] || { say "'$server' is not a server (ip:port)"; exit 2; }; fi
+    api POST /api/cluster/move "{\"destination\":\"$1\",\"server\":\"$server\"}"
+    if [ "$code" != 200 ]; then say "move $1 refused ($code): $(json_field error "$reply")"; exit 1; fi
+    say "$(json_field result "$reply")"
+    exit 0
     ;;
   hash-password)
     # Prints a password as canal.passwd and canal.users.file keep it: 40 hex

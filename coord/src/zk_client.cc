@@ -132,6 +132,7 @@ struct Call {
   std::condition_variable cv;
   bool done = false;
   int rc = 0;
+  int32_t version = -1;  // the node's data version, from the reply's Stat
   std::string data;
   std::vector<std::string> children;
 };
@@ -155,15 +156,18 @@ void Complete(const void* data, int rc, Fill&& fill) {
 void VoidDone(int rc, const void* data) {
   Complete(data, rc, [](Call&) {});
 }
-void StatDone(int rc, const struct Stat*, const void* data) {
-  Complete(data, rc, [](Call&) {});
+void StatDone(int rc, const struct Stat* stat, const void* data) {
+  Complete(data, rc, [&](Call& c) {
+    if (rc == ZOK && stat != nullptr) c.version = stat->version;
+  });
 }
 void StringDone(int rc, const char*, const void* data) {
   Complete(data, rc, [](Call&) {});
 }
-void DataDone(int rc, const char* value, int value_len, const struct Stat*, const void* data) {
+void DataDone(int rc, const char* value, int value_len, const struct Stat* stat, const void* data) {
   Complete(data, rc, [&](Call& c) {
     if (rc == ZOK && value != nullptr && value_len > 0) c.data.assign(value, static_cast<size_t>(value_len));
+    if (rc == ZOK && stat != nullptr) c.version = stat->version;
   });
 }
 void StringsDone(int rc, const struct String_vector* strings, const void* data) {
@@ -328,6 +332,34 @@ class ZkClientImpl final : public ZkClient {
     CANAL_RETURN_IF_ERROR(CheckPath(path, "get"));
     const int rc = OpGet(path, 0, Deadline(), data);
     return rc == ZOK ? Status::OK() : Error(rc, "get", path);
+  }
+
+  Status GetVersioned(std::string_view path, std::string* data, int32_t* version) override {
+    CANAL_RETURN_IF_ERROR(CheckPath(path, "get"));
+    const int rc = OpGet(path, 0, Deadline(), data, version);
+    return rc == ZOK ? Status::OK() : Error(rc, "get", path);
+  }
+
+  Status SetIfVersion(std::string_view path, std::string_view data, int32_t expected, int32_t* version) override {
+    CANAL_RETURN_IF_ERROR(CheckPath(path, "set"));
+    const auto deadline = Deadline();
+    if (expected < 0) {
+      bool created = false;
+      CANAL_RETURN_IF_ERROR(CreateUntil(path, data, ZkCreateMode::kPersistent, true, deadline, &created));
+      if (!created) {
+        return Status::Aborted("ZooKeeper create " + std::string(path) + " on " + options_.servers +
+                               ": another client created it first");
+      }
+      *version = 0;
+      return Status::OK();
+    }
+    const int rc = OpSet(path, data, deadline, expected, version);
+    if (rc == ZOK) return Status::OK();
+    if (rc == ZBADVERSION || rc == ZNONODE) {
+      return Status::Aborted("ZooKeeper set " + std::string(path) + " on " + options_.servers + ": another client " +
+                             (rc == ZNONODE ? "deleted it" : "wrote it") + " after version " + std::to_string(expected));
+    }
+    return Error(rc, "set", path);
   }
 
   Status GetAndWatch(std::string_view path, Watch watch, bool* exists, std::string* data) override {
@@ -595,6 +627,7 @@ class ZkClientImpl final : public ZkClient {
     if (result != nullptr) {
       result->data = std::move(call->data);
       result->children = std::move(call->children);
+      result->version = call->version;
     }
     return call->rc;
   }
@@ -612,15 +645,20 @@ class ZkClientImpl final : public ZkClient {
         },
         nullptr);
   }
-  int OpSet(std::string_view path, std::string_view data, Clock::time_point deadline) {
+  // `expected` -1: whatever the version; else only at that version (ZBADVERSION otherwise).
+  int OpSet(std::string_view path, std::string_view data, Clock::time_point deadline, int32_t expected = -1,
+            int32_t* version = nullptr) {
     if (data.size() > static_cast<size_t>(INT_MAX)) return ZBADARGUMENTS;
     const std::string p(path);
-    return Run(
+    Call result;
+    const int rc = Run(
         deadline,
         [&](zhandle_t* zh, const void* ref) {
-          return zoo_aset(zh, p.c_str(), data.data(), static_cast<int>(data.size()), -1, &StatDone, ref);
+          return zoo_aset(zh, p.c_str(), data.data(), static_cast<int>(data.size()), expected, &StatDone, ref);
         },
-        nullptr);
+        &result);
+    if (rc == ZOK && version != nullptr) *version = result.version;
+    return rc;
   }
   int OpDelete(std::string_view path, Clock::time_point deadline) {
     const std::string p(path);
@@ -638,7 +676,8 @@ class ZkClientImpl final : public ZkClient {
         },
         nullptr);
   }
-  int OpGet(std::string_view path, uint64_t watch_id, Clock::time_point deadline, std::string* data) {
+  int OpGet(std::string_view path, uint64_t watch_id, Clock::time_point deadline, std::string* data,
+            int32_t* version = nullptr) {
     const std::string p(path);
     Call result;
     const int rc = Run(
@@ -649,6 +688,7 @@ class ZkClientImpl final : public ZkClient {
         },
         &result);
     if (rc == ZOK && data != nullptr) *data = std::move(result.data);
+    if (rc == ZOK && version != nullptr) *version = result.version;
     return rc;
   }
   int OpChildren(std::string_view path, uint64_t watch_id, Clock::time_point deadline,

@@ -97,11 +97,13 @@ Status ZkMetaManager::LoadFromStoreLocked(const std::string& destination) {
     if (!s.ok() && !s.IsNotFound()) return s.WithContext(context);
     client.client.filter = s.ok() ? filter : "";
     std::string body;
-    s = zk->Get(CursorPath(client.client), &body);
+    int32_t version = -1;
+    s = zk->GetVersioned(CursorPath(client.client), &body, &version);
     if (!s.ok() && !s.IsNotFound()) return s.WithContext(context);
     WrittenClient w;
     w.filter = client.client.filter;
     if (s.ok()) {
+      w.cursor_version = version;
       LogPosition position;
       LogIdentity identity;
       Status d = DecodeCursor(body, &position, &identity);
@@ -175,10 +177,37 @@ Status ZkMetaManager::WriteNodes(const std::string& destination, const std::vect
         break;
       }
       case Write::Kind::kCursor: {
-        CANAL_RETURN_IF_ERROR(zk->SetOrCreate(CursorPath(client), w.body).WithContext(context));
+        const std::string path = CursorPath(client);
+        int32_t expected = -1, version = -1;
+        std::string sent_before;
+        {
+          std::lock_guard lock(mu_);
+          WrittenClient& known = (*written)[w.client_id];
+          expected = known.cursor_version;
+          sent_before = std::move(known.cursor_sent);
+          known.cursor_sent = w.body;
+        }
+        Status s = zk->SetIfVersion(path, w.body, expected, &version);
+        if (s.code() == Status::Code::kAborted && !sent_before.empty()) {
+          // Our own last write may have landed without an answer (a timeout): then the node
+          // holds exactly what we sent, and its version is ours to go on from.
+          std::string now;
+          int32_t now_version = -1;
+          if (zk->GetVersioned(path, &now, &now_version).ok() && now == sent_before) {
+            s = zk->SetIfVersion(path, w.body, now_version, &version);
+          }
+        }
+        if (s.code() == Status::Code::kAborted) {
+          return Status::Aborted("cursor of " + client.ToString() + " not written: " + std::string(s.message()) +
+                                 "; another server has written it since this one read it, so this server no longer "
+                                 "runs destination " + destination + " and keeps none of its cursors (fenced)");
+        }
+        CANAL_RETURN_IF_ERROR(s.WithContext(context));
         zk_writes_.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard lock(mu_);
-        (*written)[w.client_id].cursor_json = w.body;
+        WrittenClient& known = (*written)[w.client_id];
+        known.cursor_json = w.body;
+        known.cursor_version = version;
         break;
       }
       case Write::Kind::kDelete: {

@@ -28,6 +28,7 @@ using nlohmann::json;
 constexpr const char* kJsonType = "application/json";
 constexpr std::string_view kPrefix = "/api";
 constexpr std::string_view kDestinations = "/api/destinations";
+constexpr std::string_view kCluster = "/api/cluster";
 constexpr const char* kTokenKeys = "canal.admin.token or canal.admin.tokenFile";
 
 bool ValidName(std::string_view name) { return ValidDestinationName(name); }
@@ -176,6 +177,11 @@ AdminRoute ParseAdminPath(std::string_view path) {
     route.kind = AdminRoute::Kind::kList;
     return route;
   }
+  if (path == kCluster || path == std::string(kCluster) + "/drain" || path == std::string(kCluster) + "/move") {
+    route.kind = AdminRoute::Kind::kCluster;
+    if (path != kCluster) route.operation = std::string(path.substr(kCluster.size() + 1));
+    return route;
+  }
   if (!path.starts_with(std::string(kDestinations) + "/")) return route;
   std::string_view rest = path.substr(kDestinations.size() + 1);
   const size_t slash = rest.find('/');
@@ -299,15 +305,18 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
   if (route.kind == AdminRoute::Kind::kUnknown || route.kind == AdminRoute::Kind::kNone) {
     return Refuse(request, 404,
                   "not found: the admin API serves /api/destinations, /api/destinations/NAME, POST "
-                  "/api/destinations/NAME/{stop,start,restart,cursor,snapshot}, /api/destinations/NAME/config and "
-                  "GET /api/destinations/NAME/log (docs/admin.md)");
+                  "/api/destinations/NAME/{stop,start,restart,cursor,snapshot}, /api/destinations/NAME/config, "
+                  "GET /api/destinations/NAME/log, GET /api/cluster and POST /api/cluster/{drain,move} (docs/admin.md)");
   }
   // What each path allows: changes are POST; the config is read with GET and
   // written with POST; reading a config or a log needs the token (a config holds
   // the database password).
   const std::string& op = route.operation;
-  const bool post_only = route.kind == AdminRoute::Kind::kAction || op == "cursor" || op == "snapshot";
-  const bool get_only = route.kind == AdminRoute::Kind::kList || route.kind == AdminRoute::Kind::kOne || op == "log";
+  const bool cluster = route.kind == AdminRoute::Kind::kCluster;
+  const bool post_only = route.kind == AdminRoute::Kind::kAction || op == "cursor" || op == "snapshot" ||
+                         (cluster && !op.empty());
+  const bool get_only = route.kind == AdminRoute::Kind::kList || route.kind == AdminRoute::Kind::kOne || op == "log" ||
+                        (cluster && op.empty());
   const bool change = request.method == "POST";
   if (post_only && request.method != "POST") {
     HttpAnswer a = Refuse(request, 405, "method not allowed: changes are POST only");
@@ -324,7 +333,7 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
     a.headers.emplace_back("Allow", "GET, HEAD, POST");
     return a;
   }
-  const bool secret_read = op == "config" || op == "log";
+  const bool secret_read = !cluster && (op == "config" || op == "log");
   // A page of another site may make a browser send a request here, with the
   // operator's network position; the browser names that site in Origin.
   if (request.has_origin && !SameOrigin(request.origin, request.host)) {
@@ -381,6 +390,8 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
       }
     case AdminRoute::Kind::kOperation:
       return Operate(request, route);
+    case AdminRoute::Kind::kCluster:
+      return Cluster(request, route);
     default:
       return Act(request, route);
   }

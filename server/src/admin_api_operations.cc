@@ -194,4 +194,58 @@ HttpAnswer AdminApi::Snapshot(const AdminRequest& request, const std::string& na
   return AdminJsonAnswer(200, json{{"destination", name}, {"snapshot", id}});
 }
 
+// GET /api/cluster: ZooKeeper's view of the cluster; POST /api/cluster/drain {"server", "drain"}
+// and /api/cluster/move {"destination", "server"} (server "" takes the pin away).
+HttpAnswer AdminApi::Cluster(const AdminRequest& request, const AdminRoute& route) {
+  if (!hooks_.cluster_view) {
+    return Refuse(request, 404,
+                  "not a balanced cluster: this server places no destinations (set canal.cluster.placement = balanced "
+                  "and canal.zkServers, docs/cluster.md)");
+  }
+  if (route.operation.empty()) {
+    std::string text;
+    const Status s = hooks_.cluster_view(&text);
+    if (!s.ok()) return AdminJsonAnswer(503, json{{"error", "reading the cluster from ZooKeeper: " + s.ToString()}});
+    HttpAnswer a;
+    a.status = 200;
+    a.content_type = "application/json";
+    a.body = std::move(text);
+    return a;
+  }
+  const json body = BodyOf(request);
+  const auto text_field = [&](const char* key, std::string* out) {
+    const auto it = body.find(key);
+    if (it == body.end() || !it->is_string()) return false;
+    *out = it->get<std::string>();
+    return true;
+  };
+  std::string server;
+  if (!text_field("server", &server)) {
+    return Refuse(request, 400, "cluster " + route.operation + ": the body needs \"server\": \"ip:port\"" +
+                                    (route.operation == "move" ? " (\"\" to take a destination's pin away)" : ""));
+  }
+  Status s;
+  std::string what;
+  if (route.operation == "drain") {
+    const auto it = body.find("drain");
+    const bool drain = it == body.end() || (it->is_boolean() && it->get<bool>());
+    if (it != body.end() && !it->is_boolean()) return Refuse(request, 400, "cluster drain: \"drain\" must be true or false");
+    s = hooks_.cluster_drain(server, drain);
+    what = (drain ? "drain of " : "end of the drain of ") + server;
+  } else {
+    std::string destination;
+    if (!text_field("destination", &destination) || !ValidDestinationName(destination)) {
+      return Refuse(request, 400, "cluster move: the body needs \"destination\": a destination's name");
+    }
+    s = hooks_.cluster_move(destination, server);
+    what = server.empty() ? "pin of " + destination + " taken away" : "move of " + destination + " to " + server;
+  }
+  if (!s.ok()) {
+    log_->warn("admin: cluster {} by {} (token ok) refused: {}", what, request.peer, s.ToString());
+    return AdminJsonAnswer(StatusOf(s), json{{"error", s.ToString()}});
+  }
+  log_->info("admin: cluster {} by {} (token ok)", what, request.peer);
+  return AdminJsonAnswer(200, json{{"ok", true}, {"result", what + ": written to ZooKeeper; the leader applies it"}});
+}
+
 }  // namespace canal::server

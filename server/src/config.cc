@@ -257,6 +257,24 @@ Status LoadHaKeys(const KeyReader& keys, CanalConfig* config) {
   } else {
     return keys.Bad("canal.meta.mode", *mode, source, "not a cursor store (auto, file or zookeeper)");
   }
+  std::optional<std::string> placement;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.cluster.placement", &placement, &source));
+  const std::string pl = placement ? Lower(*placement) : "";
+  if (pl == "balanced") {
+    if (config->zk_servers.empty()) {
+      return keys.Bad("canal.cluster.placement", *placement, source,
+                      "places destinations through ZooKeeper, but canal.zkServers is empty (set it, or use race)");
+    }
+    config->cluster_balanced = true;
+  } else if (!pl.empty() && pl != "race") {
+    return keys.Bad("canal.cluster.placement", *placement, source,
+                    "not a placement (race: every server contends for every destination, as Canal's do; balanced: "
+                    "an elected leader spreads the destinations over the servers)");
+  }
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.cluster.max.destinations", 0, 0, 100'000,
+                                          "a number of destinations (0: no cap)", &config->cluster_max_destinations));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.cluster.lost.delay", 0, 0, 600'000, "a number of milliseconds",
+                                          &config->cluster_lost_delay_ms));
   if (!config->zk_servers.empty() && config->session.port == 0) {
     return Status::InvalidArgument(config->properties_file +
                                    ": canal.port = 0 with canal.zkServers set: other servers and clients find this "

@@ -2,7 +2,7 @@
 // destination (InstanceRegistry, with auto scan), keeps client cursors in
 // meta.dat files (FileMetaManager) and serves Canal clients (SessionServer).
 // With canal.zkServers set, it runs a destination only while it is the active
-// server for it (RunningMonitor, docs/ha.md).
+// server for it (RunningMonitor, docs/cluster.md).
 //
 //   canal-server [--conf DIR] [--logs DIR] [--data DIR]
 //
@@ -34,6 +34,7 @@
 #include "canal/server/instance_registry.h"
 #include "canal/server/mq_destination.h"
 #include "canal/server/observability.h"
+#include "canal/server/cluster_placement.h"
 #include "canal/server/running_monitor.h"
 #include "canal/server/session_server.h"
 #include "canal/server/memory_trimmer.h"
@@ -126,7 +127,9 @@ std::unique_ptr<canal::meta::MetaManager> MakeMetaManager(const canal::server::C
 int StartHa(const canal::server::CanalConfig& config, const std::shared_ptr<spdlog::logger>& log,
             canal::server::Observability* observability, std::atomic<canal::server::SessionServer*>* serving,
             canal::meta::ZkMetaManager** zk_meta, std::unique_ptr<canal::coord::ZkClient>* zk,
-            std::unique_ptr<canal::server::RunningMonitor>* monitor) {
+            std::unique_ptr<canal::server::RunningMonitor>* monitor,
+            std::unique_ptr<canal::server::ClusterPlacement>* placement,
+            std::atomic<canal::server::InstanceRegistry*>* registry_ptr) {
   if (!config.zk_servers.empty()) {
     canal::coord::ZkOptions zk_options;
     zk_options.servers = config.zk_servers;
@@ -141,6 +144,7 @@ int StartHa(const canal::server::CanalConfig& config, const std::shared_ptr<spdl
     monitor_options.takeover_delay = std::chrono::milliseconds(config.zk_takeover_delay_ms);
     monitor_options.fence_after = std::chrono::milliseconds(config.zk_fence_timeout_ms);
     monitor_options.logger = log;
+    monitor_options.placement = config.cluster_balanced;
     monitor_options.before_activate = [zk_meta](const std::string& destination) {
       // Another server may have moved the cursors since we last read them.
       return *zk_meta != nullptr ? (*zk_meta)->Reload(destination) : Status::OK();
@@ -156,6 +160,31 @@ int StartHa(const canal::server::CanalConfig& config, const std::shared_ptr<spdl
     if (Status s = (*monitor)->Start(); !s.ok()) {
       Report(log, s.ToString());
       return kExitFailure;
+    }
+    if (config.cluster_balanced) {
+      canal::server::ClusterPlacementOptions placement_options;
+      placement_options.zk_servers = config.zk_servers;
+      placement_options.session_timeout_ms = config.zk_session_timeout_ms;
+      placement_options.cap = static_cast<uint32_t>(config.cluster_max_destinations);
+      placement_options.lost_delay = std::chrono::milliseconds(config.cluster_lost_delay_ms);
+      placement_options.logger = log;
+      placement_options.bytes_read = [registry_ptr] {
+        std::map<std::string, uint64_t> bytes;
+        canal::server::InstanceRegistry* registry = registry_ptr->load();
+        if (registry == nullptr) return bytes;
+        for (const auto& [name, instance] : registry->Destinations()) {
+          canal::server::InstanceStatus status;
+          if (instance != nullptr && instance->Report(&status) && status.running) bytes[name] = status.parser.bytes;
+        }
+        return bytes;
+      };
+      // (Started once the registry has joined the conf's destinations: a member announcing an
+      // empty list first would have the leader place a partial list, then move things again.)
+      Status s = canal::server::ClusterPlacement::Create(monitor->get(), std::move(placement_options), placement);
+      if (!s.ok()) {
+        Report(log, "cluster placement: " + s.ToString());
+        return kExitFailure;
+      }
     }
   }
   return 0;
@@ -285,14 +314,19 @@ int Run(int argc, char** argv) {
   // HA: the ZooKeeper session and the running monitor (none without canal.zkServers).
   std::unique_ptr<canal::coord::ZkClient> zk;
   std::unique_ptr<canal::server::RunningMonitor> monitor;
+  std::unique_ptr<canal::server::ClusterPlacement> placement;  // canal.cluster.placement = balanced
   std::atomic<canal::server::SessionServer*> serving{nullptr};  // for the monitor's session closing
   canal::meta::ZkMetaManager* zk_meta = nullptr;  // set below, before any destination can activate
-  if (const int code = StartHa(config, log, &observability, &serving, &zk_meta, &zk, &monitor); code != 0) {
+  std::atomic<canal::server::InstanceRegistry*> registry_ptr{nullptr};  // for the cluster's load samples
+  if (const int code =
+          StartHa(config, log, &observability, &serving, &zk_meta, &zk, &monitor, &placement, &registry_ptr);
+      code != 0) {
     return code;
   }
   // Releases this server's running nodes on every way out below (the
   // ZooKeeper session itself ends last: cursors may live there).
   const auto stop_ha = [&] {
+    if (placement) placement->Stop();
     if (monitor) monitor->Stop();
   };
 
@@ -311,12 +345,17 @@ int Run(int argc, char** argv) {
   auto budget = std::make_shared<canal::store::MemoryBudget>(config.memory_budget_bytes);
   canal::server::RegistryOptions registry_options;
   registry_options.logger = log;
-  registry_options.arbiter = monitor.get();
+  registry_options.arbiter = placement ? static_cast<canal::server::DestinationArbiter*>(placement.get())
+                                       : static_cast<canal::server::DestinationArbiter*>(monitor.get());
   registry_options.factory =
       MakeDestinationFactory(config, mq_settings, meta.get(), zk.get(), monitor.get(), zk_meta, logs, budget);
   canal::server::InstanceRegistry registry(config, std::move(registry_options));
+  registry_ptr.store(&registry);
   std::vector<Status> failures;
   if (Status s = registry.Start(&failures); !s.ok()) failures.push_back(std::move(s));
+  if (placement) {
+    if (Status s = placement->Start(); !s.ok()) failures.push_back(s.WithContext("cluster placement"));
+  }
   if (!failures.empty()) {
     bool config_error = false;
     for (const Status& f : failures) {
@@ -342,6 +381,7 @@ int Run(int argc, char** argv) {
   server->Start();
   canal::server::AdminOperations admin_operations(config, &registry, meta.get(), logs.string(), log);
   observability.SetOperations(&admin_operations);
+  observability.SetCluster(placement.get());
   // A metrics port that cannot be bound is logged; clients are served anyway.
   observability
       .Start(&registry, monitor.get(),
@@ -376,6 +416,8 @@ int Run(int argc, char** argv) {
   const int sig = WaitForStopSignal();
   log->info("canal-server stopping on {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   observability.Stop();
+  // A cluster member hands its destinations over first, while its instances can still flush.
+  if (placement) placement->Stop();
 
   server->Stop();
   serving.store(nullptr);
@@ -383,7 +425,10 @@ int Run(int argc, char** argv) {
   stop_ha();
   Status flushed = meta->Stop();
   if (zk) zk->Close();
-  if (!flushed.ok()) {
+  if (flushed.code() == Status::Code::kAborted) {
+    // Fenced: another server runs the destination now and keeps its cursors; this one's are older.
+    log->warn("cursors not written at stop: {}", flushed.ToString());
+  } else if (!flushed.ok()) {
     log->error("writing the cursors at stop failed: {}", flushed.ToString());
     return kExitFailure;
   }

@@ -30,6 +30,7 @@ Status Observability::Start(InstanceRegistry* registry, const DestinationArbiter
   sources.ha_events = &ha_events_;
   sources.clients = client_stats_.get();
   sources.server_address = std::move(server_address);
+  if (ClusterPlacement* cluster = cluster_) sources.cluster = [cluster] { return cluster->Describe(); };
   collector_ = std::make_unique<StatusCollector>(std::move(sources));
   AdminHooks hooks;
   StatusCollector* collector = collector_.get();
@@ -40,6 +41,13 @@ Status Observability::Start(InstanceRegistry* registry, const DestinationArbiter
   hooks.held = [registry](std::string_view name) { return registry->Held(name); };
   hooks.mode = mode_;
   hooks.operations = operations_;
+  if (ClusterPlacement* cluster = cluster_) {
+    hooks.cluster_view = [cluster](std::string* text) { return cluster->ViewJson(text); };
+    hooks.cluster_drain = [cluster](std::string_view server, bool drain) { return cluster->Drain(server, drain); };
+    hooks.cluster_move = [cluster](std::string_view destination, std::string_view server) {
+      return cluster->Move(destination, server);
+    };
+  }
   admin_ = std::make_unique<AdminApi>(admin_config_, std::move(hooks), log_);
   options_.admin = admin_.get();
   if (admin_config_.token.empty()) {

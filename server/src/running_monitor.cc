@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "canal/coord/canal_layout.h"
@@ -137,7 +138,7 @@ class RunningMonitor::Impl {
       d = Dest{};
       d.id = ++next_id_;
       d.handler = std::move(handler);
-      d.contend_at = Clock::now();
+      if (MayContendLocked(name)) d.contend_at = Clock::now();
       kick_ = true;
     }
     cv_.notify_all();
@@ -173,7 +174,7 @@ class RunningMonitor::Impl {
     if (!LeaseValid(Clock::now())) return false;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = dests_.find(name);
-    return it != dests_.end() && it->second.active;
+    return it != dests_.end() && it->second.active && MayContendLocked(name);
   }
 
   bool MayWrite(std::string_view name) const {
@@ -181,7 +182,37 @@ class RunningMonitor::Impl {
     if (!LeaseValid(Clock::now())) return false;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = dests_.find(name);
-    return it != dests_.end() && (it->second.active || it->second.activating);
+    return it != dests_.end() && (it->second.active || it->second.activating) && MayContendLocked(name);
+  }
+
+  void Assign(const std::vector<std::string>& mine) {
+    if (!o_.placement) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::set<std::string, std::less<>> next(mine.begin(), mine.end());
+      for (auto& [name, d] : dests_) {
+        const bool now_mine = next.count(name) != 0;
+        const bool was_mine = assigned_.count(name) != 0;
+        if (now_mine == was_mine) continue;
+        if (now_mine) {
+          // Contend at once: the leader moved it here, so no takeover delay (the old owner
+          // releases its running node, or loses it with its session).
+          d.hand_over = false;
+          if (!d.active && d.held_session == 0) d.contend_at = std::max(Clock::now(), d.retry_after);
+        } else {
+          d.contend_at.reset();
+          d.hand_over = d.active || d.activating || d.held_session != 0;
+        }
+      }
+      assigned_ = std::move(next);
+      kick_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  std::vector<std::string> Assigned() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {assigned_.begin(), assigned_.end()};
   }
 
   std::vector<std::string> Active() const {
@@ -200,6 +231,7 @@ class RunningMonitor::Impl {
  private:
   struct Dest {
     uint64_t id = 0;  // tells a re-joined destination from the one a step started with
+    bool hand_over = false;  // placement moved it away: stop it and release its running node
     Handler handler;
     bool active = false;      // activate succeeded and no deactivate since
     bool activating = false;  // the running node is ours and its handler's activate runs
@@ -350,22 +382,25 @@ class RunningMonitor::Impl {
     struct Work {
       std::string name;
       uint64_t id;
-      bool registered, contend, check;
+      bool registered, contend, check, hand_over;
     };
     std::vector<Work> work;
     {
       std::lock_guard<std::mutex> lock(mu_);
       const Clock::time_point now = Clock::now();
       for (auto& [name, d] : dests_) {
-        Work w{name, d.id, d.registered, d.contend_at && *d.contend_at <= now, d.check};
+        Work w{name, d.id, d.registered, d.contend_at && *d.contend_at <= now, d.check, d.hand_over};
         if (w.contend) d.contend_at.reset();
         if (w.check) d.check = false;
-        if (!w.registered || w.contend || w.check) work.push_back(std::move(w));
+        d.hand_over = false;
+        if (!w.registered || w.contend || w.check || w.hand_over) work.push_back(std::move(w));
       }
     }
     for (const Work& w : work) {
       if (!w.registered) ok = RegisterDestination(w.name, w.id) && ok;
-      if (w.contend) {
+      if (w.hand_over) {
+        HandOver(w.name, w.id);
+      } else if (w.contend) {
         ok = TryCreate(w.name, w.id) && ok;
       } else if (w.check) {
         ok = Inspect(w.name, w.id) && ok;
@@ -422,7 +457,9 @@ class RunningMonitor::Impl {
     for (auto& [name, d] : dests_) {
       d.registered = false;
       d.check = false;
-      d.contend_at = Clock::now();  // our old node is gone: contend at once
+      d.hand_over = false;  // our old node is gone with the session
+      // Our old node is gone: contend at once (under placement, only for what is ours).
+      if (MayContendLocked(name)) d.contend_at = Clock::now();
     }
   }
 
@@ -493,6 +530,10 @@ class RunningMonitor::Impl {
 
   // Tries to become the active server of `name`.
   bool TryCreate(const std::string& name, uint64_t id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!MayContendLocked(name)) return true;  // moved away since it was scheduled
+    }
     const std::string path = layout::ServerRunningPath(name);
     bool created = false;
     const Clock::time_point sent = Clock::now();
@@ -569,7 +610,17 @@ class RunningMonitor::Impl {
       }
       Dest& dd = it->second;
       dd.held_session = 0;
-      if (was_ours) {
+      if (o_.placement) {
+        // The leader decides: contend now when it is ours (a planned move or a lost owner the
+        // leader already replaced), never otherwise.
+        if (MayContendLocked(name)) {
+          dd.contend_at = std::max(Clock::now(), dd.retry_after);
+          if (!was_ours) {
+            log_->info("HA: destination {}: server {} released it; server {}, its assigned server, takes it", name,
+                       dd.owner.empty() ? std::string("(none)") : dd.owner, o_.address);
+          }
+        }
+      } else if (was_ours) {
         dd.contend_at = std::max(Clock::now(), dd.retry_after);
       } else {
         dd.contend_at = std::max(Clock::now() + o_.takeover_delay, dd.retry_after);
@@ -582,6 +633,14 @@ class RunningMonitor::Impl {
     }
     const std::string previous = d.owner;
     d.owner = owner;
+    if (ours && !MayContendLocked(name)) {
+      // Won before the assignment took it away: give it back unstarted.
+      d.held_session = 0;
+      lock.unlock();
+      callbacks.unlock();
+      ReleaseRunning(name);
+      return true;
+    }
     if (ours) {
       if (d.active) return true;
       if (!LeaseValid(Clock::now())) {  // (just renewed; only a very slow call gets here)
@@ -639,12 +698,45 @@ class RunningMonitor::Impl {
         log_->info("HA: destination {}: the running node still names this server {} from an earlier session; taking "
                    "it as soon as that session ends",
                    name, o_.address);
+      } else if (o_.placement && !MayContendLocked(name)) {
+        log_->info("HA: destination {}: server {} runs it; the cluster assigns it elsewhere than server {}", name,
+                   owner, o_.address);
       } else {
         log_->info("HA: destination {}: lost the contention: server {} is active; server {} stands by", name, owner,
                    o_.address);
       }
     }
     return true;
+  }
+
+  // Under mu_: whether this server may contend for `name` (always without placement).
+  bool MayContendLocked(std::string_view name) const {
+    return !o_.placement || assigned_.find(name) != assigned_.end();
+  }
+
+  // Placement moved `name` away: stop its instance (which flushes its cursors), then delete its
+  // running node so that the assigned server starts from those cursors at once.
+  void HandOver(const std::string& name, uint64_t id) {
+    {
+      std::lock_guard<std::mutex> callbacks(callback_mu_);
+      Handler handler;
+      bool was_active = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = dests_.find(name);
+        if (it == dests_.end() || it->second.id != id || MayContendLocked(name)) return;
+        was_active = it->second.active;
+        it->second.active = false;
+        it->second.held_session = 0;
+        handler = it->second.handler;
+      }
+      if (was_active) {
+        log_->info("HA: destination {}: the cluster's assignment moved it off server {}; handing it over", name,
+                   o_.address);
+        Deactivate(name, handler, "moved to another server by the cluster's placement");
+      }
+    }
+    ReleaseRunning(name);
   }
 
   void Retry(const std::string& name, uint64_t id, bool contend) {
@@ -705,6 +797,7 @@ class RunningMonitor::Impl {
   bool kick_ = false;      // guarded by mu_: the worker has something to do now
   uint64_t next_id_ = 0;   // guarded by mu_
   std::map<std::string, Dest, std::less<>> dests_;  // guarded by mu_
+  std::set<std::string, std::less<>> assigned_;     // guarded by mu_; placement's share for this server
   int listener_ = 0;
 
   // Worker state (session_ and server_registered_ are also read under mu_).
@@ -737,6 +830,8 @@ void RunningMonitor::Leave(const std::string& destination) { impl_->Leave(destin
 bool RunningMonitor::IsActive(std::string_view destination) const { return impl_->IsActive(destination); }
 bool RunningMonitor::MayWrite(std::string_view destination) const { return impl_->MayWrite(destination); }
 std::vector<std::string> RunningMonitor::Active() const { return impl_->Active(); }
+void RunningMonitor::Assign(const std::vector<std::string>& mine) { impl_->Assign(mine); }
+std::vector<std::string> RunningMonitor::Assigned() const { return impl_->Assigned(); }
 std::chrono::milliseconds RunningMonitor::fence_bound() const { return impl_->fence_bound(); }
 const std::string& RunningMonitor::address() const { return impl_->address(); }
 

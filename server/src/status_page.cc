@@ -171,6 +171,12 @@ std::string RenderStatusJson(const ServerReport& report, const StatusHistory* hi
   json j = {{"server", {{"address", report.server_address}, {"time_ms", report.now_ms}, {"ha", report.ha}}},
             {"healthy", healthy},
             {"destinations", std::move(destinations)}};
+  if (report.cluster) {
+    const ClusterReport& c = *report.cluster;
+    j["cluster"] = {{"placement", "balanced"},      {"leader", c.leader_address}, {"is_leader", c.leader},
+                    {"generation", c.generation},   {"assignment", c.assignment}, {"unassigned", c.unassigned},
+                    {"assigned_here", c.assigned_here}};
+  }
   if (report.has_process) {
     const metrics::ProcessStats& p = report.process;
     j["server"]["process"] = {{"cpu_seconds", p.cpu_seconds}, {"resident_bytes", p.resident_bytes},

@@ -53,6 +53,7 @@ ServerReport StatusCollector::Collect() {
   report.server_address = sources_.server_address;
   report.ha = sources_.arbiter != nullptr;
   report.has_process = metrics::ReadProcessStats(&report.process).ok();
+  if (sources_.cluster) report.cluster = sources_.cluster();
   const int64_t now = report.now_ms;
 
   std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> known;

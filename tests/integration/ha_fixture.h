@@ -2,7 +2,7 @@
 // (two install roots, the same destination) coordinated through a real
 // ZooKeeper, a real MariaDB, and the SDK's ClusterConnector (or canal-cli --zk
 // processes) as the client. Each test prints a "[ ha ]" line with its figures
-// (docs/ha.md, "Acceptance and failover figures").
+// (docs/cluster.md, "Acceptance and failover figures").
 //
 // The suite "Ha" spans three files, by concern: the active server failing
 // (ha_server_failover_test.cc), ZooKeeper itself (ha_zookeeper_test.cc) and the

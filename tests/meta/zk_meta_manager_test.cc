@@ -391,3 +391,65 @@ TEST_F(ZkMetaManagerTest, BadDestinationNamesAreRefused) {
 
 }  // namespace
 }  // namespace canal::meta
+
+namespace canal::meta {
+namespace {
+
+// The cursor node's version fences a replaced owner: A wrote the cursor, B took the
+// destination over and wrote it since; A, whose fence check would still pass (it was paused
+// between the check and the write), cannot write its older cursor over B's.
+TEST_F(ZkMetaManagerTest, AReplacedOwnersCursorWriteIsRefusedByTheNodesVersion) {
+  auto zk_b = Connect();
+  ASSERT_NE(zk_b, nullptr);
+  auto a = StartManager(zk_.get());
+  ASSERT_TRUE(a->Subscribe(Client(1001)).ok());
+  ASSERT_TRUE(a->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 100)).ok());
+  ASSERT_TRUE(a->Flush(dest_).ok());
+
+  auto b = StartManager(zk_b.get());  // the new owner reads the cursor (and its version)
+  std::optional<LogPosition> cursor;
+  ASSERT_TRUE(b->GetCursor(Client(1001), &cursor).ok());
+  ASSERT_TRUE(b->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 500)).ok());
+  ASSERT_TRUE(b->Flush(dest_).ok());
+
+  ASSERT_TRUE(a->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 200)).ok());
+  const Status s = a->Flush(dest_);
+  EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  EXPECT_NE(s.ToString().find("fenced"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("client 1001"), std::string::npos) << s.ToString();
+  EXPECT_NE(Raw(Base() + "/1001/cursor").find("500"), std::string::npos) << Raw(Base() + "/1001/cursor");
+  // Still refused on the next try: nothing A holds moves B's cursor.
+  EXPECT_EQ(a->Flush(dest_).code(), Status::Code::kAborted);
+  EXPECT_NE(Raw(Base() + "/1001/cursor").find("500"), std::string::npos);
+
+  // A, made the owner again, reloads and writes from what it read.
+  ASSERT_TRUE(a->Reload(dest_).ok());
+  ASSERT_TRUE(a->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 900)).ok());
+  ASSERT_TRUE(a->Flush(dest_).ok());
+  EXPECT_NE(Raw(Base() + "/1001/cursor").find("900"), std::string::npos);
+  // A cursor node someone else created first is refused too.
+  ASSERT_TRUE(b->Reload(dest_).ok());
+  ASSERT_TRUE(b->Subscribe(Client(7)).ok());
+  ASSERT_TRUE(zk_->SetOrCreate(Base() + "/7/cursor", Raw(Base() + "/1001/cursor")).ok());
+  ASSERT_TRUE(b->UpdateCursor(Client(7), Pos("mysql-bin.000002", 4)).ok());
+  EXPECT_EQ(b->Flush(dest_).code(), Status::Code::kAborted);
+}
+
+// A write that timed out may still have landed: when the node holds exactly what this manager
+// sent last, its version is this manager's to go on from (not a fence).
+TEST_F(ZkMetaManagerTest, AWriteThatLandedUnansweredIsNotTakenForAnotherOwner) {
+  auto a = StartManager(zk_.get());
+  ASSERT_TRUE(a->Subscribe(Client(1001)).ok());
+  ASSERT_TRUE(a->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 100)).ok());
+  ASSERT_TRUE(a->Flush(dest_).ok());
+  // The same bytes written once more behind A's back: the version moves, the content does not.
+  const std::string body = Raw(Base() + "/1001/cursor");
+  ASSERT_TRUE(zk_->SetOrCreate(Base() + "/1001/cursor", body).ok());
+  ASSERT_TRUE(a->UpdateCursor(Client(1001), Pos("mysql-bin.000001", 300)).ok());
+  const Status s = a->Flush(dest_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_NE(Raw(Base() + "/1001/cursor").find("300"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace canal::meta

@@ -67,7 +67,7 @@ constexpr uint16_t kTransactionalPorts[2] = {TestPort("mq", 64), TestPort("mq", 
 constexpr int kSessionTimeoutMs = 6000;
 // The session must expire (6 s, rounded up to ZooKeeper's 500 ms tick), then
 // canal.zookeeper.takeover.delay (1 s), the instance's start and the first
-// confirmed batch (docs/ha.md: "under 10 s" to serving a TCP client).
+// confirmed batch (docs/cluster.md: "under 10 s" to serving a TCP client).
 constexpr double kTakeoverBoundS = 12.0;
 // Produce requests the mock answers after 50 ms (KafkaMock::SlowProduceRequests), per broker.
 constexpr int kSlowRequests = 1500;
@@ -80,7 +80,7 @@ double SecondsBetween(Clock::time_point from, Clock::time_point to) {
 }
 std::string Address(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
-// A cursor in ZooKeeper (Canal's LogPosition JSON, docs/ha.md).
+// A cursor in ZooKeeper (Canal's LogPosition JSON, docs/cluster.md).
 struct Cursor {
   std::string journal;
   uint64_t position = 0;

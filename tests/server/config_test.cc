@@ -667,3 +667,37 @@ TEST_F(ConfigTest, DefaultSlaveIdsDifferPerServerAndStayTheSameForOne) {
 
 }  // namespace
 }  // namespace canal::server
+
+namespace canal::server {
+namespace {
+
+TEST_F(ConfigTest, ClusterPlacementKeysDefaultToCanalsRaceAndRefuseBadValues) {
+  CanalConfig c;
+  ASSERT_TRUE(LoadCanal("canal.zkServers = zk1:2181\n", &c).ok());
+  EXPECT_FALSE(c.cluster_balanced);  // without the keys: today's pair
+  EXPECT_EQ(c.cluster_max_destinations, 0);
+  EXPECT_EQ(c.cluster_lost_delay_ms, 0);
+
+  ASSERT_TRUE(LoadCanal("canal.zkServers = zk1:2181\ncanal.cluster.placement = Balanced\n"
+                        "canal.cluster.max.destinations = 12\ncanal.cluster.lost.delay = 30000\n",
+                        &c)
+                  .ok());
+  EXPECT_TRUE(c.cluster_balanced);
+  EXPECT_EQ(c.cluster_max_destinations, 12);
+  EXPECT_EQ(c.cluster_lost_delay_ms, 30000);
+  ASSERT_TRUE(LoadCanal("canal.zkServers = zk1:2181\ncanal.cluster.placement = race\n", &c).ok());
+  EXPECT_FALSE(c.cluster_balanced);
+
+  CanalConfig bad;
+  ExpectRefused(LoadCanal("canal.cluster.placement = balanced\n", &bad),
+                {"canal.cluster.placement", "canal.zkServers is empty"});
+  ExpectRefused(LoadCanal("canal.zkServers = zk1:2181\ncanal.cluster.placement = leader\n", &bad),
+                {"canal.cluster.placement", "'leader'", "race", "balanced"});
+  ExpectRefused(LoadCanal("canal.zkServers = zk1:2181\ncanal.cluster.max.destinations = -1\n", &bad),
+                {"canal.cluster.max.destinations", "'-1'"});
+  ExpectRefused(LoadCanal("canal.zkServers = zk1:2181\ncanal.cluster.lost.delay = soon\n", &bad),
+                {"canal.cluster.lost.delay", "'soon'"});
+}
+
+}  // namespace
+}  // namespace canal::server

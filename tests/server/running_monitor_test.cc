@@ -100,6 +100,12 @@ class CrashableZk final : public coord::ZkClient {
   }
   Status SetOrCreate(std::string_view path, std::string_view data) override { return inner_->SetOrCreate(path, data); }
   Status Get(std::string_view path, std::string* data) override { return inner_->Get(path, data); }
+  Status GetVersioned(std::string_view path, std::string* data, int32_t* version) override {
+    return inner_->GetVersioned(path, data, version);
+  }
+  Status SetIfVersion(std::string_view path, std::string_view data, int32_t expected, int32_t* version) override {
+    return inner_->SetIfVersion(path, data, expected, version);
+  }
   Status GetAndWatch(std::string_view path, Watch watch, bool* exists, std::string* data) override {
     return inner_->GetAndWatch(path, std::move(watch), exists, data);
   }
@@ -123,7 +129,8 @@ class CrashableZk final : public coord::ZkClient {
 // instance of one destination that records its life.
 class Server {
  public:
-  Server(std::string servers, std::string address, std::chrono::milliseconds fence_after = 0ms)
+  Server(std::string servers, std::string address, std::chrono::milliseconds fence_after = 0ms,
+         bool placement = false)
       : servers_(std::move(servers)), address_(std::move(address)) {
     log_stream_ = std::make_shared<std::ostringstream>();
     log_ = std::make_shared<spdlog::logger>("ha-" + address_,
@@ -140,6 +147,7 @@ class Server {
     o.retry_min = 50ms;
     o.retry_max = 500ms;
     o.logger = log_;
+    o.placement = placement;
     o.on_deactivated = [this](const std::string& dest, const std::string& reason) {
       std::lock_guard<std::mutex> lock(mu_);
       closed_.push_back(dest + ": " + reason);
@@ -218,8 +226,9 @@ class RunningMonitorTest : public ::testing::Test {
     if (observer_) observer_->Close();
   }
 
-  std::unique_ptr<Server> MakeServer(const std::string& address, std::chrono::milliseconds fence_after = 0ms) {
-    auto server = std::make_unique<Server>(sandbox_->servers(), address, fence_after);
+  std::unique_ptr<Server> MakeServer(const std::string& address, std::chrono::milliseconds fence_after = 0ms,
+                                     bool placement = false) {
+    auto server = std::make_unique<Server>(sandbox_->servers(), address, fence_after, placement);
     EXPECT_TRUE(server->status().ok()) << server->status().ToString();
     return server;
   }
@@ -793,6 +802,64 @@ TEST_F(RunningMonitorTest, FrozenProcessNeverServesAfterItsSessionExpired) {
   EXPECT_GT(after.size(), 20u) << "the child did not run after SIGCONT";
   EXPECT_EQ(after.find('1'), std::string::npos) << "the resumed process said active: " << after.substr(0, 200);
   EXPECT_TRUE(b->monitor().IsActive("frozen"));
+}
+
+}  // namespace
+}  // namespace canal::server
+
+namespace canal::server {
+namespace {
+
+// Placement (canal.cluster.placement = balanced): the monitor contends only for what Assign gives
+// it, stops serving a destination the moment Assign takes it away, hands it over (instance
+// stopped, running node deleted), and the assigned server takes it as soon as the node is gone.
+TEST_F(RunningMonitorTest, UnderPlacementOnlyTheAssignedServerRunsADestinationAndAMoveHandsItOver) {
+  auto a = MakeServer("127.0.0.1:21101", 0ms, /*placement=*/true);
+  auto b = MakeServer("127.0.0.1:21102", 0ms, /*placement=*/true);
+  a->Join("placed");
+  b->Join("placed");
+  const std::string running = coord::layout::ServerRunningPath("placed");
+  // Nobody is assigned it: both register as able to run it, neither contends.
+  ASSERT_TRUE(WaitFor([&] { return Children(coord::layout::DestinationPath("placed") + "/cluster").size() == 2; }, 10s));
+  std::this_thread::sleep_for(3 * kDelay);  // (a wrong contention would have happened by now)
+  bool exists = true;
+  ASSERT_TRUE(observer_->Exists(running, &exists).ok());
+  EXPECT_FALSE(exists);
+  EXPECT_FALSE(a->running());
+  EXPECT_FALSE(b->running());
+
+  a->monitor().Assign({"placed"});
+  ASSERT_TRUE(WaitFor([&] { return a->running() && a->monitor().IsActive("placed"); }, 10s)) << a->Log();
+  EXPECT_EQ(a->monitor().Assigned(), std::vector<std::string>{"placed"});
+  EXPECT_FALSE(b->running());
+
+  // The move: the new owner learns first, the old one after (the order servers may read the
+  // assignment in). The old one stops serving at once, then hands over; the new one takes it.
+  b->monitor().Assign({"placed"});
+  std::this_thread::sleep_for(2 * kDelay);
+  EXPECT_FALSE(b->running()) << "the node is still a's: b must wait for it";
+  a->monitor().Assign({});
+  EXPECT_FALSE(a->monitor().IsActive("placed"));
+  EXPECT_FALSE(a->monitor().MayWrite("placed"));
+  ASSERT_TRUE(WaitFor([&] { return b->running() && b->monitor().IsActive("placed"); }, 10s)) << b->Log();
+  EXPECT_FALSE(a->running());
+  EXPECT_EQ(a->stops(), 1);
+  EXPECT_NE(a->Log().find("the cluster's assignment moved it off server 127.0.0.1:21101; handing it over"),
+            std::string::npos)
+      << a->Log();
+  EXPECT_NE(b->Log().find("its assigned server, takes it"), std::string::npos) << b->Log();
+  std::string body;
+  ASSERT_TRUE(observer_->Get(running, &body).ok());
+  coord::layout::RunningNode node;
+  ASSERT_TRUE(coord::layout::ParseRunningNode(body, &node).ok());
+  EXPECT_EQ(node.address, "127.0.0.1:21102");
+  // a, not assigned, never takes it back, even once b's node goes.
+  b->monitor().Assign({});
+  ASSERT_TRUE(WaitFor([&] { return !b->running(); }, 10s));
+  std::this_thread::sleep_for(3 * kDelay);
+  EXPECT_FALSE(a->running());
+  ASSERT_TRUE(observer_->Exists(running, &exists).ok());
+  EXPECT_FALSE(exists);
 }
 
 }  // namespace

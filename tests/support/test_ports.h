@@ -68,6 +68,9 @@ inline constexpr PortBlock kPortBlocks[] = {
     {"failover", 15200, 20,
      "ReplicationPair.* (15200-15201), Failover*.* (15202-15209: primary/replica pairs, canal-servers, ZooKeeper), "
      "PrimaryProbeLive.* (15210-15212)"},
+    {"fleet", 15300, 40,
+     "Fleet*.*: MariaDB sandboxes (15300-15302), ZooKeeper (15303), canal-servers (15310-15319), their metrics "
+     "ports (15320-15329)"},
     {"replay_primary", 15600, 200, "the replay primary's listeners (replay_primary.h)"},
 };
 

@@ -83,6 +83,15 @@ class ZkClient {
   virtual Status SetOrCreate(std::string_view path, std::string_view data) = 0;
   // NotFound when the node does not exist.
   virtual Status Get(std::string_view path, std::string* data) = 0;
+  // The data and its version (ZooKeeper's count of writes to the node since it was created).
+  // NotFound when the node does not exist.
+  virtual Status GetVersioned(std::string_view path, std::string* data, int32_t* version) = 0;
+  // A conditional write, the fence of a writer that may have been replaced: sets the data only
+  // while the node's version is still `expected` (-1: creates it, with parents, only while it
+  // does not exist) and puts the new version in *version. Aborted, and nothing written, when
+  // another client wrote, created or deleted it in between (the only Aborted this class returns).
+  // After a timeout the write may have been made: read the node to tell.
+  virtual Status SetIfVersion(std::string_view path, std::string_view data, int32_t expected, int32_t* version) = 0;
   // Reads the node if it exists (*exists; `data` may be null) and arms
   // `watch` for its next change, creation or deletion. On error no watch is armed.
   virtual Status GetAndWatch(std::string_view path, Watch watch, bool* exists, std::string* data) = 0;

@@ -28,7 +28,13 @@
 //
 // Errors (ZooKeeper down, session expired, fence refused) are Status values
 // naming the destination, the client and the node; what failed stays dirty
-// and is written by the next Flush. ZooKeeper I/O happens outside the state
+// and is written by the next Flush.
+//
+// Cursor writes are conditional on the node's version as this manager last
+// read or wrote it (ZkClient::SetIfVersion): when another server wrote the
+// cursor since (it runs the destination now), the write is refused with
+// Aborted, whatever write_fence said a moment before. Reload reads the
+// versions again. ZooKeeper I/O happens outside the state
 // mutex, except the one-time load of a destination.
 #pragma once
 
@@ -93,6 +99,11 @@ class ZkMetaManager final : public PersistentMetaManager {
   struct WrittenClient {
     std::string filter;
     std::optional<std::string> cursor_json;
+    // The cursor node's version as last read or written here (-1: absent). Each write is
+    // conditional on it: a server that lost the destination cannot overwrite the cursor the
+    // new owner wrote, however long it was paused between its fence check and its write.
+    int32_t cursor_version = -1;
+    std::string cursor_sent;  // the body last sent, answered or not (a timed-out write may have landed)
   };
   using WrittenClients = std::map<int16_t, WrittenClient>;
   struct Write;

@@ -74,12 +74,13 @@ struct AdminRoute {
     kOne,     // /api/destinations/NAME
     kAction,  // /api/destinations/NAME/{stop,start,restart}
     kOperation,  // /api/destinations/NAME/{cursor,config,log,snapshot}
+    kCluster,    // /api/cluster (GET), /api/cluster/{drain,move} (POST): balanced placement
     kUnknown  // under /api, but nothing is there
   };
   Kind kind = Kind::kNone;
   std::string destination;  // as sent (may be anything; only valid names are ever found)
   OperatorAction action = OperatorAction::kStop;
-  std::string operation;  // kOperation: cursor, config, log, snapshot
+  std::string operation;  // kOperation: cursor, config, log, snapshot; kCluster: "", drain, move
 };
 // `path`: the request target without its query.
 AdminRoute ParseAdminPath(std::string_view path);
@@ -116,6 +117,10 @@ struct AdminHooks {
   std::string mode;  // canal.serverMode as Canal spells it: tcp, kafka, rabbitMQ
   // Cursor, config, log and snapshot; null answers those routes 503.
   AdminOperations* operations = nullptr;
+  // Balanced placement (docs/cluster.md); null answers /api/cluster 404 (not a balanced cluster).
+  std::function<Status(std::string* json_text)> cluster_view;
+  std::function<Status(std::string_view server, bool drain)> cluster_drain;
+  std::function<Status(std::string_view destination, std::string_view server)> cluster_move;
 };
 
 // Wrong or missing tokens per client address: after too many, 429 for a while.
@@ -165,6 +170,7 @@ class AdminApi {
   HttpAnswer Config(const AdminRequest& request, const std::string& name);
   HttpAnswer Log(const AdminRequest& request, const std::string& name);
   HttpAnswer Snapshot(const AdminRequest& request, const std::string& name);
+  HttpAnswer Cluster(const AdminRequest& request, const AdminRoute& route);
 
   const AdminConfig config_;
   const AdminHooks hooks_;

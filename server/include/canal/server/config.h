@@ -58,13 +58,18 @@ struct CanalConfig {
   std::string users_file;               // canal.users.file
   int users_reload_interval_ms = 1000;  // canal.users.reload.interval
 
-  // HA (docs/ha.md). With zk_servers empty no ZooKeeper code runs.
+  // HA (docs/cluster.md). With zk_servers empty no ZooKeeper code runs.
   std::string zk_servers;                  // canal.zkServers: "host:port[,host:port...][/chroot]"
   int64_t zk_flush_period_ms = 1000;       // canal.zookeeper.flush.period: cursors to ZooKeeper
   int zk_session_timeout_ms = 6000;        // canal.zookeeper.session.timeout
   int zk_takeover_delay_ms = 1000;         // canal.zookeeper.takeover.delay
   int zk_fence_timeout_ms = 0;             // canal.zookeeper.fence.timeout; 0 = half the granted session timeout
   std::string register_ip;                 // canal.register.ip: the address announced in ZooKeeper
+  // Placement (docs/cluster.md): "race" (Canal's: every server contends for every destination;
+  // the pair) or "balanced" (an elected leader assigns destinations to servers evenly).
+  bool cluster_balanced = false;           // canal.cluster.placement = race | balanced
+  int cluster_max_destinations = 0;        // canal.cluster.max.destinations: this server's cap; 0 = none
+  int cluster_lost_delay_ms = 0;           // canal.cluster.lost.delay: wait before moving a lost server's share
   enum class MetaMode : uint8_t { kFile, kZookeeper };
   MetaMode meta_mode = MetaMode::kFile;    // canal.meta.mode: auto (zookeeper when canal.zkServers is set) | file | zookeeper
 

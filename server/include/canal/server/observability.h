@@ -12,6 +12,7 @@
 
 #include "canal/server/admin_api.h"
 #include "canal/server/client_stats.h"
+#include "canal/server/cluster_placement.h"
 #include "canal/server/config.h"
 #include "canal/server/http_endpoint.h"
 #include "canal/server/instance_registry.h"
@@ -37,6 +38,9 @@ class Observability {
   // The admin API's cursor, config, log and snapshot routes act through it
   // (must outlive Stop()); without it they answer 503.
   void SetOperations(AdminOperations* operations) { operations_ = operations; }
+  // A balanced cluster's placement (must outlive Stop()): /status shows it and
+  // /api/cluster acts on it. Call before Start.
+  void SetCluster(ClusterPlacement* cluster) { cluster_ = cluster; }
 
   // Serves the registry's destinations (`arbiter`: HA, may be null); the
   // address names this server on /status. Returns the endpoint's error
@@ -55,6 +59,7 @@ class Observability {
   std::unique_ptr<StatusCollector> collector_;
   AdminConfig admin_config_;
   AdminOperations* operations_ = nullptr;
+  ClusterPlacement* cluster_ = nullptr;
   std::string mode_ = "tcp";
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<HttpEndpoint> endpoint_;

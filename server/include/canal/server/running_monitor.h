@@ -1,6 +1,6 @@
 // RunningMonitor: which server is active for each destination when several
 // canal-servers share the destinations (HA), coordinated through ZooKeeper in
-// Canal's layout (docs/ha.md, CANAL_PROTOCOL.md "ZooKeeper layout"):
+// Canal's layout (docs/cluster.md, CANAL_PROTOCOL.md "ZooKeeper layout"):
 //
 //   /otter/canal/cluster/{ip:port}                        ephemeral, this server
 //   /otter/canal/destinations/{dest}/cluster/{ip:port}    ephemeral, per destination it can run
@@ -80,6 +80,11 @@ struct RunningMonitorOptions {
   // After a destination stopped being active here (its instance is stopped
   // already): the daemon closes the destination's client sessions.
   std::function<void(const std::string& destination, const std::string& reason)> on_deactivated;
+  // Placement (canal.cluster.placement = balanced, docs/cluster.md): a destination is contended
+  // for only while Assign() names it here; one Assign() takes away is handed over at once (its
+  // instance stopped, its cursors flushed, its running node deleted) and is no longer served
+  // from that moment. False: every joined destination is contended for (Canal's race, the pair).
+  bool placement = false;
 };
 
 class RunningMonitor final : public DestinationArbiter {
@@ -108,6 +113,12 @@ class RunningMonitor final : public DestinationArbiter {
   // client, client 1001, before its instance starts). Like IsActive, false
   // once the lease ended.
   bool MayWrite(std::string_view destination) const;
+
+  // With `placement`: the destinations the cluster's assignment gives this server (the rest
+  // are handed over or left alone). Ignored without `placement`.
+  void Assign(const std::vector<std::string>& mine);
+  // With `placement`: what the last Assign() gave this server, sorted.
+  std::vector<std::string> Assigned() const;
 
   // Destinations active here, sorted.
   std::vector<std::string> Active() const;

@@ -69,6 +69,16 @@ struct DestinationReport {
   HaEventLog::Record ha;
 };
 
+// A balanced cluster as this server sees it (canal.cluster.placement = balanced, docs/cluster.md).
+struct ClusterReport {
+  bool leader = false;      // this server computes the assignment
+  uint64_t generation = 0;  // of the assignment in force; 0 before the first
+  std::string leader_address;
+  std::map<std::string, std::string> assignment;  // destination -> server
+  std::map<std::string, std::string> unassigned;  // destination -> why, and what to change
+  std::vector<std::string> assigned_here;         // sorted
+};
+
 struct ServerReport {
   int64_t now_ms = 0;
   std::string server_address;  // canal.ip:canal.port (or the HA address)
@@ -76,6 +86,7 @@ struct ServerReport {
   bool has_process = false;
   metrics::ProcessStats process;
   std::vector<DestinationReport> destinations;  // by name
+  std::optional<ClusterReport> cluster;          // balanced placement only
 };
 
 struct StatusSources {
@@ -86,6 +97,7 @@ struct StatusSources {
   const ClientStatsBook* clients = nullptr;
   std::string server_address;
   std::function<int64_t()> now_ms;  // tests; default: the system clock
+  std::function<ClusterReport()> cluster;  // balanced placement; null otherwise
 };
 
 // Collects reports; remembers when each destination was last seen
