@@ -137,6 +137,16 @@ class PlacementCoordinator::Impl {
     cv_.notify_all();
   }
 
+  void SetHints(std::map<std::string, layout::DestinationHints> hints) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (hints == hints_) return;
+    hints_ = std::move(hints);
+    node_dirty_ = true;
+    node_due_ = Clock::now();
+    kick_ = true;
+    cv_.notify_all();
+  }
+
   bool IsLeader() const { return is_leader_.load() && state_.load() == ZkState::kConnected; }
   Assignment CurrentAssignment() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -158,7 +168,7 @@ class PlacementCoordinator::Impl {
   }
 
   layout::ServerNode DesiredLocked() const {
-    return layout::ServerNode{o_.address, o_.cap, destinations_, draining_, load_};
+    return layout::ServerNode{o_.address, o_.cap, destinations_, draining_, load_, hints_};
   }
 
   // ---- events (the client's event thread): flag and wake, nothing more ----
@@ -547,6 +557,7 @@ class PlacementCoordinator::Impl {
   bool stopping_ = false;      // the worker ends
   bool kick_ = false;          // the worker has something to do now
   std::map<std::string, double> load_;
+  std::map<std::string, layout::DestinationHints> hints_;
   bool draining_ = false;      // Stop() was called
   bool node_dirty_ = false;    // our node's body is behind
   Clock::time_point node_due_{};
@@ -581,6 +592,9 @@ Status PlacementCoordinator::Start() { return impl_->Start(); }
 void PlacementCoordinator::Stop() { impl_->Stop(); }
 void PlacementCoordinator::SetLoad(std::map<std::string, double> bytes_per_second) {
   impl_->SetLoad(std::move(bytes_per_second));
+}
+void PlacementCoordinator::SetHints(std::map<std::string, layout::DestinationHints> hints) {
+  impl_->SetHints(std::move(hints));
 }
 void PlacementCoordinator::SetDestinations(std::set<std::string> destinations) {
   impl_->SetDestinations(std::move(destinations));

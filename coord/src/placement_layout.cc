@@ -154,6 +154,16 @@ std::string ServerNodeBody(const ServerNode& node) {
     // JSON has no NaN or infinity: such a rate is left out, not written as null.
     if (std::isfinite(rate) && rate >= 0.0) j["load"][d] = rate;
   }
+  if (!node.hints.empty()) {
+    j["hints"] = nlohmann::ordered_json::object();
+    for (const auto& [d, h] : node.hints) {
+      nlohmann::ordered_json one;
+      one["weight"] = std::isfinite(h.weight) && h.weight > 0 ? h.weight : 1.0;
+      one["preferred"] = h.preferred;
+      one["excluded"] = h.excluded;
+      j["hints"][d] = std::move(one);
+    }
+  }
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -196,6 +206,34 @@ Status ParseServerNode(std::string_view path, std::string_view body, ServerNode*
         return Bad(path, body, "\"load\" holds something that is not a destination's bytes per second", kShape);
       }
       node.load[d] = rate.get<double>();
+    }
+  }
+  if (it = j.find("hints"); it != j.end()) {
+    if (!it->is_object()) return Bad(path, body, "\"hints\" is not an object", kShape);
+    for (const auto& [d, h] : it->items()) {
+      if (!ValidNodeName(d) || !h.is_object()) {
+        return Bad(path, body, "\"hints\" holds something that is not a destination's hints", kShape);
+      }
+      DestinationHints hints;
+      if (auto w = h.find("weight"); w != h.end()) {
+        if (!w->is_number() || !std::isfinite(w->get<double>()) || w->get<double>() <= 0 || w->get<double>() > 1e6) {
+          return Bad(path, body, "a hint's \"weight\" is not a number above 0 and at most 1e6", kShape);
+        }
+        hints.weight = w->get<double>();
+      }
+      for (const char* key : {"preferred", "excluded"}) {
+        auto list = h.find(key);
+        if (list == h.end()) continue;
+        if (!list->is_array()) return Bad(path, body, std::string("a hint's \"") + key + "\" is not an array", kShape);
+        for (const Json& a : *list) {
+          if (!a.is_string() || !ValidAddress(a.get_ref<const std::string&>())) {
+            return Bad(path, body, std::string("a hint's \"") + key + "\" holds something that is not ip:port",
+                       kShape);
+          }
+          (std::string_view(key) == "preferred" ? hints.preferred : hints.excluded).push_back(a.get<std::string>());
+        }
+      }
+      node.hints[d] = std::move(hints);
     }
   }
   *out = std::move(node);

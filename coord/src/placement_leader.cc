@@ -199,6 +199,15 @@ LeaderDecision LeaderState::Decide(const ClusterSnapshot& s, Clock::time_point n
     auto f = factors.find(d);
     pd.weight = (w != s.weights.end() ? w->second : 1.0) * (f != factors.end() ? f->second : 1.0);
     if (auto p = s.pins.find(d); p != s.pins.end()) pd.pin = p->second;
+    // The conf's hints: from the first server (by address) announcing some for it.
+    for (const auto& [id, node] : s.servers) {
+      const auto h = node.hints.find(d);
+      if (h == node.hints.end()) continue;
+      pd.weight *= h->second.weight;
+      pd.preferred = h->second.preferred;
+      pd.excluded = h->second.excluded;
+      break;
+    }
     in.destinations.push_back(std::move(pd));
   }
   for (const auto& [d, id] : s.base.assignment) {

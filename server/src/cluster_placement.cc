@@ -91,22 +91,34 @@ void ClusterPlacement::OnAssignment(const coord::Assignment& assignment, uint64_
 
 void ClusterPlacement::Join(const std::string& destination, Handler handler) {
   std::set<std::string> names;
+  std::map<std::string, coord::layout::DestinationHints> hints;
   {
     std::lock_guard<std::mutex> lock(mu_);
     joined_.insert(destination);
     names = joined_;
+    if (handler.weight != 1.0 || !handler.preferred.empty() || !handler.excluded.empty()) {
+      hints_[destination] = coord::layout::DestinationHints{handler.weight, handler.preferred, handler.excluded};
+    } else {
+      hints_.erase(destination);
+    }
+    hints = hints_;
   }
   monitor_->Join(destination, std::move(handler));
+  coordinator_->SetHints(std::move(hints));
   coordinator_->SetDestinations(std::move(names));
 }
 
 void ClusterPlacement::Leave(const std::string& destination) {
   std::set<std::string> names;
+  std::map<std::string, coord::layout::DestinationHints> hints;
   {
     std::lock_guard<std::mutex> lock(mu_);
     joined_.erase(destination);
     names = joined_;
+    hints_.erase(destination);
+    hints = hints_;
   }
+  coordinator_->SetHints(std::move(hints));
   coordinator_->SetDestinations(std::move(names));
   monitor_->Leave(destination);
 }

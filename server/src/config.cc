@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -831,6 +833,46 @@ Status ReadSnapshot(KeyReader& keys, InstanceConfig* config) {
   return o.Validate();
 }
 
+// canal.instance.cluster.*: where a balanced cluster should run the destination (docs/cluster.md).
+Status ReadClusterHints(KeyReader& keys, InstanceConfig* config) {
+  std::optional<std::string> weight;
+  PropertySource source;
+  CANAL_RETURN_IF_ERROR(keys.Get("canal.instance.cluster.weight", &weight, &source));
+  if (weight && !weight->empty()) {
+    char* end = nullptr;
+    const double w = std::strtod(weight->c_str(), &end);
+    if (end == weight->c_str() || *end != '\0' || !std::isfinite(w) || w <= 0 || w > 1e6) {
+      return keys.Bad("canal.instance.cluster.weight", *weight, source,
+                      "not a weight (a number above 0 and at most 1000000; 1 is an ordinary destination, 4 one "
+                      "that costs four)");
+    }
+    config->cluster_weight = w;
+  }
+  for (const char* key : {"canal.instance.cluster.preferred", "canal.instance.cluster.excluded"}) {
+    std::optional<std::string> list;
+    CANAL_RETURN_IF_ERROR(keys.Get(key, &list, &source));
+    if (!list) continue;
+    std::vector<std::string>& out =
+        std::string_view(key).ends_with("preferred") ? config->cluster_preferred : config->cluster_excluded;
+    std::string_view rest = *list;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      std::string item(Trim(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (item.empty()) continue;
+      std::string host;
+      uint16_t port = 0;
+      if (item.find(':') == std::string::npos || !SplitAddress(item, &host, &port)) {
+        return keys.Bad(key, *list, source,
+                        "not a list of servers (ip:port as the cluster knows them, comma-separated, e.g. "
+                        "10.0.0.5:11111,10.0.0.6:11111)");
+      }
+      out.push_back(std::move(item));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destination, const std::string& path,
@@ -856,6 +898,7 @@ Status ParseInstanceConfig(const CanalConfig& canal, const std::string& destinat
   CANAL_RETURN_IF_ERROR(ReadFilters(keys, path, &config));
   CANAL_RETURN_IF_ERROR(ReadSchemaHistory(keys, &config, canal, destination));
   CANAL_RETURN_IF_ERROR(ReadSnapshot(keys, &config).WithContext(path));
+  CANAL_RETURN_IF_ERROR(ReadClusterHints(keys, &config));
   *out = std::move(config);
   return Status::OK();
 }

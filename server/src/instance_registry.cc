@@ -96,6 +96,9 @@ Status InstanceRegistry::Launch(const std::string& name, const std::optional<std
   DestinationArbiter::Handler handler;
   handler.activate = [instance] { return instance->Start(); };
   handler.deactivate = [instance](const std::string&) { instance->Stop(); };
+  handler.weight = config.cluster_weight;
+  handler.preferred = config.cluster_preferred;
+  handler.excluded = config.cluster_excluded;
   options_.arbiter->Join(name, std::move(handler));
   return Status::OK();
 }

@@ -479,5 +479,31 @@ TEST_F(PlacementCoordinatorTest, BadArgumentsAreRefused) {
   EXPECT_FALSE(empty.has_assignment);
 }
 
+// A conf's hints (canal.instance.cluster.*) reach the leader with the server's node: a
+// destination excluded from a server never runs there, one preferred goes there first.
+TEST_F(PlacementCoordinatorTest, HintsFromTheConfsAreHonoured) {
+  for (int i = 0; i < 3; ++i) StartNode(i);
+  ASSERT_TRUE(WaitCounts(Even({0, 1, 2}, 10)));
+  const Assignment before = InZk();
+  std::string moved;
+  for (const auto& [d, s] : before.assignment) {
+    if (s == Address(0)) {
+      moved = d;
+      break;
+    }
+  }
+  ASSERT_FALSE(moved.empty());
+  // Server 1 says: never on server 0, preferably on server 2.
+  std::map<std::string, layout::DestinationHints> hints;
+  hints[moved] = layout::DestinationHints{1.0, {Address(2)}, {Address(0)}};
+  nodes_[1].coord->SetHints(hints);
+  ASSERT_TRUE(WaitFor([&] { return InZk().assignment[moved] != Address(0); }, 10s)) << moved;
+  EXPECT_EQ(InZk().assignment[moved], Address(2));
+  // Taken away again: the destination may go anywhere; nothing else moved for it.
+  nodes_[1].coord->SetHints({});
+  std::this_thread::sleep_for(500ms);
+  EXPECT_NE(InZk().assignment[moved], "");
+}
+
 }  // namespace
 }  // namespace canal::coord

@@ -242,5 +242,32 @@ TEST(PlacementLayout, QuotesAreCutAndControlBytesHidden) {
   EXPECT_LT(s.message().size(), 500u);
 }
 
+TEST(PlacementLayout, HintsRoundTripAndBadOnesAreRefused) {
+  ServerNode n{"10.0.0.1:11111", 0, {"a", "b"}, false, {}, {}};
+  n.hints["a"] = DestinationHints{4.0, {"10.0.0.2:11111"}, {"10.0.0.3:11111", "10.0.0.4:11111"}};
+  const std::string body = ServerNodeBody(n);
+  EXPECT_NE(body.find(R"("hints":{"a":{"weight":4.0,"preferred":["10.0.0.2:11111"],)"), std::string::npos) << body;
+  ServerNode back;
+  ASSERT_TRUE(ParseServerNode("/p", body, &back).ok());
+  EXPECT_EQ(back, n);
+  // No hints: no "hints" key at all (an older server's node stays as it was).
+  n.hints.clear();
+  EXPECT_EQ(ServerNodeBody(n).find("hints"), std::string::npos);
+  for (const char* bad : {R"({"address":"h:1","hints":[]})", R"({"address":"h:1","hints":{"a":1}})",
+                          R"({"address":"h:1","hints":{"a/b":{}}})", R"({"address":"h:1","hints":{"a":{"weight":0}}})",
+                          R"({"address":"h:1","hints":{"a":{"weight":-1}}})",
+                          R"({"address":"h:1","hints":{"a":{"weight":1e7}}})",
+                          R"({"address":"h:1","hints":{"a":{"weight":"4"}}})",
+                          R"({"address":"h:1","hints":{"a":{"preferred":"h:2"}}})",
+                          R"({"address":"h:1","hints":{"a":{"excluded":["no-port"]}}})",
+                          R"({"address":"h:1","hints":{"a":{"excluded":[7]}}})"}) {
+    const Status st = ParseServerNode("/placement/servers/h:1", bad, &back);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_NE(st.ToString().find("/placement/servers/h:1"), std::string::npos) << st.ToString();
+  }
+  ASSERT_TRUE(ParseServerNode("/p", R"({"address":"h:1","hints":{"a":{}}})", &back).ok());
+  EXPECT_EQ(back.hints.at("a"), DestinationHints{});
+}
+
 }  // namespace
 }  // namespace canal::coord::layout

@@ -699,5 +699,28 @@ TEST_F(ConfigTest, ClusterPlacementKeysDefaultToCanalsRaceAndRefuseBadValues) {
                 {"canal.cluster.lost.delay", "'soon'"});
 }
 
+TEST_F(ConfigTest, ClusterHintsOfADestinationAreReadAndBadOnesRefused) {
+  InstanceConfig i;
+  ASSERT_TRUE(LoadInstance("", kMinimalInstance, &i).ok());
+  EXPECT_EQ(i.cluster_weight, 1.0);
+  EXPECT_TRUE(i.cluster_preferred.empty());
+  EXPECT_TRUE(i.cluster_excluded.empty());
+  ASSERT_TRUE(LoadInstance("", std::string(kMinimalInstance) +
+                                   "canal.instance.cluster.weight = 2.5\n"
+                                   "canal.instance.cluster.preferred = 10.0.0.5:11111, 10.0.0.6:11111\n"
+                                   "canal.instance.cluster.excluded = 10.0.0.7:11111\n",
+                           &i)
+                  .ok());
+  EXPECT_EQ(i.cluster_weight, 2.5);
+  EXPECT_EQ(i.cluster_preferred, (std::vector<std::string>{"10.0.0.5:11111", "10.0.0.6:11111"}));
+  EXPECT_EQ(i.cluster_excluded, (std::vector<std::string>{"10.0.0.7:11111"}));
+  for (const char* bad : {"0", "-1", "heavy", "1e9", "nan"}) {
+    ExpectRefused(LoadInstance("", std::string(kMinimalInstance) + "canal.instance.cluster.weight = " + bad + "\n", &i),
+                  {"canal.instance.cluster.weight", bad});
+  }
+  ExpectRefused(LoadInstance("", std::string(kMinimalInstance) + "canal.instance.cluster.excluded = nowhere\n", &i),
+                {"canal.instance.cluster.excluded", "nowhere", "ip:port"});
+}
+
 }  // namespace
 }  // namespace canal::server

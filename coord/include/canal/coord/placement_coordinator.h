@@ -96,6 +96,10 @@ class PlacementCoordinator {
   // The conf folder changed. Names that are not usable as node names are
   // dropped (and logged).
   void SetDestinations(std::set<std::string> destinations);
+  // What the conf says of where each destination should run (weight, preferred and excluded
+  // servers); announced with this server's node. The leader takes a destination's hints from
+  // the first server, by address, that announces some for it.
+  void SetHints(std::map<std::string, layout::DestinationHints> hints);
 
   // Leads in the current, connected session.
   bool IsLeader() const;

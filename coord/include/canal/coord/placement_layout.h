@@ -3,7 +3,8 @@
 // servers and clients sharing the ZooKeeper never read them.
 //
 //   /otter/canal/placement/servers/{ip:port}  ephemeral, a server taking part:
-//       {"address":"ip:port","cap":N,"destinations":[...],"draining":false,"load":{"dest":bytesPerSecond}}
+//       {"address":"ip:port","cap":N,"destinations":[...],"draining":false,"load":{"dest":bytesPerSecond},
+//        "hints":{"dest":{"weight":W,"preferred":["ip:port"],"excluded":["ip:port"]}}}
 //   /otter/canal/placement/leader             ephemeral, the server computing the assignment:
 //       {"address":"ip:port"}
 //   /otter/canal/placement/assignment         persistent, written by the leader only:
@@ -22,6 +23,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canal/common/status.h"
 
@@ -46,12 +48,22 @@ std::string PlacementWeightPath(std::string_view destination);
 bool ValidNodeName(std::string_view name);
 bool ValidAddress(std::string_view address);
 
+// What a server's conf says of where a destination should run (canal.instance.cluster.*):
+// its weight, servers to use first and servers never to use.
+struct DestinationHints {
+  double weight = 1.0;                   // finite, > 0, at most 1e6
+  std::vector<std::string> preferred{};  // "ip:port"
+  std::vector<std::string> excluded{};   // "ip:port"
+  bool operator==(const DestinationHints&) const = default;
+};
+
 struct ServerNode {
   std::string address{};                 // "ip:port"
   uint32_t cap = 0;                      // 0 = no cap
   std::set<std::string> destinations{};  // what its conf folder lists
   bool draining = false;
   std::map<std::string, double> load{};  // destination -> bytes per second (finite, >= 0)
+  std::map<std::string, DestinationHints> hints{};  // "hints": only destinations that have some
   bool operator==(const ServerNode&) const = default;
 };
 std::string ServerNodeBody(const ServerNode& node);

@@ -96,6 +96,7 @@ class ClusterPlacement final : public DestinationArbiter {
 
   mutable std::mutex mu_;
   std::set<std::string> joined_;  // guarded by mu_
+  std::map<std::string, coord::layout::DestinationHints> hints_;  // guarded by mu_: the confs' hints
   bool stopped_ = false;          // guarded by mu_
   std::condition_variable cv_;    // wakes the load sampler at Stop
   std::thread sampler_;

@@ -99,6 +99,10 @@ struct InstanceConfig {
   std::string filter_regex, filter_black_regex, filter_field, filter_black_field;
   sink::EntrySinkOptions sink;
   snapshot::SnapshotOptions snapshot;  // canal.instance.snapshot.*
+  // canal.instance.cluster.*: a balanced cluster's hints (docs/cluster.md).
+  double cluster_weight = 1.0;                  // .weight
+  std::vector<std::string> cluster_preferred;   // .preferred: ip:port, comma-separated
+  std::vector<std::string> cluster_excluded;    // .excluded
 };
 
 // canal.memory.budget's default: 1 GiB, or a quarter of the machine's

@@ -66,6 +66,9 @@ class DestinationArbiter {
   struct Handler {
     std::function<Status()> activate;                         // start the instance
     std::function<void(const std::string& reason)> deactivate;  // stop it
+    // canal.instance.cluster.*: where a balanced cluster should run it (ClusterPlacement).
+    double weight = 1.0;
+    std::vector<std::string> preferred, excluded;
   };
   virtual ~DestinationArbiter() = default;
   // This server can run `destination`: contend for it.
