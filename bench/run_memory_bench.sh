@@ -2,8 +2,8 @@
 # Memory benchmarks: canal-server's RSS with default settings (16384-slot,
 # 16 MiB ring) for a huge transaction and for a huge value. Release build.
 #
-#   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob] [--port P]
-#                             [--blob-mib "64 256"]
+#   bench/run_memory_bench.sh [--build-dir DIR] [--rows N] [--only txn|blob|idle] [--port P]
+#                             [--blob-mib "64 256"] [--idle-destinations N]
 #
 #   txn   one transaction of N (6,000,000) small rows, made in MariaDB with
 #         INSERT ... SELECT from the seq_1_to_N table (SEQUENCE engine). Read
@@ -22,8 +22,14 @@
 #         size / 64). Each line has "peak_per_row": server peak / row size,
 #         the number of copies of the row the server held at once (plus its
 #         baseline).
+#   idle  what an idle destination costs: one canal-server with N (100)
+#         destinations on the sandbox, none with a client, all streaming (each
+#         instance log has loaded its schema history); RSS and threads before
+#         the destinations start (the server with none) and after, per
+#         destination. Bounds: BENCH_IDLE_MAX_MIB_PER_DEST (4) and
+#         BENCH_IDLE_MAX_THREADS_PER_DEST (4); measured 0.3 MiB and 2 threads.
 #
-# Sandbox port P (default 14701; max_allowed_packet 1G), canal-server ports
+# Sandbox port P (default 14701; max_allowed_packet 1G, max_connections 500), canal-server ports
 # P+10 to P+12, all under DIR/bench-memory; stopped at the end. One JSON line per figure and
 # DIR/memory_bench.json; exit 1 when a bound is missed.
 set -euo pipefail
@@ -38,9 +44,14 @@ rows=6000000
 only=""
 port=14701
 blob_sizes="64"
-bench_args run_memory_bench --build-dir build --rows rows --only only --port port --blob-mib blob_sizes -- "$@"
+idle_dests=100
+bench_args run_memory_bench --build-dir build --rows rows --only only --port port --blob-mib blob_sizes \
+  --idle-destinations idle_dests -- "$@"
 bench_exclusive
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || { echo "run_memory_bench: --rows must be a positive integer" >&2; exit 2; }
+[[ "$idle_dests" =~ ^[1-9][0-9]*$ ]] && [ "$idle_dests" -le 240 ] ||
+  { echo "run_memory_bench: --idle-destinations must be 1 to 240 (two connections each under max_connections 500)" >&2; exit 2; }
+case "$only" in ""|txn|blob|idle) ;; *) echo "run_memory_bench: --only takes txn, blob or idle" >&2; exit 2 ;; esac
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -le 65523 ] ||
   { echo "run_memory_bench: --port must be a TCP port (P to P+12 are used)" >&2; exit 2; }
 for b in $blob_sizes; do
@@ -50,6 +61,8 @@ done
 max_peak=${BENCH_TXN_MAX_RSS_MIB:-256}
 max_after=${BENCH_TXN_MAX_RSS_AFTER_MIB:-64}
 max_blob=${BENCH_BLOB_MAX_RSS_MIB:-256}
+max_idle_mib=${BENCH_IDLE_MAX_MIB_PER_DEST:-4}
+max_idle_threads=${BENCH_IDLE_MAX_THREADS_PER_DEST:-4}
 work="$build/bench-memory"
 server_bin="$build/bin/canal-server"
 client_bin="$build/bin/e2e_client"
@@ -71,7 +84,7 @@ cleanup() {
 trap cleanup EXIT
 
 "${sandbox[@]}" stop "${sbargs[@]}" --wipe >/dev/null 2>&1 || true
-"${sandbox[@]}" start "${sbargs[@]}" --option 'max_allowed_packet=1G' >/dev/null
+"${sandbox[@]}" start "${sbargs[@]}" --option 'max_allowed_packet=1G' --option 'max_connections=500' >/dev/null
 sql=(mariadb --no-defaults --socket="$sbdir/mariadbd.sock" -uroot --batch --skip-column-names)
 # The binlog position a server should start at to read what comes next.
 master_status() { "${sql[@]}" -e "SHOW MASTER STATUS" | awk '{print $1, $2}'; }
@@ -187,6 +200,64 @@ if [ -z "$only" ] || [ "$only" = blob ]; then
     fi
     if [ "$peak" -ge "$bound" ]; then say "FAIL: blob: $blob_mib MiB row: peak RSS $peak MiB >= $bound MiB"; status=1; fi
   done
+fi
+
+if [ -z "$only" ] || [ "$only" = idle ]; then
+  # One server, idle_dests destinations, no client: the cost of a destination that waits.
+  root="$work/idle"
+  read -r file pos < <(master_status)
+  bench_install "$root" "$((port + 10))" "$port" "$file" "$pos"
+  names=$(seq -s, -f 'idle%03g' 1 "$idle_dests")
+  sed -i "s/^canal.destinations = .*/canal.destinations = $names/" "$root/conf/canal.properties"
+  echo "canal.metrics.pull.port = 0" >> "$root/conf/canal.properties"
+  for d in $(seq -f 'idle%03g' 1 "$idle_dests"); do
+    mkdir -p "$root/conf/$d"
+    cp "$root/conf/bench/instance.properties" "$root/conf/$d/"
+    echo "canal.instance.filter.regex = idle\\\\.$d" >> "$root/conf/$d/instance.properties"
+  done
+  rm -rf "$root/conf/bench"
+  "$server_bin" --conf "$root/conf" --logs "$root/logs" > "$root/stdout.log" 2>&1 &
+  server_pid=$!
+  # Streaming: every instance log has loaded its schema history (wait on that, 60 s at most).
+  for ((i = 0; i < 600; i++)); do
+    up=$( { grep -l ' table(s) as of ' "$root"/logs/idle*/idle*.log 2>/dev/null || true; } | wc -l)
+    [ "$up" -ge "$idle_dests" ] && break
+    kill -0 "$server_pid" 2>/dev/null || fail "idle: canal-server exited (its log: $root/logs)"
+    sleep 0.1
+  done
+  [ "$up" -ge "$idle_dests" ] || fail "idle: only $up of $idle_dests destinations streaming after 60 s (logs: $root/logs)"
+  rss_kib=$(status_kib VmRSS)
+  threads=$(status_kib Threads)
+  stop_server
+  # The same server with no destination: what the destinations add is the difference.
+  root0="$work/idle-none"
+  bench_install "$root0" "$((port + 11))" "$port"
+  sed -i "s/^canal.destinations = .*/canal.destinations =/" "$root0/conf/canal.properties"
+  echo "canal.metrics.pull.port = 0" >> "$root0/conf/canal.properties"
+  rm -rf "$root0/conf/bench"
+  "$server_bin" --conf "$root0/conf" --logs "$root0/logs" > "$root0/stdout.log" 2>&1 &
+  server_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    grep -q 'canal-server started' "$root0/logs/canal/canal.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  base_kib=$(status_kib VmRSS)
+  base_threads=$(status_kib Threads)
+  stop_server
+  per_mib=$(awk -v a="$rss_kib" -v b="$base_kib" -v n="$idle_dests" 'BEGIN { printf "%.2f", (a - b) / 1024 / n }')
+  per_threads=$(awk -v a="$threads" -v b="$base_threads" -v n="$idle_dests" 'BEGIN { printf "%.2f", (a - b) / n }')
+  line="{\"mode\":\"idle\",\"destinations\":$idle_dests,\"rss_mib\":$((rss_kib / 1024)),\"threads\":$threads,\"base_rss_mib\":$((base_kib / 1024)),\"base_threads\":$base_threads,\"mib_per_destination\":$per_mib,\"threads_per_destination\":$per_threads}"
+  results+=("$line")
+  say "$line"
+  say "idle: $idle_dests destinations streaming, no client: RSS $((rss_kib / 1024)) MiB, $threads threads (the server" \
+    "alone: $((base_kib / 1024)) MiB, $base_threads threads): $per_mib MiB and $per_threads threads per destination" \
+    "(bounds $max_idle_mib MiB, $max_idle_threads threads)"
+  if awk -v x="$per_mib" -v m="$max_idle_mib" 'BEGIN { exit !(x > m) }'; then
+    say "FAIL: idle: $per_mib MiB per destination > $max_idle_mib"; status=1
+  fi
+  if awk -v x="$per_threads" -v m="$max_idle_threads" 'BEGIN { exit !(x > m) }'; then
+    say "FAIL: idle: $per_threads threads per destination > $max_idle_threads"; status=1
+  fi
 fi
 
 printf '[%s]\n' "$(IFS=,; echo "${results[*]}")" > "$build/memory_bench.json"

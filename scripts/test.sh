@@ -23,7 +23,7 @@
 #   8. bench/run_store_bench.sh (put -> get -> ack through the ring store)
 #   9. bench/run_mq_bench.sh: 1,000,000 rows published to the Kafka mock
 #      cluster and to a RabbitMQ sandbox
-#  10. bench/run_memory_bench.sh (peak RSS: a 6M-row transaction, a 64 MiB row)
+#  10. bench/run_memory_bench.sh (peak RSS: a 6M-row transaction, a 64 MiB row; idle cost per destination)
 #  11. bench/run_snapshot_bench.sh: the initial snapshot of a 1M-row table
 #      against mariadb-dump of it in the same run, and server RSS for 256 KiB
 #      and 64 MiB rows
@@ -454,7 +454,7 @@ bench_step "decode benchmark (single-row transactions)" bash bench/run_decode_be
   --data "$repo/build/bench-e2e/data-single" --runs 3 --no-gbench
 bench_step "store benchmark" bash bench/run_store_bench.sh
 bench_step "MQ benchmark" bash bench/run_mq_bench.sh
-bench_step "memory benchmark (6M-row transaction, 64 MiB row)" bash bench/run_memory_bench.sh
+bench_step "memory benchmark (6M-row transaction, 64 MiB row, 100 idle destinations)" bash bench/run_memory_bench.sh
 bench_step "snapshot benchmark (1M rows against mariadb-dump, wide rows)" bash bench/run_snapshot_bench.sh
 
 echo
