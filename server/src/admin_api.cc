@@ -31,10 +31,6 @@ constexpr std::string_view kDestinations = "/api/destinations";
 constexpr std::string_view kCluster = "/api/cluster";
 constexpr const char* kTokenKeys = "canal.admin.token or canal.admin.tokenFile";
 
-bool ValidName(std::string_view name) { return ValidDestinationName(name); }
-HttpAnswer JsonAnswer(int status, const json& body) { return AdminJsonAnswer(status, body); }
-json Position(const LogPosition& p) { return AdminPositionJson(p); }
-
 // running / stopped / failed / standby, from the status report and the
 // registry's view of why a destination is not running.
 json DestinationJson(const DestinationReport& d, const HeldState& held, const std::string& mode) {
@@ -60,8 +56,8 @@ json DestinationJson(const DestinationReport& d, const HeldState& held, const st
             {"role", d.role},
             {"mode", mode},
             {"last_error", last_error.empty() ? json(nullptr) : json(last_error)}};
-  j["position"] = d.has_status ? Position(d.status.parser.position) : json(nullptr);
-  j["acked"] = d.acked ? Position(*d.acked) : json(nullptr);
+  j["position"] = d.has_status ? AdminPositionJson(d.status.parser.position) : json(nullptr);
+  j["acked"] = d.acked ? AdminPositionJson(*d.acked) : json(nullptr);
   j["lag_ms"] = d.has_status ? json(d.delay_ms) : json(nullptr);
   json clients = {{"subscriptions", d.subscriptions}, {"connected", false}};
   if (d.client) {
@@ -294,7 +290,7 @@ HttpAnswer AdminApi::Refuse(const AdminRequest& request, int status, const std::
     log_->warn("admin: refused {} {} from {}: {} {}{}", ClientText(request.method, 16), ClientText(request.target),
                request.peer, status, message, note);
   }
-  HttpAnswer a = JsonAnswer(status, json{{"error", message}});
+  HttpAnswer a = AdminJsonAnswer(status, json{{"error", message}});
   if (status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"canal-admin\"");
   return a;
 }
@@ -380,7 +376,7 @@ HttpAnswer AdminApi::Handle(const AdminRequest& request) {
     case AdminRoute::Kind::kList:
       return List(request);
     case AdminRoute::Kind::kOne:
-      if (!ValidName(route.destination)) {
+      if (!ValidDestinationName(route.destination)) {
         return Refuse(request, 404, "no destination '" + ClientText(route.destination) + "' on this server");
       }
       {
@@ -401,21 +397,21 @@ HttpAnswer AdminApi::List(const AdminRequest&) {
   const ServerReport report = hooks_.report();
   json list = json::array();
   for (const DestinationReport& d : report.destinations) list.push_back(DestinationJson(d, hooks_.held(d.name), hooks_.mode));
-  return JsonAnswer(200, json{{"server", report.server_address}, {"mode", hooks_.mode}, {"destinations", list}});
+  return AdminJsonAnswer(200, json{{"server", report.server_address}, {"mode", hooks_.mode}, {"destinations", list}});
 }
 
 HttpAnswer AdminApi::One(const std::string& name) {
   const ServerReport report = hooks_.report();
   for (const DestinationReport& d : report.destinations) {
-    if (d.name == name) return JsonAnswer(200, DestinationJson(d, hooks_.held(name), hooks_.mode));
+    if (d.name == name) return AdminJsonAnswer(200, DestinationJson(d, hooks_.held(name), hooks_.mode));
   }
-  return JsonAnswer(404, json{{"error", "no destination '" + name + "' on this server"}});
+  return AdminJsonAnswer(404, json{{"error", "no destination '" + name + "' on this server"}});
 }
 
 HttpAnswer AdminApi::Act(const AdminRequest& request, const AdminRoute& route) {
   const std::string& name = route.destination;
   const char* verb = OperatorActionName(route.action);
-  if (!ValidName(name)) return Refuse(request, 404, "no destination '" + ClientText(name) + "' on this server");
+  if (!ValidDestinationName(name)) return Refuse(request, 404, "no destination '" + ClientText(name) + "' on this server");
   std::string done;
   const Status s = hooks_.control(name, route.action, &done);
   if (s.IsNotFound()) return Refuse(request, 404, "no destination '" + name + "' on this server");
@@ -427,12 +423,12 @@ HttpAnswer AdminApi::Act(const AdminRequest& request, const AdminRoute& route) {
   if (s.ok()) {
     log_->info("admin: {} {} by {} (token ok): {}; state now {}", verb, name, request.peer, done, state_name);
     reply["result"] = done;
-    return JsonAnswer(200, reply);
+    return AdminJsonAnswer(200, reply);
   }
   log_->warn("admin: {} {} by {} (token ok) failed: {}; state now {}", verb, name, request.peer, s.ToString(),
              state_name);
   reply["error"] = s.ToString();
-  return JsonAnswer(500, reply);
+  return AdminJsonAnswer(500, reply);
 }
 
 }  // namespace canal::server

@@ -73,9 +73,7 @@ AdminOperations::AdminOperations(const CanalConfig& canal, InstanceRegistry* reg
 
 Status AdminOperations::ReadConfig(std::string_view destination, std::string* path, std::string* text) {
   const std::string name(destination);
-  bool known = false;
-  for (const auto& [n, instance] : registry_->Destinations()) known = known || n == name;
-  if (!known) return Status::NotFound("no destination '" + name + "' on this server");
+  if (!registry_->Knows(name)) return Status::NotFound("no destination '" + name + "' on this server");
   *path = InstancePropertiesPath(canal_, name);
   std::optional<std::string> read = ReadFileText(*path, kMaxConfigBytes);
   if (!read) {
@@ -124,10 +122,8 @@ Status AdminOperations::WriteConfig(std::string_view destination, const std::str
 
 Status AdminOperations::TailLog(std::string_view destination, size_t lines, std::string* text, bool* truncated) {
   const std::string name(destination);
-  bool known = false;
-  for (const auto& [n, instance] : registry_->Destinations()) known = known || n == name;
   // Only a known name reaches the file system: a name is never a path.
-  if (!known) return Status::NotFound("no destination '" + name + "' on this server");
+  if (!registry_->Knows(name)) return Status::NotFound("no destination '" + name + "' on this server");
   lines = std::min(std::max<size_t>(lines, 1), kMaxTailLines);
   const fs::path file = fs::path(logs_dir_) / name / (name + ".log");
   std::ifstream in(file, std::ios::binary | std::ios::ate);

@@ -140,9 +140,7 @@ Status AdminOperations::ResetCursor(std::string_view destination, const CursorRe
                                     CursorResetReport* report) {
   *report = CursorResetReport{};
   const std::string name(destination);
-  bool known = false;
-  for (const auto& [n, instance] : registry_->Destinations()) known = known || n == name;
-  if (!known) return Status::NotFound("no destination '" + name + "' on this server");
+  if (!registry_->Knows(name)) return Status::NotFound("no destination '" + name + "' on this server");
   if (registry_->Arbitrated()) {
     return Status::InvalidArgument(
         "a cursor reset is refused in a ZooKeeper pair: stopping " + name +

@@ -338,6 +338,11 @@ std::vector<std::string> InstanceRegistry::Running() const {
   return names;
 }
 
+bool InstanceRegistry::Knows(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.find(name) != entries_.end();
+}
+
 std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> InstanceRegistry::Destinations() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> out;

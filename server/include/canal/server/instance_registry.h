@@ -137,6 +137,8 @@ class InstanceRegistry final : public DestinationRegistry {
   // Every destination this server knows, active here or not (HA standby),
   // sorted by name; a null instance marks a configuration that was refused.
   std::vector<std::pair<std::string, std::shared_ptr<ManagedDestination>>> Destinations() const;
+  // Whether `name` is one of them (the admin API's check before a name reaches the file system).
+  bool Knows(std::string_view name) const;
 
  private:
   struct Entry {
