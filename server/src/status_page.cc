@@ -201,6 +201,22 @@ std::string RenderStatusHtml(const ServerReport& report) {
              ? "<p id=\"healthy\" class=\"ok\">healthy: every destination active here is streaming</p>\n"
              : "<p id=\"healthy\" class=\"bad\">not healthy</p>\n";
   out += AdminPageSection();
+  if (report.cluster) {
+    // A balanced cluster: who leads, what is here, and what runs nowhere (and why).
+    const ClusterReport& c = *report.cluster;
+    out += "<h2>Cluster</h2>\n<table id=\"cluster\">\n";
+    Row("leader", (c.leader_address.empty() ? std::string("none yet") : c.leader_address) +
+                      (c.leader ? " (this server)" : ""),
+        &out);
+    Row("assignment", "generation " + std::to_string(c.generation) + ", " + std::to_string(c.assignment.size()) +
+                          " destination(s) placed",
+        &out);
+    std::string here;
+    for (const std::string& d : c.assigned_here) here += (here.empty() ? "" : ", ") + d;
+    Row("here", here.empty() ? std::string("none") : here, &out);
+    for (const auto& [d, why] : c.unassigned) Row("unassigned " + d, why, &out);
+    out += "</table>\n";
+  }
   out += "<h2>Details</h2>\n<p class=\"note\">as of this page load</p>\n";
   if (report.destinations.empty()) out += "<p>no destinations</p>\n";
   for (const DestinationReport& d : report.destinations) {

@@ -529,3 +529,39 @@ TEST_F(HttpTest, PortTakenIsAnErrorNamingTheKey) {
 
 }  // namespace
 }  // namespace canal::server
+
+namespace canal::server {
+namespace {
+
+TEST(StatusClusterTest, ABalancedClustersViewIsInTheJsonAndThePageEscaped) {
+  ServerReport report;
+  report.server_address = "10.0.0.1:11111";
+  ClusterReport c;
+  c.leader = true;
+  c.generation = 7;
+  c.leader_address = "10.0.0.1:11111";
+  c.assignment = {{"a", "10.0.0.1:11111"}, {"b", "10.0.0.2:11111"}};
+  c.unassigned = {{"<x>", "every server that can run it is at its cap"}};
+  c.assigned_here = {"a"};
+  report.cluster = c;
+  const nlohmann::json j = nlohmann::json::parse(RenderStatusJson(report));
+  EXPECT_EQ(j["cluster"]["placement"], "balanced");
+  EXPECT_EQ(j["cluster"]["generation"], 7);
+  EXPECT_EQ(j["cluster"]["is_leader"], true);
+  EXPECT_EQ(j["cluster"]["assignment"]["b"], "10.0.0.2:11111");
+  EXPECT_EQ(j["cluster"]["assigned_here"], nlohmann::json::array({"a"}));
+  EXPECT_EQ(j["cluster"]["unassigned"]["<x>"], "every server that can run it is at its cap");
+  const std::string html = RenderStatusHtml(report);
+  EXPECT_NE(html.find("<h2>Cluster</h2>"), std::string::npos);
+  EXPECT_NE(html.find("10.0.0.1:11111 (this server)"), std::string::npos);
+  EXPECT_NE(html.find("generation 7, 2 destination(s) placed"), std::string::npos);
+  EXPECT_NE(html.find("unassigned &lt;x&gt;"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<x>"), std::string::npos);
+  // Without placement: no cluster part at all.
+  report.cluster.reset();
+  EXPECT_FALSE(nlohmann::json::parse(RenderStatusJson(report)).contains("cluster"));
+  EXPECT_EQ(RenderStatusHtml(report).find("Cluster"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace canal::server
