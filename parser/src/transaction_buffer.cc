@@ -1,12 +1,17 @@
 #include "canal/parser/transaction_buffer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <limits>
 
 namespace canal::parser {
 namespace {
 
 constexpr size_t kChunkSize = 1u << 20;
+// The smallest chunk, when a shared limit makes them smaller.
+constexpr size_t kMinChunkSize = 64u << 10;
+constexpr size_t kNoSharedLimit = std::numeric_limits<size_t>::max();
 
 // Statement keywords compared case-insensitively after leading blanks and comments
 // are skipped the way servers write them (they log BEGIN/COMMIT verbatim).
@@ -82,8 +87,9 @@ std::string_view TransactionBuffer::Copy(std::string_view bytes) {
   }
   if (chunk_index_ == chunks_.size() || chunks_[chunk_index_].size - chunks_[chunk_index_].used < bytes.size()) {
     Chunk c;
-    c.size = std::max(kChunkSize, bytes.size());
-    c.data = std::make_unique<char[]>(c.size);
+    c.size = std::max(ChunkSize(), bytes.size());
+    // Not zeroed: only the bytes copied in become resident.
+    c.data = std::make_unique_for_overwrite<char[]>(c.size);
     if (chunk_index_ < chunks_.size()) {
       // The chunk here is too small for this event: replace it with a big one.
       chunks_[chunk_index_] = std::move(c);
@@ -190,18 +196,39 @@ Status TransactionBuffer::Deliver(bool last_piece, uint64_t end_offset) {
   return Status::OK();
 }
 
+size_t TransactionBuffer::SharedLimit() const {
+  return options_.shared_max_bytes == nullptr
+             ? kNoSharedLimit
+             : static_cast<size_t>(options_.shared_max_bytes->load(std::memory_order_relaxed));
+}
+
+size_t TransactionBuffer::ChunkSize() const {
+  // A quarter of the shared limit (a power of two), so that chunks never hold
+  // much more than the piece's bytes.
+  const size_t shared = SharedLimit();
+  if (shared / 4 >= kChunkSize) return kChunkSize;
+  return std::clamp(std::bit_floor(shared / 4), kMinChunkSize, kChunkSize);
+}
+
 void TransactionBuffer::Recycle() {
   txn_.events.clear();
   // A compressed payload is never cut, so one piece may hold far more events
-  // than max_events: give such a list back rather than keep it for good.
-  if (txn_.events.capacity() > 2 * options_.max_events) txn_.events.shrink_to_fit();
+  // than max_events: give such a list back rather than keep it for good (and
+  // one larger than the shared limit too).
+  if (txn_.events.capacity() > 2 * options_.max_events ||
+      txn_.events.capacity() * sizeof(TxEvent) > SharedLimit()) {
+    txn_.events.shrink_to_fit();
+  }
   txn_bytes_ = 0;
   chunk_index_ = 0;
-  // Keep what a full piece needs (max_bytes of standard chunks, plus the one
-  // the cut happens in); an oversized chunk made for one big value goes back
-  // at once, so a 64 MiB row costs 64 MiB only while it is in the buffer.
-  const size_t keep = options_.max_bytes / kChunkSize + 1;
-  std::erase_if(chunks_, [](const Chunk& c) { return c.size > kChunkSize; });
+  // Keep what a full piece needs (max_bytes, or half the shared limit, of
+  // standard chunks, plus the one the cut happens in); an oversized chunk
+  // made for one big value goes back at once, so a 64 MiB row costs 64 MiB
+  // only while it is in the buffer (as does a chunk of a size the shared
+  // limit no longer gives).
+  const size_t chunk = ChunkSize();
+  const size_t keep = std::min(options_.max_bytes, SharedLimit() / 2) / chunk + 1;
+  std::erase_if(chunks_, [chunk](const Chunk& c) { return c.size != chunk; });
   if (chunks_.size() > keep) chunks_.resize(keep);
   for (Chunk& c : chunks_) c.used = 0;
 }
@@ -214,9 +241,11 @@ size_t TransactionBuffer::retained_bytes() const {
 
 Status TransactionBuffer::MaybeCut(uint64_t next_offset) {
   if (txn_.events.empty()) return Status::OK();
+  // Under a shared limit the piece's events count too, and the cut comes at
+  // half of it: the chunks' last one and the list's growth take the rest.
   if (txn_.events.size() < options_.max_events && txn_bytes_ < options_.max_bytes &&
       (options_.shared_max_bytes == nullptr ||
-       txn_bytes_ < options_.shared_max_bytes->load(std::memory_order_relaxed))) {
+       txn_bytes_ + txn_.events.size() * sizeof(TxEvent) < SharedLimit() / 2)) {
     return Status::OK();
   }
   const TxEvent& last = txn_.events.back();

@@ -41,6 +41,13 @@ constexpr std::chrono::milliseconds kParserStopGrace{200};
 
 // How often a snapshot request file is looked for, and its bounds.
 constexpr std::chrono::milliseconds kRequestPoll{250};
+// What a destination costs besides its ring, which the server's memory budget
+// (canal.memory.budget) sets aside for it: its dump connection's read buffer
+// (1 MiB, resident once the stream has been busy) and 512 KiB more: the
+// stacks its threads touch, its query connection, decoders, table maps and
+// sink. (Measured under a burst: about 350 KiB besides the read buffer; idle,
+// 200 destinations take 36 MiB.)
+constexpr uint64_t kDestinationOverheadBytes = (1u << 20) + (512u << 10);
 
 std::string Bytes(uint64_t n) {
   char buf[32];
@@ -87,7 +94,7 @@ Status Instance::StartLocked() {
 
   std::unique_ptr<store::RingStore> ring;
   CANAL_RETURN_IF_ERROR(store::RingStore::Create(config_.store, &ring).WithContext(config_.properties_file));
-  ring->JoinBudget(options_.memory_budget);
+  ring->JoinBudget(options_.memory_budget, kDestinationOverheadBytes);
 
   // Cursors are stamped with the upstream they belong to, as Canal does.
   meta::LogIdentity identity;
@@ -205,8 +212,9 @@ Status Instance::StartStream() {
   if (after_purge) parser_options.start = parser::StartPosition{};
   parser_options.on_caught_up = [r = ring] { r->ProducerCaughtUp(); };
   // A piece of a large transaction waits whole in the parser while the ring
-  // is full: under the shared budget it is a quarter of the ring's share at
-  // most, so a burst on many destinations stays near the budget.
+  // is full: under the shared budget the parser's buffer holds an eighth of
+  // the ring's share at most, so a burst on many destinations stays inside
+  // the budget.
   if (options_.memory_budget) parser_options.buffer.shared_max_bytes = &options_.memory_budget->piece_bytes();
   auto parser = std::make_unique<parser::EventParser>(std::move(parser_options), merger.get(), cursor_.get(), log_);
   {

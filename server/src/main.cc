@@ -395,15 +395,18 @@ int Run(int argc, char** argv) {
   std::string names;
   for (const std::string& name : registry.Running()) names += (names.empty() ? "" : ", ") + name;
   {
-    // What the budget holds now: the slot arrays are a fixed cost per ring.
+    // What the budget holds now: a reserve for the server, each destination's fixed cost (its
+    // smallest slot array, its connection buffers), and equal shares of the rest.
     const uint64_t mib = 1 << 20;
     const size_t rings = budget->rings();
-    log->info("memory budget {} MiB (canal.memory.budget): {} ring(s), slot arrays {} MiB, {} MiB for each ring's "
-              "entries and kept buffers",
-              budget->total() / mib, rings, budget->fixed_bytes() / mib, budget->share() / mib);
+    log->info("memory budget {} MiB (canal.memory.budget): {} MiB reserved for the server, {} destination(s) with "
+              "{} MiB of fixed costs in all, {} MiB for each one's entries, slots, buffers and batches",
+              budget->total() / mib, budget->reserve() / mib, rings, budget->fixed_bytes() / mib,
+              budget->share() / mib);
     if (rings != 0 && budget->fixed_bytes() > budget->total() / 2) {
-      log->warn("the slot arrays of {} destinations take {} MiB of the {} MiB memory budget; lower "
-                "canal.instance.memory.buffer.size or raise canal.memory.budget",
+      log->warn("the fixed costs of {} destinations take {} MiB of the {} MiB memory budget, leaving each little "
+                "room (back-pressure sooner, smaller batches); raise canal.memory.budget or run fewer destinations "
+                "on this server (canal.cluster.max.destinations)",
                 rings, budget->fixed_bytes() / mib, budget->total() / mib);
     }
   }

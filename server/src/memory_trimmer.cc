@@ -2,6 +2,11 @@
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 namespace canal::server {
 
@@ -26,6 +31,21 @@ void MemoryTrimmer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// The process's resident bytes (0 when /proc cannot tell).
+size_t ResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return got == 2 ? resident * page : 0;
+}
+
+}  // namespace
+
 size_t MemoryTrimmer::TrimNow() {
   // Free bytes in every arena (fordblks), the top chunk's included.
   const struct mallinfo2 info = ::mallinfo2();
@@ -37,10 +57,24 @@ size_t MemoryTrimmer::TrimNow() {
 }
 
 void MemoryTrimmer::Loop() {
+  // Between rounds, a look at the resident size every eighth of the interval
+  // (one read of /proc/self/statm): a rise of min_free_bytes over its lowest
+  // since the last round brings the next round forward. So heap freed while
+  // clients drain a burst (acked entries, whose memory the allocator keeps)
+  // goes back within a fraction of the interval, not whole intervals later.
+  const auto tick = std::max<std::chrono::milliseconds>(interval_ / 8, std::chrono::milliseconds(1));
+  size_t low = ResidentBytes();
+  auto next_round = std::chrono::steady_clock::now() + interval_;
   std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
+  while (!cv_.wait_for(lock, tick, [this] { return stop_; })) {
     lock.unlock();
-    TrimNow();
+    const size_t rss = ResidentBytes();
+    low = std::min(low, rss);
+    if (std::chrono::steady_clock::now() >= next_round || rss >= low + min_free_bytes_) {
+      TrimNow();
+      low = ResidentBytes();
+      next_round = std::chrono::steady_clock::now() + interval_;
+    }
     lock.lock();
   }
 }

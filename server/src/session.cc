@@ -33,6 +33,12 @@ constexpr int32_t kDefaultFetchSize = 1000;
 // ones are copied into the reply (an iovec per tiny entry costs more in the
 // kernel and in Asio than the copy saves).
 constexpr size_t kGatherMinEntryBytes = 1024;
+// A reply's buffer keeps its capacity for the next reply up to this; a larger
+// one (a batch of small entries, or any batch with auto-ack, is copied into
+// it) goes back once written, so an idle session does not keep its biggest
+// batch. (The batch itself is bounded by the ring: under the server's memory
+// budget by the batch part of its share.)
+constexpr size_t kReplyKeepBytes = 64 * 1024;
 // Longer GET waits are cut to this (the idle timeout ends them sooner anyway).
 constexpr std::chrono::nanoseconds kMaxGetWait = std::chrono::hours(24 * 365);
 
@@ -238,7 +244,10 @@ awaitable<bool> Session::WriteReply() {
       if (state_.closed()) co_return false;  // (the input had closed: nobody to tell)
     }
   }
-  co_return co_await channel_.Write(&reply_);
+  const bool written = co_await channel_.Write(&reply_);
+  // (Written or failed, no piece of the reply points into it any more.)
+  if (reply_.out.capacity() > kReplyKeepBytes) std::string().swap(reply_.out);
+  co_return written;
 }
 
 // ---- requests --------------------------------------------------------------

@@ -45,12 +45,17 @@ void MemoryBudget::RebalanceLocked() {
     piece_bytes_.store(~uint64_t{0}, std::memory_order_relaxed);
     return;
   }
-  const uint64_t free = total_ > fixed_ ? total_ - fixed_ : 0;
+  const uint64_t set_aside = reserve() + fixed_;
+  const uint64_t free = total_ > set_aside ? total_ - set_aside : 0;
   share_ = std::max(free / members_.size(), kMinShareBytes);
-  piece_bytes_.store(std::max(share_ / 4, kMinShareBytes / 4), std::memory_order_relaxed);
-  // 3/4 for entries not yet acked, 1/4 for buffers kept for reuse.
-  const uint64_t held = share_ / 4 * 3;
-  for (const Member& m : members_) m.ring->SetBudgetLimits(held, share_ - held);
+  const uint64_t eighth = share_ / 8;
+  piece_bytes_.store(eighth, std::memory_order_relaxed);
+  RingBudgetLimits limits;
+  limits.held_bytes = share_ - 4 * eighth;  // the half, and what the eighths leave
+  limits.retained_bytes = eighth;
+  limits.slot_bytes = eighth;
+  limits.batch_bytes = eighth;
+  for (const Member& m : members_) m.ring->SetBudgetLimits(limits);
 }
 
 }  // namespace canal::store

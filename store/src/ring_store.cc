@@ -42,6 +42,9 @@ uint64_t SaturatingMul(uint64_t a, uint64_t b) {
   return a * b;
 }
 
+// The largest power of two <= n (n >= 1).
+uint64_t PowerOfTwoFloor(uint64_t n) { return uint64_t{1} << (63 - __builtin_clzll(n)); }
+
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
 }
@@ -114,37 +117,86 @@ RingStore::Slot* RingStore::MapSlots(uint64_t count) {
 RingStore::RingStore(const RingStoreOptions& options)
     : options_(options),
       capacity_(options.buffer_size),
-      mask_(options.buffer_size - 1),
       asymmetric_fences_(AsymmetricFencesAvailable()),
       retained_capacity_(std::max<uint64_t>(options.buffer_memunit, 256)),
       retained_budget_(options.ByteBound()),
       slots_(MapSlots(options.buffer_size)),
-      pool_(std::make_unique<BufferPool>(std::min<size_t>(options.buffer_size, kPoolBuffers))) {}
+      slots_in_use_(options.buffer_size),
+      pool_(std::make_unique<BufferPool>(std::min<size_t>(options.buffer_size, kPoolBuffers))),
+      active_slots_(options.buffer_size),
+      active_mask_(options.buffer_size - 1) {}
 
 RingStore::~RingStore() {
   // First: the budget stops calling SetBudgetLimits on this ring.
   if (budget_) budget_->Detach(this);
   if (slots_ == nullptr) return;
-  const uint64_t made = std::min<uint64_t>(put_.load(kRelaxed), capacity_);
-  for (uint64_t i = 0; i < made; ++i) slots_[i].~Slot();
+  for (uint64_t i = 0; i < constructed_; ++i) slots_[i].~Slot();
   ::munmap(slots_, capacity_ * sizeof(Slot));
 }
 
-void RingStore::JoinBudget(std::shared_ptr<MemoryBudget> budget) {
-  if (budget == nullptr || budget_ != nullptr) return;
-  budget_ = std::move(budget);
-  budget_->Attach(this, FixedBytes());
+uint64_t RingStore::FixedBytes() const {
+  return std::min(capacity_, kMinBudgetSlots) * SlotCost() +
+         std::min<uint64_t>(capacity_, kPoolBuffers) * sizeof(std::string);
 }
 
-void RingStore::SetBudgetLimits(uint64_t held_bytes, uint64_t retained_bytes) {
-  budget_held_.store(held_bytes, kRelaxed);
-  budget_retained_.store(retained_bytes, kRelaxed);
+void RingStore::JoinBudget(std::shared_ptr<MemoryBudget> budget, uint64_t overhead_bytes) {
+  if (budget == nullptr || budget_ != nullptr) return;
+  budget_ = std::move(budget);
+  budget_->Attach(this, FixedBytes() + overhead_bytes);
+}
+
+void RingStore::SetBudgetLimits(const RingBudgetLimits& limits) {
+  budget_held_.store(limits.held_bytes, kRelaxed);
+  budget_retained_.store(limits.retained_bytes, kRelaxed);
+  budget_batch_.store(limits.batch_bytes, kRelaxed);
+  uint64_t slots = 0;
+  if (limits.slot_bytes != 0) {
+    slots = std::min(capacity_, PowerOfTwoFloor(std::max<uint64_t>(limits.slot_bytes / SlotCost(), 1)));
+    slots = std::max(slots, std::min(capacity_, kMinBudgetSlots));
+  }
+  budget_slots_.store(slots, kRelaxed);
   space_epoch_.fetch_add(1, kSeqCst);
   space_epoch_.notify_all();
 }
 
 uint64_t RingStore::BatchByteLimit(size_t batch_size) const {
-  return SaturatingMul(batch_size, options_.buffer_memunit);
+  const uint64_t limit = SaturatingMul(batch_size, options_.buffer_memunit);
+  const uint64_t shared = budget_batch_.load(kRelaxed);
+  return shared != 0 && shared < limit ? shared : limit;
+}
+
+void RingStore::Reshape(uint64_t put, uint64_t slots) {
+  // Every entry is acked (the caller saw ack == put with acquire), so the
+  // consumer touches no slot until it sees a put past this one, and then it
+  // reads the new geometry. The slots beyond the new number go: their kept
+  // buffers leave the retained count as the producer's taking would.
+  if (slots < constructed_) {
+    for (uint64_t i = slots; i < constructed_; ++i) {
+      TakeRetained(slots_[i]);
+      slots_[i].~Slot();
+    }
+    ReleaseSlotPages(slots, constructed_);
+    constructed_ = slots;
+  }
+  active_slots_ = slots;
+  active_mask_ = slots - 1;
+  active_base_ = put;
+  base_.store(put, kRelaxed);
+  slots_in_use_.store(slots, kRelaxed);  // published to the consumer by the next put's release
+}
+
+void RingStore::ReleaseSlotPages(uint64_t from, uint64_t to) {
+#if defined(__linux__)
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  // The page holding slot from-1's end stays; the last page may go whole, as
+  // no slot after `to` is constructed.
+  const uint64_t begin = (from * sizeof(Slot) + page - 1) / page * page;
+  const uint64_t end = (to * sizeof(Slot) + page - 1) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<char*>(slots_) + begin, end - begin, MADV_DONTNEED);
+#else
+  (void)from;
+  (void)to;
+#endif
 }
 
 void RingStore::LightFence() {
@@ -170,8 +222,15 @@ uint64_t RingStore::HeldBound() const {
   return shared != 0 && shared < bound ? shared : bound;
 }
 
-bool RingStore::Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const {
-  if (put - cached_ack_ >= capacity_) return false;
+bool RingStore::Fits(uint64_t put, uint64_t put_bytes, uint64_t size) {
+  if (const uint64_t want = budget_slots_.load(kRelaxed); want != 0 && want != active_slots_) [[unlikely]] {
+    if (put == cached_ack_) {
+      Reshape(put, want);
+    } else if (want < active_slots_) {
+      return false;  // fewer slots: wait for the ring to drain first
+    }
+  }
+  if (put - cached_ack_ >= active_slots_) return false;
   const uint64_t bound = HeldBound();
   if (bound == kUnbounded) return true;
   const uint64_t held = put_bytes - cached_ack_bytes_;
@@ -220,15 +279,19 @@ RingStore::Slot& RingStore::SlotToFill(uint64_t put) {
   // ahead: the slot itself a few puts ahead, then the file name it points to.
   // Not its entry buffer: until that slot is acked the consumer may move its
   // buffer into the pool or free it, and reading the pointer would race.
-  const char* ahead = reinterpret_cast<const char*>(&slots_[(put + 16) & mask_]);
+  const uint64_t index = (put - active_base_) & active_mask_;
+  const char* ahead = reinterpret_cast<const char*>(&slots_[(index + 16) & active_mask_]);
   for (size_t off = 0; off < sizeof(Slot); off += 64) __builtin_prefetch(ahead + off, 1);
-  if (put < capacity_) {
-    // The first lap: the slot is raw mapped memory until now.
-    return *new (&slots_[put]) Slot();
+  if (index >= constructed_) {
+    // The first lap over these slots: raw mapped memory until now (filled in
+    // order from slot 0, so constructed_ is index).
+    constructed_ = index + 1;
+    return *new (&slots_[index]) Slot();
   }
-  const Slot& near = slots_[(put + 8) & mask_];
-  __builtin_prefetch(near.meta.position.journal_name.data(), 1);
-  return slots_[put & mask_];
+  if (const uint64_t near = (index + 8) & active_mask_; near < constructed_) {
+    __builtin_prefetch(slots_[near].meta.position.journal_name.data(), 1);
+  }
+  return slots_[index];
 }
 
 void RingStore::CopyInto(Slot& slot, std::string_view bytes) const {
@@ -375,13 +438,17 @@ bool RingStore::BatchReady(size_t batch_size) const {
     if (put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= BatchByteLimit(batch_size)) return true;
   } else if (put - get >= batch_size) {
     return true;
+  } else if (const uint64_t shared = budget_batch_.load(kRelaxed);
+             shared != 0 && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= shared) {
+    return true;  // a batch's bytes under the budget
   }
   if (producer_waiting_.load(kSeqCst) && RingFullForBlockedProducer(put)) return true;
-  if (options_.ddl_isolation) {
+  if (options_.ddl_isolation && put != get) {
     // Fewer than a batch are waiting (by count, or by bytes and so by at most
     // capacity entries): a short scan.
+    const Geometry g = ConsumerGeometry();
     for (uint64_t s = get; s < put; ++s) {
-      if (slots_[s & mask_].meta.kind == EntryKind::kDdl) return true;
+      if (SlotAt(g, s).meta.kind == EntryKind::kDdl) return true;
     }
   }
   return false;
@@ -390,7 +457,11 @@ bool RingStore::BatchReady(size_t batch_size) const {
 bool RingStore::RingFullForBlockedProducer(uint64_t put) const {
   // Our own ack sequences are current; the producer may not have noticed an
   // ack yet, and then it is about to put, not stuck.
-  if (put - ack_.load(kRelaxed) >= capacity_) return true;
+  const uint64_t ack = ack_.load(kRelaxed);
+  const uint64_t slots = slots_in_use_.load(kRelaxed);
+  if (put - ack >= slots) return true;
+  // Waiting for the ring to drain before it uses fewer slots.
+  if (const uint64_t want = budget_slots_.load(kRelaxed); want != 0 && want < slots && put != ack) return true;
   const uint64_t bound = HeldBound();
   if (bound == kUnbounded) return false;
   const uint64_t held = put_bytes_.load(kAcquire) - ack_bytes_.load(kRelaxed);
@@ -431,8 +502,9 @@ bool RingStore::LowLatencyReady(size_t batch_size) const {
 }
 
 bool RingStore::HalfRingWaiting() const {
-  if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(capacity_ / 2, 1)) return true;
-  return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= options_.ByteBound() / 2;
+  const uint64_t slots = slots_in_use_.load(kRelaxed);
+  if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(slots / 2, 1)) return true;
+  return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= HeldBound() / 2;
 }
 
 void RingStore::ProducerCaughtUp() {
@@ -464,8 +536,8 @@ bool RingStore::Ready(WaitRule rule, size_t batch_size) const {
 
 uint64_t RingStore::HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const {
   if (rule != WaitRule::kLowLatency || batch_size == 0) return kNotArmed;
-  if (MemSize()) *target = std::min(*target, SaturatingAdd(get_bytes_.load(kRelaxed), options_.ByteBound() / 2));
-  return SaturatingAdd(get_.load(kRelaxed), std::max<uint64_t>(capacity_ / 2, 1));
+  if (MemSize()) *target = std::min(*target, SaturatingAdd(get_bytes_.load(kRelaxed), HeldBound() / 2));
+  return SaturatingAdd(get_.load(kRelaxed), std::max<uint64_t>(slots_in_use_.load(kRelaxed) / 2, 1));
 }
 
 bool RingStore::Arm(size_t batch_size, WaitRule rule, DataCallback callback) {
@@ -503,17 +575,21 @@ Status RingStore::CollectBatch(size_t batch_size, Batch* out) {
   const uint64_t put = put_.load(kAcquire);
   const uint64_t first = get_.load(kRelaxed);
   const bool mem = MemSize();
-  const uint64_t byte_limit = BatchByteLimit(batch_size);
+  // ITEMSIZE counts entries; the budget's batch part bounds the bytes too.
+  const uint64_t shared = budget_batch_.load(kRelaxed);
+  const uint64_t byte_limit = mem ? BatchByteLimit(batch_size) : shared != 0 ? shared : kUnbounded;
+  const uint64_t count_limit = mem ? kUnbounded : batch_size;
+  const Geometry g = ConsumerGeometry();
   const EntryMeta* safe = nullptr;
   uint64_t s = first;
   uint64_t bytes = 0;
   for (; s < put; ++s) {
-    const Slot& slot = slots_[s & mask_];
+    const Slot& slot = SlotAt(g, s);
     const bool ddl = options_.ddl_isolation && slot.meta.kind == EntryKind::kDdl;
     const uint64_t size = slot.bytes.size();
     if (s != first) {
       if (ddl) break;
-      if (mem ? bytes + size > byte_limit : s - first >= batch_size) break;
+      if (bytes + size > byte_limit || s - first >= count_limit) break;
     }
     out->entries.push_back(EntryView{s, slot.bytes, &slot.meta});
     bytes += size;
@@ -530,7 +606,7 @@ Status RingStore::CollectBatch(size_t batch_size, Batch* out) {
   out->first_position = out->entries.front().meta->position;
   out->last_position = out->entries.back().meta->position;
   if (safe != nullptr) out->safe_position = safe->position;
-  get_bytes_.store(slots_[(s - 1) & mask_].end_bytes, kRelaxed);
+  get_bytes_.store(SlotAt(g, s - 1).end_bytes, kRelaxed);
   get_.store(s, kRelaxed);
   return Status::OK();
 }
@@ -582,7 +658,7 @@ Status RingStore::Ack(uint64_t end_sequence) {
                                    " frees nothing: already acked up to " + std::to_string(ack));
   }
   RetainOrRelease(ack, end_sequence);
-  ack_bytes_.store(slots_[(end_sequence - 1) & mask_].end_bytes, kRelease);
+  ack_bytes_.store(SlotAt(ConsumerGeometry(), end_sequence - 1).end_bytes, kRelease);
   // Releases the slots to the producer: our reads (and frees) of them happen
   // before.
   ack_.store(end_sequence, kSeqCst);
@@ -598,7 +674,8 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
   // then we count too much as retained and free early, never late.
   const uint64_t taken = retained_taken_.load(kRelaxed);
   uint64_t kept = retained_kept_.load(kRelaxed);
-  const uint64_t end_heap = slots_[(to - 1) & mask_].end_heap;
+  const Geometry g = ConsumerGeometry();
+  const uint64_t end_heap = SlotAt(g, to - 1).end_heap;
   uint64_t retained_budget = retained_budget_;
   if (const uint64_t shared = budget_retained_.load(kRelaxed); shared != 0 && shared < retained_budget) {
     retained_budget = shared;
@@ -609,7 +686,7 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
     // All of them fit (the usual case for small entries): the walk only
     // moves buffers into the pool while it has room (none once it is full).
     for (uint64_t s = from; s < to && !pool_->Full(); ++s) {
-      std::string& bytes = slots_[s & mask_].bytes;
+      std::string& bytes = SlotAt(g, s).bytes;
       if (HeapCapacity(bytes) != 0) pool_->Push(&bytes);
     }
     retained_kept_.store(kept + acked_heap, kRelaxed);
@@ -617,7 +694,7 @@ void RingStore::RetainOrRelease(uint64_t from, uint64_t to) {
   }
   bool pool_full = pool_->Full();
   for (uint64_t s = from; s < to; ++s) {
-    std::string& bytes = slots_[s & mask_].bytes;
+    std::string& bytes = SlotAt(g, s).bytes;
     const size_t held = HeapCapacity(bytes);
     if (held == 0) continue;
     if (kept - taken + held <= retained_budget) {
@@ -639,8 +716,9 @@ Status RingStore::Ack(const Batch& batch) {
 Status RingStore::Ack(const LogPosition& last_position) {
   const uint64_t ack = ack_.load(kRelaxed);
   const uint64_t get = get_.load(kRelaxed);
+  const Geometry g = ConsumerGeometry();
   for (uint64_t s = ack; s < get; ++s) {
-    if (SameStreamPosition(slots_[s & mask_].meta.position, last_position)) return Ack(s + 1);
+    if (SameStreamPosition(SlotAt(g, s).meta.position, last_position)) return Ack(s + 1);
   }
   return Status::InvalidArgument("ring store ack: no handed-out, un-acked entry at " + last_position.ToString() +
                                  " (sequences " + std::to_string(ack) + " to " + std::to_string(get) + ")");
@@ -692,6 +770,7 @@ RingStoreStats RingStore::stats() const {
   s.retained_bytes = kept >= taken ? kept - taken : 0;
   s.retained_budget_bytes = retained_budget_;
   s.held_bound = HeldBound() == kUnbounded ? 0 : HeldBound();
+  s.slots = slots_in_use_.load(kRelaxed);
   if (const uint64_t shared = budget_retained_.load(kRelaxed); shared != 0 && shared < s.retained_budget_bytes) {
     s.retained_budget_bytes = shared;
   }

@@ -38,9 +38,13 @@ struct TransactionBufferOptions {
   size_t max_events = 4096;
   // ...or this many bytes of rows and statements...
   size_t max_bytes = 8u << 20;
-  // ...or this many, when set and smaller: a limit that moves while the
-  // stream runs (the server's memory budget, shared by its destinations).
-  // Must outlive the buffer.
+  // ...and, when set, the buffer's memory stays within this many bytes: a
+  // limit that moves while the stream runs (the server's memory budget,
+  // shared by its destinations). A piece is then cut once its bytes and its
+  // events (sizeof(TxEvent) each) reach half of it, and chunks are a quarter
+  // of it (64 KiB to 1 MiB), so chunks, list and the event that crosses the
+  // line fit the rest (one larger event still comes whole). Must outlive the
+  // buffer.
   const std::atomic<uint64_t>* shared_max_bytes = nullptr;
 };
 
@@ -89,6 +93,9 @@ class TransactionBuffer {
   void SetGtidBase(const std::shared_ptr<const std::string>& base);
   TxEvent* Append(TxEventKind kind, const binlog::Event& event, uint64_t offset, uint64_t end_offset);
   std::string_view Copy(std::string_view bytes);
+  // The shared limit now (SIZE_MAX without one), and the chunk size it gives.
+  size_t SharedLimit() const;
+  size_t ChunkSize() const;
   Status MaybeCut(uint64_t next_offset);
   // Empties the piece and gives back memory past the steady-state bound.
   void Recycle();

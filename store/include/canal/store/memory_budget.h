@@ -1,19 +1,37 @@
-// MemoryBudget: one byte budget that every destination's ring on a server
-// shares (canal.memory.budget), so that the server's memory is bounded by one
-// number whatever the number of destinations and however slow their clients.
+// MemoryBudget: one byte budget that bounds the memory of every destination
+// on a server (canal.memory.budget), so that the server's memory is bounded
+// by one number whatever the number of destinations, the size of their
+// transactions and however slow their clients.
 //
-// Each attached ring costs its slot array (fixed, buffer.size slots) and
-// gets an equal share of what remains: at most 3/4 of the share in entries
-// not yet acked (a Put past that waits, so the parser blocks instead of
-// growing) and 1/4 in idle buffers kept for reuse. Shares are recomputed as
-// rings come and go; a ring above its new share just waits for its acks.
-// A ring's own bound (MEMSIZE: buffer.size * memunit) still applies when it
-// is smaller.
+// What it sets aside, from the total:
+//  - a reserve for the server itself (kReserveBytes, at most a quarter of the
+//    total): its program and libraries, its own threads, and heap freed but
+//    not yet handed back to the system (the server's MemoryTrimmer);
+//  - each destination's fixed cost: its ring's smallest slot array and pool
+//    array (RingStore::FixedBytes) and what the destination costs besides its
+//    ring (the overhead given to RingStore::JoinBudget: its parser's
+//    connection buffer, threads and decoders);
+// and what remains is split equally among the attached rings. Each ring's
+// share pays for everything that grows with the stream:
+//  - 1/2: entries not yet acked (a Put past that waits, so the parser blocks
+//    instead of growing);
+//  - 1/8: the slots in use (RingStore::SlotCost each; the ring uses fewer of
+//    its buffer.size slots when the share is small);
+//  - 1/8: acked buffers kept for reuse;
+//  - 1/8: a large transaction's piece waiting in the parser (piece_bytes:
+//    TransactionBufferOptions::shared_max_bytes);
+//  - 1/8: one batch (a session copies a batch's small entries, or all of
+//    them with auto-ack, into its reply).
+// Shares are recomputed as rings come and go; a ring above its new share
+// just waits for its acks (and a ring to use fewer slots for its ring to
+// drain). A ring's own bounds (MEMSIZE: buffer.size * memunit) still apply
+// when smaller.
 //
 // Threads: Attach/Detach/accessors from any thread (one mutex, taken only
 // when rings come and go, never on a put or an ack).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -30,18 +48,28 @@ class MemoryBudget {
   // hold a few entries to move at all. (So a budget far too small for its
   // rings is exceeded; the server warns at the start.)
   static constexpr uint64_t kMinShareBytes = 256 * 1024;
+  // Set aside for the server itself, whatever the number of destinations
+  // (never more than a quarter of the total).
+  static constexpr uint64_t kReserveBytes = 48ull << 20;
 
-  explicit MemoryBudget(uint64_t total_bytes) : total_(total_bytes) {}
+  // The reserve: kReserveBytes, at most a quarter of the total.
+  explicit MemoryBudget(uint64_t total_bytes)
+      : MemoryBudget(total_bytes, std::min(kReserveBytes, total_bytes / 4)) {}
+  // An explicit reserve (tests), at most the total.
+  MemoryBudget(uint64_t total_bytes, uint64_t reserve_bytes)
+      : total_(total_bytes), reserve_(std::min(reserve_bytes, total_bytes)) {}
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
   uint64_t total() const { return total_; }
+  // The part set aside for the server itself.
+  uint64_t reserve() const { return reserve_; }
   size_t rings() const;
-  // The share of each ring now (entries plus kept buffers).
+  // The share of each ring now (see the file comment).
   uint64_t share() const;
-  // The slot arrays of the attached rings (their fixed cost).
+  // The fixed costs of the attached rings and their destinations.
   uint64_t fixed_bytes() const;
-  // A quarter of the share: the most a destination's parser holds of a large
+  // An eighth of the share: the most a destination's parser holds of a large
   // transaction's piece while its ring is full (TransactionBufferOptions::
   // shared_max_bytes). Follows the share as rings come and go.
   const std::atomic<uint64_t>& piece_bytes() const { return piece_bytes_; }
@@ -57,6 +85,7 @@ class MemoryBudget {
     uint64_t fixed;
   };
   const uint64_t total_;
+  const uint64_t reserve_;
   mutable std::mutex mu_;
   std::vector<Member> members_;
   uint64_t fixed_ = 0;

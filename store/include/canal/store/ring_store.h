@@ -16,6 +16,16 @@
 // client. (One exception keeps a huge entry from wedging the ring: an entry
 // larger than the whole byte bound is admitted once the ring is empty.)
 //
+// Under the server's memory budget (JoinBudget) the ring uses only as many of
+// its slots as its share pays for (a power of two, at most buffer_size, at
+// least kMinBudgetSlots): entry s then lives in slot (s - base) % slots, and
+// the count bound is that number. The producer changes the number only when
+// the ring is empty (every entry acked), so the consumer never sees two: a
+// smaller number makes the producer wait for the ring to drain, then the
+// slots it leaves are destroyed and their pages given back (madvise); a
+// larger one waits until the ring happens to be empty. So a ring of 16384
+// slots costs its share's slot part once it cycles, not its whole 3 MiB array.
+//
 // The buffers of acked entries stay in their slots for reuse, within a
 // retained budget of buffer_size * memunit bytes (both modes): Ack keeps an
 // acked slot's buffer while the kept buffers fit the budget and frees it
@@ -126,6 +136,17 @@ struct RingStoreStats {
   // The bytes of un-acked entries the ring may hold now: its MEMSIZE bound or
   // the server budget's share, the smaller; 0 when neither bounds it.
   uint64_t held_bound = 0;
+  // Slots in use: buffer_size, or fewer under the server's budget.
+  uint64_t slots = 0;
+};
+
+// The server budget's limits for one ring (MemoryBudget computes them from
+// the ring's share); 0 in a field: no limit of the budget's.
+struct RingBudgetLimits {
+  uint64_t held_bytes = 0;      // bytes of un-acked entries
+  uint64_t retained_bytes = 0;  // bytes of acked buffers kept for reuse
+  uint64_t slot_bytes = 0;      // slots in use, at SlotCost() each
+  uint64_t batch_bytes = 0;     // bytes of one batch (one entry larger than that still comes alone)
 };
 
 class BufferPool;
@@ -185,7 +206,8 @@ class RingStore {
   // ---- consumer ----------------------------------------------------------
 
   // Hands out the entries after `get` (at most a batch: batch_size entries
-  // in ITEMSIZE mode, batch_size * memunit bytes in MEMSIZE mode, where a
+  // in ITEMSIZE mode, batch_size * memunit bytes in MEMSIZE mode, and under
+  // the server's budget at most the share's batch part in bytes, where a
   // single entry larger than that still comes alone), waiting as `timeout`
   // says. Under ddl_isolation a DDL entry comes in a batch of its own. An
   // empty batch is a normal outcome. InvalidArgument for batch_size 0;
@@ -259,15 +281,25 @@ class RingStore {
   RingStoreStats stats() const;
 
   // Shares the server's budget (canal.memory.budget) from now until the ring
-  // is destroyed: its un-acked bytes and kept buffers are then bounded by its
-  // share as well as by its own options. Call once, before the first Put.
-  void JoinBudget(std::shared_ptr<MemoryBudget> budget);
-  // MemoryBudget's call: the share's parts (0: no limit of the budget's).
-  // Wakes a producer waiting for space, as the limit may have grown.
-  void SetBudgetLimits(uint64_t held_bytes, uint64_t retained_bytes);
-  // The bytes of the slot array: what a ring costs once every slot has been
-  // filled (an idle ring's untouched slots cost nothing until then).
-  uint64_t FixedBytes() const { return capacity_ * sizeof(Slot); }
+  // is destroyed: its un-acked bytes, kept buffers, slots in use and batches
+  // are then bounded by its share as well as by its own options.
+  // `overhead_bytes`: what the ring's destination costs besides the ring
+  // (its parser's connection buffer, threads...), which the budget sets
+  // aside too. Call once, before the first Put.
+  void JoinBudget(std::shared_ptr<MemoryBudget> budget, uint64_t overhead_bytes = 0);
+  // MemoryBudget's call: the share's parts. Wakes a producer waiting for
+  // space, as a limit may have grown.
+  void SetBudgetLimits(const RingBudgetLimits& limits);
+
+  // Slots a ring under a budget uses at least, however small its share.
+  static constexpr uint64_t kMinBudgetSlots = 128;
+  // What one slot in use costs: the slot itself and the heap its position's
+  // texts take (a journal name and a GTID of up to about 40 characters).
+  static constexpr uint64_t kSlotHeapBytes = 96;
+  static constexpr uint64_t SlotCost();
+  // What a ring under a budget costs whatever its share: its smallest slot
+  // array and the buffer pool's own array.
+  uint64_t FixedBytes() const;
 
  private:
   // Cache-line aligned, and ordered so that what a get reads for every entry
@@ -285,6 +317,22 @@ class RingStore {
   static Slot* MapSlots(uint64_t count);
 
   bool MemSize() const { return options_.batch_mode == BatchMode::kMemSize; }
+  // The consumer's view of where entries live: slot (s - base) & mask. It
+  // changes only while the ring is empty, so the view taken after seeing an
+  // entry holds for every entry up to it.
+  struct Geometry {
+    uint64_t base;
+    uint64_t mask;
+  };
+  Geometry ConsumerGeometry() const {
+    return Geometry{base_.load(std::memory_order_relaxed), slots_in_use_.load(std::memory_order_relaxed) - 1};
+  }
+  Slot& SlotAt(const Geometry& g, uint64_t sequence) const { return slots_[(sequence - g.base) & g.mask]; }
+  // Producer, ring empty at `put`: uses `slots` slots from entry `put` on,
+  // destroying the ones it leaves and giving back their pages.
+  void Reshape(uint64_t put, uint64_t slots);
+  // Gives back the pages of slots [from, to), none of them constructed now.
+  void ReleaseSlotPages(uint64_t from, uint64_t to);
   // The bytes of un-acked entries the ring may hold: its MEMSIZE bound or the
   // budget's share, the smaller; kUnbounded for ITEMSIZE without a budget.
   static constexpr uint64_t kUnbounded = ~uint64_t{0};
@@ -301,7 +349,9 @@ class RingStore {
   // a ring waits; lowers a MEMSIZE *target to half the ring's bytes.
   uint64_t HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const;
   uint64_t BatchByteLimit(size_t batch_size) const;
-  bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size) const;
+  // Producer: also reshapes the ring when the budget wants another number of
+  // slots and the ring is empty (and refuses while a smaller one waits for that).
+  bool Fits(uint64_t put, uint64_t put_bytes, uint64_t size);
   bool RefreshAndFits(uint64_t put, uint64_t put_bytes, uint64_t size);
   Status WaitForSpace(uint64_t put, uint64_t put_bytes, uint64_t size);
   Slot& SlotToFill(uint64_t put);
@@ -330,8 +380,7 @@ class RingStore {
   bool RingFullForBlockedProducer(uint64_t put) const;
 
   const RingStoreOptions options_;
-  const uint64_t capacity_;
-  const uint64_t mask_;
+  const uint64_t capacity_;  // slots mapped (buffer_size)
   const bool asymmetric_fences_;       // membarrier pairs with a compiler barrier per put
   const uint64_t retained_capacity_;  // spare bytes a slot's buffer may keep
   const uint64_t retained_budget_;    // heap bytes acked slots may keep in all (own option)
@@ -339,12 +388,18 @@ class RingStore {
   // kept buffers. Read relaxed on each put / ack; changed when rings come and go.
   std::atomic<uint64_t> budget_held_{0};
   std::atomic<uint64_t> budget_retained_{0};
+  std::atomic<uint64_t> budget_slots_{0};  // slots the share pays for (0: no budget)
+  std::atomic<uint64_t> budget_batch_{0};  // bytes of a batch
   std::shared_ptr<MemoryBudget> budget_;
   // Mapped, not allocated: untouched pages cost no memory, and a slot is
   // constructed when the producer first fills it, so a ring that has held few
   // entries (an idle destination) costs a few pages, not its whole array.
-  // Slots [0, min(put_, capacity_)) are constructed.
+  // Slots [0, constructed_) are constructed.
   Slot* slots_ = nullptr;
+  // The geometry (see Geometry): written by the producer while the ring is
+  // empty, read by the consumer for the entries it is handed.
+  std::atomic<uint64_t> slots_in_use_;
+  std::atomic<uint64_t> base_{0};
   // Acked buffers on their way back to the producer (within the retained budget).
   std::unique_ptr<BufferPool> pool_;
 
@@ -359,6 +414,11 @@ class RingStore {
   // consumer's retained_kept_ minus this is what the acked slots keep.
   std::atomic<uint64_t> retained_taken_{0};
   uint64_t put_heap_ = 0;  // heap bytes of every buffer published (ever)
+  // The producer's copy of the geometry, and how many slots are constructed.
+  uint64_t active_slots_;
+  uint64_t active_mask_;
+  uint64_t active_base_ = 0;
+  uint64_t constructed_ = 0;
 
   // Written by the consumer only (atomic so that the producer and stats may
   // read them).
@@ -395,5 +455,7 @@ class RingStore {
   std::atomic<bool> tracks_catch_up_{false};
   alignas(64) std::atomic<bool> producer_active_{false};
 };
+
+constexpr uint64_t RingStore::SlotCost() { return sizeof(Slot) + kSlotHeapBytes; }
 
 }  // namespace canal::store
