@@ -23,7 +23,8 @@
 #   8. bench/run_store_bench.sh (put -> get -> ack through the ring store)
 #   9. bench/run_mq_bench.sh: 1,000,000 rows published to the Kafka mock
 #      cluster and to a RabbitMQ sandbox
-#  10. bench/run_memory_bench.sh (peak RSS: a 6M-row transaction, a 64 MiB row; idle cost per destination)
+#  10. bench/run_memory_bench.sh (peak RSS: a 6M-row transaction, a 64 MiB row; idle cost per destination),
+#      then MemoryBudgetE2e at 200 destinations x 300,000 rows in 1 GiB
 #  11. bench/run_snapshot_bench.sh: the initial snapshot of a 1M-row table
 #      against mariadb-dump of it in the same run, and server RSS for 256 KiB
 #      and 64 MiB rows
@@ -355,7 +356,8 @@ fi
 asan_targets=(canal_unit_tests canal_fixture_tests canal_client_tests canal_client_cluster_tests
   canal_meta_tests canal_metrics_tests canal_mq_tests canal_proto_tests canal_render_tests
   canal_row_json_tests canal_schema_tests canal_server_tests canal_sink_tests canal_sink_buffer_tests
-  canal_snapshot_tests canal_store_tests canal_test_support_tests canal-binlog canal-cli canal-server)
+  canal_snapshot_tests canal_store_tests canal_test_support_tests canal_placement_tests canal-binlog canal-cli
+  canal-server)
 # A unit or fixture binary missing from asan_targets would drop its tests
 # silently (gtest discovery lists only built binaries): the asan build must
 # list as many unit and fixture tests as the release build.
@@ -455,6 +457,11 @@ bench_step "decode benchmark (single-row transactions)" bash bench/run_decode_be
 bench_step "store benchmark" bash bench/run_store_bench.sh
 bench_step "MQ benchmark" bash bench/run_mq_bench.sh
 bench_step "memory benchmark (6M-row transaction, 64 MiB row, 100 idle destinations)" bash bench/run_memory_bench.sh
+# Issue 27's size: 200 destinations, each behind a 300,000-row transaction, inside the default
+# 1 GiB budget while held and while clients read (the ctest run checks 30 x 60,000 in 192 MiB).
+bench_step "memory budget (200 destinations x 300,000-row transactions, 1 GiB)" \
+  env CANAL_BUDGET_DESTINATIONS=200 CANAL_BUDGET_ROWS=300000 CANAL_BUDGET_MIB=1024 \
+  "$repo/build/bin/canal_integration_tests" --gtest_filter='MemoryBudgetE2e.*' --gtest_brief=0
 bench_step "snapshot benchmark (1M rows against mariadb-dump, wide rows)" bash bench/run_snapshot_bench.sh
 
 echo
