@@ -134,13 +134,19 @@ api() {
   rm -f "$out" "$out.err"
 }
 
+# get_json PATH [WHAT]: prints the admin API's JSON at PATH and exits 0; exits 1 when refused,
+# saying "[WHAT ]refused (CODE): ERROR".
+get_json() {
+  api GET "$1"
+  if [ "$code" != 200 ]; then say "${2:+$2 }refused ($code): $(json_field error "$reply")"; exit 1; fi
+  printf '%s\n' "$reply"
+  exit 0
+}
+
 case "$command" in
   list)
     [ $# -eq 0 ] || usage
-    api GET /api/destinations
-    if [ "$code" != 200 ]; then say "refused ($code): $(json_field error "$reply")"; exit 1; fi
-    printf '%s\n' "$reply"
-    exit 0
+    get_json /api/destinations
     ;;
   stop|start|restart)
     [ $# -eq 1 ] || usage
@@ -157,10 +163,7 @@ case "$command" in
     ;;
   cluster)
     [ $# -eq 0 ] || usage
-    api GET /api/cluster
-    if [ "$code" != 200 ]; then say "cluster refused ($code): $(json_field error "$reply")"; exit 1; fi
-    printf '%s\n' "$reply"
-    exit 0
+    get_json /api/cluster cluster
     ;;
   drain)
     [ $# -ge 1 ] || usage

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "canal/coord/backoff_loop.h"
 #include "canal/coord/placement.h"
 #include "canal/coord/zk_client.h"
 #include "placement_internal.h"
@@ -24,7 +25,6 @@ namespace {
 
 using Clock = internal::Clock;
 using Reads = internal::WatchedReads;
-using std::chrono::milliseconds;
 
 }  // namespace
 
@@ -37,8 +37,7 @@ class PlacementCoordinator::Impl {
         self_path_(layout::PlacementServerPath(o_.address)),
         destinations_(o_.destinations),
         reads_(zk, [gate = gate_](char kind) { gate->Call([kind](Impl* impl) { impl->OnWatch(kind); }); }),
-        leader_(o_.address, o_.lost_server_delay, log_),
-        backoff_(o_.retry_min) {
+        leader_(o_.address, o_.lost_server_delay, log_) {
     gate_->impl = this;
   }
 
@@ -66,7 +65,8 @@ class PlacementCoordinator::Impl {
     listener_ = zk_->AddStateListener(
         [gate = gate_](ZkState state) { gate->Call([state](Impl* impl) { impl->OnState(state); }); });
     OnState(zk_->state());
-    worker_ = std::thread([this] { WorkLoop(); });
+    worker_ = std::thread(
+        [this] { loop_.Run([this](Clock::time_point now) { return DueLocked(now); }, [this] { return Step(); }); });
     log_->info("placement: server {} joins ({} destinations in its conf, cap {})", o_.address,
                o_.destinations.size(), o_.cap);
     return Status::OK();
@@ -80,7 +80,7 @@ class PlacementCoordinator::Impl {
       draining_ = true;
       node_dirty_ = true;
       node_due_ = Clock::now();
-      kick_ = true;
+      loop_.KickLocked();
       cv_.notify_all();
       log_->info("placement: server {} leaves: draining, waiting up to {} ms for its destinations to move",
                  o_.address, o_.stop_timeout.count());
@@ -88,7 +88,7 @@ class PlacementCoordinator::Impl {
       cv_.wait_until(lock, Clock::now() + o_.stop_timeout, [&] {
         return state_.load() != ZkState::kConnected || (drain_written_ && HereLocked().empty());
       });
-      stopping_ = true;
+      loop_.StopLocked();
     }
     cv_.notify_all();
     if (worker_.joinable()) worker_.join();
@@ -116,7 +116,7 @@ class PlacementCoordinator::Impl {
     const Clock::time_point due = std::max(Clock::now(), last_write_ + o_.load_interval);
     node_due_ = node_dirty_ ? std::min(node_due_, due) : due;
     node_dirty_ = true;
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -133,7 +133,7 @@ class PlacementCoordinator::Impl {
     destinations_ = std::move(destinations);
     node_dirty_ = true;
     node_due_ = Clock::now();
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -143,7 +143,7 @@ class PlacementCoordinator::Impl {
     hints_ = std::move(hints);
     node_dirty_ = true;
     node_due_ = Clock::now();
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -176,7 +176,7 @@ class PlacementCoordinator::Impl {
   void OnState(ZkState state) {
     state_.store(state);
     std::lock_guard<std::mutex> lock(mu_);
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -188,7 +188,7 @@ class PlacementCoordinator::Impl {
       case Reads::kAssign: assignment_check_ = true; break;
       default: MarkLeadDirtyLocked(Clock::now() + o_.coalesce); break;
     }
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -200,34 +200,18 @@ class PlacementCoordinator::Impl {
 
   // ---- the worker ---------------------------------------------------------
 
-  void WorkLoop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      const Clock::time_point now = Clock::now();
-      Clock::time_point wake = now + o_.retry_max;  // a slow tick; events and state changes kick earlier
-      const ZkState state = state_.load();
-      if (state == ZkState::kConnected) {
-        if (!registered_ || self_check_ || leader_check_ || assignment_check_) wake = now;
-        if (node_dirty_) wake = std::min(wake, node_due_);
-        if (is_leader_.load() && lead_dirty_) wake = std::min(wake, recompute_at_);
-      } else if (state == ZkState::kExpired && o_.reopen_expired_session) {
-        wake = now;
-      }
-      wake = std::max(wake, retry_at_);
-      cv_.wait_until(lock, wake, [this] { return stopping_ || kick_; });
-      if (stopping_) break;
-      kick_ = false;
-      lock.unlock();
-      const bool ok = Step();
-      lock.lock();
-      if (ok) {
-        backoff_ = o_.retry_min;
-        retry_at_ = Clock::time_point::min();
-      } else {
-        retry_at_ = Clock::now() + backoff_;
-        backoff_ = std::min(backoff_ * 2, o_.retry_max);
-      }
+  // Under mu_: when the worker's next round is due (a kick comes sooner).
+  Clock::time_point DueLocked(Clock::time_point now) const {
+    Clock::time_point wake = now + o_.retry_max;  // a slow tick; events and state changes kick earlier
+    const ZkState state = state_.load();
+    if (state == ZkState::kConnected) {
+      if (!registered_ || self_check_ || leader_check_ || assignment_check_) wake = now;
+      if (node_dirty_) wake = std::min(wake, node_due_);
+      if (is_leader_.load() && lead_dirty_) wake = std::min(wake, recompute_at_);
+    } else if (state == ZkState::kExpired && o_.reopen_expired_session) {
+      wake = now;
     }
+    return wake;
   }
 
   // One round; false when a ZooKeeper call failed (the caller backs off).
@@ -252,12 +236,7 @@ class PlacementCoordinator::Impl {
       session_ = 0;
     }
     if (!o_.reopen_expired_session) return true;
-    if (Status s = zk_->Reopen(); !s.ok()) {
-      log_->warn("placement: server {}: reopening the ZooKeeper session (retrying in {} ms): {}", o_.address,
-                 backoff_.count(), s.ToString());
-      return false;
-    }
-    return true;
+    return loop_.ReopenSession(*zk_, *log_, "placement: server " + o_.address + ": reopening the ZooKeeper session");
   }
 
   void NewSession(int64_t sid) {
@@ -319,7 +298,7 @@ class PlacementCoordinator::Impl {
     }
     if (!s.ok()) {
       log_->warn("placement: server {}: writing {} (retrying in {} ms): {}", o_.address, self_path_,
-                 backoff_.count(), s.ToString());
+                 loop_.backoff().count(), s.ToString());
       return false;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -381,8 +360,8 @@ class PlacementCoordinator::Impl {
       }
     }
     if (!s.ok()) {
-      log_->warn("placement: server {}: leader node {} (retrying in {} ms): {}", o_.address, path, backoff_.count(),
-                 s.ToString());
+      log_->warn("placement: server {}: leader node {} (retrying in {} ms): {}", o_.address, path,
+                 loop_.backoff().count(), s.ToString());
       again();
       return false;
     }
@@ -423,7 +402,7 @@ class PlacementCoordinator::Impl {
     bool exists = false;
     std::string body;
     if (Status s = reads_.Get(Reads::kAssign, path, &exists, &body); !s.ok()) {
-      log_->warn("placement: reading {} (retrying in {} ms): {}", path, backoff_.count(), s.ToString());
+      log_->warn("placement: reading {} (retrying in {} ms): {}", path, loop_.backoff().count(), s.ToString());
       std::lock_guard<std::mutex> lock(mu_);
       assignment_check_ = true;
       return false;
@@ -490,7 +469,7 @@ class PlacementCoordinator::Impl {
     }
     if (s.ok()) s = Recompute(g);
     if (s.ok()) return true;
-    log_->warn("placement: leader {}: recomputing (retrying in {} ms): {}", o_.address, backoff_.count(),
+    log_->warn("placement: leader {}: recomputing (retrying in {} ms): {}", o_.address, loop_.backoff().count(),
                s.ToString());
     std::lock_guard<std::mutex> lock(mu_);
     MarkLeadDirtyLocked(Clock::now());
@@ -554,8 +533,6 @@ class PlacementCoordinator::Impl {
   std::condition_variable cv_;
   bool started_ = false;       // guarded by mu_
   bool stop_called_ = false;
-  bool stopping_ = false;      // the worker ends
-  bool kick_ = false;          // the worker has something to do now
   std::map<std::string, double> load_;
   std::map<std::string, layout::DestinationHints> hints_;
   bool draining_ = false;      // Stop() was called
@@ -579,9 +556,8 @@ class PlacementCoordinator::Impl {
   int64_t session_ = 0;         // the session our nodes belong to; 0 none
   int64_t leader_session_ = 0;  // the session that created our leader node; 0 none
   bool registered_ = false;
-  Clock::time_point retry_at_ = Clock::time_point::min();
-  milliseconds backoff_;
 
+  BackoffLoop loop_{&mu_, &cv_, o_.retry_min, o_.retry_max};  // its flags guarded by mu_
   std::thread worker_;
 };
 

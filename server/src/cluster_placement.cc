@@ -81,11 +81,15 @@ void ClusterPlacement::OnAssignment(const coord::Assignment& assignment, uint64_
                "cluster",
                generation, assignment.leader, mine.size(), names, assignment.unassigned.size());
   }
-  for (const auto& [destination, why] : assignment.unassigned) {
+  std::vector<std::pair<std::string, std::string>> nowhere;  // unassigned and joined here: (destination, why)
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    if (joined_.count(destination) != 0) {
-      log_->warn("cluster: destination {} runs nowhere: {}", destination, why);
+    for (const auto& [destination, why] : assignment.unassigned) {
+      if (joined_.count(destination) != 0) nowhere.emplace_back(destination, why);
     }
+  }
+  for (const auto& [destination, why] : nowhere) {
+    log_->warn("cluster: destination {} runs nowhere: {}", destination, why);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "canal/coord/backoff_loop.h"
 #include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 
@@ -76,8 +77,7 @@ class RunningMonitor::Impl {
   Impl(coord::ZkClient* zk, RunningMonitorOptions options)
       : zk_(zk),
         o_(std::move(options)),
-        log_(o_.logger ? o_.logger : std::make_shared<spdlog::logger>("canal-running")),
-        backoff_(o_.retry_min) {
+        log_(o_.logger ? o_.logger : std::make_shared<spdlog::logger>("canal-running")) {
     gate_->impl = this;
   }
 
@@ -101,7 +101,8 @@ class RunningMonitor::Impl {
     });
     OnState(zk_->state());
     std::lock_guard<std::mutex> lock(mu_);
-    worker_ = std::thread([this] { WorkLoop(); });
+    worker_ = std::thread(
+        [this] { loop_.Run([this](Clock::time_point now) { return DueLocked(now); }, [this] { return Step(); }); });
     watchdog_ = std::thread([this] { WatchdogLoop(); });
     log_->info("HA: server {} contends for its destinations in ZooKeeper (takeover delay {} ms)", o_.address,
                o_.takeover_delay.count());
@@ -111,8 +112,8 @@ class RunningMonitor::Impl {
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!started_ || stopping_) return;
-      stopping_ = true;
+      if (!started_ || loop_.StoppingLocked()) return;
+      loop_.StopLocked();
     }
     cv_.notify_all();
     if (worker_.joinable()) worker_.join();
@@ -139,7 +140,7 @@ class RunningMonitor::Impl {
       d.id = ++next_id_;
       d.handler = std::move(handler);
       if (MayContendLocked(name)) d.contend_at = Clock::now();
-      kick_ = true;
+      loop_.KickLocked();
     }
     cv_.notify_all();
   }
@@ -205,7 +206,7 @@ class RunningMonitor::Impl {
         }
       }
       assigned_ = std::move(next);
-      kick_ = true;
+      loop_.KickLocked();
     }
     cv_.notify_all();
   }
@@ -255,7 +256,7 @@ class RunningMonitor::Impl {
     connecting_.store(state == coord::ZkState::kConnecting);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      kick_ = true;
+      loop_.KickLocked();
     }
     cv_.notify_all();
   }
@@ -306,9 +307,9 @@ class RunningMonitor::Impl {
   void WatchdogLoop() {
     std::unique_lock<std::mutex> lock(mu_);
     Clock::time_point last_tick = Clock::now();
-    while (!stopping_) {
-      cv_.wait_for(lock, kWatchdogTick, [this] { return stopping_; });
-      if (stopping_) break;
+    while (!loop_.StoppingLocked()) {
+      cv_.wait_for(lock, kWatchdogTick, [this] { return loop_.StoppingLocked(); });
+      if (loop_.StoppingLocked()) break;
       // A tick far later than asked: this process did not run (SIGSTOP, a
       // stalled VM), which is worth saying when it ends in a fence.
       const Clock::time_point tick = Clock::now();
@@ -340,33 +341,17 @@ class RunningMonitor::Impl {
 
   // ---- the worker: all contention calls -------------------------------------
 
-  void WorkLoop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      const Clock::time_point now = Clock::now();
-      Clock::time_point wake = now + o_.retry_max;  // disconnected: the state listener wakes us
-      if (!connecting_.load()) {
-        wake = std::min(wake, next_heartbeat_);
-        for (const auto& [name, d] : dests_) {
-          if (d.contend_at) wake = std::min(wake, *d.contend_at);
-          if (d.check || !d.registered) wake = now;
-        }
-        wake = std::max(wake, retry_at_);
-      }
-      cv_.wait_until(lock, wake, [this] { return stopping_ || kick_; });
-      if (stopping_) break;
-      kick_ = false;
-      lock.unlock();
-      const bool ok = Step();
-      lock.lock();
-      if (ok) {
-        backoff_ = o_.retry_min;
-        retry_at_ = Clock::time_point::min();
-      } else {
-        retry_at_ = Clock::now() + backoff_;
-        backoff_ = std::min(backoff_ * 2, o_.retry_max);
+  // Under mu_: when the worker's next round is due (a kick comes sooner).
+  Clock::time_point DueLocked(Clock::time_point now) const {
+    Clock::time_point wake = now + o_.retry_max;  // disconnected: the state listener wakes us
+    if (!connecting_.load()) {
+      wake = std::min(wake, next_heartbeat_);
+      for (const auto& [name, d] : dests_) {
+        if (d.contend_at) wake = std::min(wake, *d.contend_at);
+        if (d.check || !d.registered) wake = now;
       }
     }
+    return wake;
   }
 
   // One round; false when a ZooKeeper call failed (the caller backs off).
@@ -420,12 +405,7 @@ class RunningMonitor::Impl {
       std::lock_guard<std::mutex> lock(mu_);
       session_ = 0;
     }
-    if (Status s = zk_->Reopen(); !s.ok()) {
-      log_->warn("HA: server {}: reopening the ZooKeeper session failed (retrying in {} ms): {}", o_.address,
-                 backoff_.count(), s.ToString());
-      return false;
-    }
-    return true;
+    return loop_.ReopenSession(*zk_, *log_, "HA: server " + o_.address + ": reopening the ZooKeeper session failed");
   }
 
   void NewSession(int64_t sid) {
@@ -479,7 +459,7 @@ class RunningMonitor::Impl {
     }
     if (!s.ok()) {
       log_->warn("HA: server {}: registering {} in ZooKeeper (retrying in {} ms): {}", o_.address, path,
-                 backoff_.count(), s.ToString());
+                 loop_.backoff().count(), s.ToString());
       return false;
     }
     Renew(sent);
@@ -524,7 +504,7 @@ class RunningMonitor::Impl {
     auto it = dests_.find(name);
     if (it == dests_.end() || it->second.id != id) return;
     it->second.check = true;
-    kick_ = true;
+    loop_.KickLocked();
     cv_.notify_all();
   }
 
@@ -539,7 +519,7 @@ class RunningMonitor::Impl {
     const Clock::time_point sent = Clock::now();
     Status s = zk_->CreateNode(path, layout::ServerRunningBody(o_.address), coord::ZkCreateMode::kEphemeral, true, &created);
     if (!s.ok()) {
-      log_->warn("HA: destination {}: creating {} (retrying in {} ms): {}", name, path, backoff_.count(),
+      log_->warn("HA: destination {}: creating {} (retrying in {} ms): {}", name, path, loop_.backoff().count(),
                  s.ToString());
       Retry(name, id, /*contend=*/true);
       return false;
@@ -565,7 +545,7 @@ class RunningMonitor::Impl {
     Status s = zk_->GetAndWatch(
         path, [gate = gate_, name, id] { gate->Call([&](Impl* impl) { impl->Watch(name, id); }); }, &exists, &body);
     if (!s.ok()) {
-      log_->warn("HA: destination {}: reading {} (retrying in {} ms): {}", name, path, backoff_.count(),
+      log_->warn("HA: destination {}: reading {} (retrying in {} ms): {}", name, path, loop_.backoff().count(),
                  s.ToString());
       Retry(name, id, /*contend=*/false);
       return false;
@@ -628,7 +608,7 @@ class RunningMonitor::Impl {
                    o_.address, o_.takeover_delay.count());
       }
       dd.owner.clear();
-      kick_ = true;
+      loop_.KickLocked();
       return true;
     }
     const std::string previous = d.owner;
@@ -744,7 +724,7 @@ class RunningMonitor::Impl {
     auto it = dests_.find(name);
     if (it == dests_.end() || it->second.id != id) return;
     if (contend) {
-      it->second.contend_at = Clock::now() + backoff_;
+      it->second.contend_at = Clock::now() + loop_.backoff();
     } else {
       it->second.check = true;
     }
@@ -793,8 +773,6 @@ class RunningMonitor::Impl {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool started_ = false;   // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
-  bool kick_ = false;      // guarded by mu_: the worker has something to do now
   uint64_t next_id_ = 0;   // guarded by mu_
   std::map<std::string, Dest, std::less<>> dests_;  // guarded by mu_
   std::set<std::string, std::less<>> assigned_;     // guarded by mu_; placement's share for this server
@@ -804,8 +782,6 @@ class RunningMonitor::Impl {
   int64_t session_ = 0;  // the session our nodes belong to; 0 none
   bool server_registered_ = false;
   Clock::time_point next_heartbeat_ = Clock::now();
-  Clock::time_point retry_at_ = Clock::time_point::min();
-  milliseconds backoff_;
 
   std::atomic<bool> connected_{false};
   std::atomic<bool> connecting_{true};  // the client reconnects by itself: nothing to do
@@ -814,6 +790,8 @@ class RunningMonitor::Impl {
   std::atomic<int64_t> bound_ms_{0};
   std::atomic<int64_t> negotiated_ms_{0};
 
+  // The worker's loop; its flags (kick, stop) guarded by mu_.
+  coord::BackoffLoop loop_{&mu_, &cv_, o_.retry_min, o_.retry_max};
   std::thread worker_;
   std::thread watchdog_;
 };

@@ -190,12 +190,7 @@ TEST_F(FleetFaults, ZooKeeperRestartsServeNothingTwiceAndEveryDestinationResumes
   const std::vector<Dest> dests = Dests("z", 6);
   ASSERT_TRUE(CreateTables(dests));
   std::vector<std::string> servers;
-  for (int i = 0; i < 3; ++i) {
-    MakeServer("zk", i, dests);
-    servers.push_back(ServerAddress(i));
-  }
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(StartServer(i));
-  ASSERT_GE(WaitPlaced(dests, servers, Clock::now(), 30s, "three servers"), 0);
+  ASSERT_TRUE(StartPlaced("zk", 3, dests, &servers));
   const layout::Assignment first = ReadAssignment();
 
   OwnerWatch watch(zk_.get(), Names(dests));
@@ -211,11 +206,7 @@ TEST_F(FleetFaults, ZooKeeperRestartsServeNothingTwiceAndEveryDestinationResumes
   };
   auto outage = [&](std::chrono::milliseconds down) {
     Outage o;
-    const auto stopped = Clock::now();
-    EXPECT_TRUE(zk_sandbox_->Stop()) << zk_sandbox_->error();
-    std::this_thread::sleep_until(stopped + down);
-    EXPECT_TRUE(zk_sandbox_->Start()) << zk_sandbox_->error();
-    const auto started = Clock::now();
+    const auto [stopped, started] = StopZkFor(*zk_sandbox_, down);
     o.down_s = SecondsBetween(stopped, started);
     if (WaitFor([&] { return Placed(dests, servers); }, 30s, 50ms)) o.placed_s = SecondsSince(started);
     const bool served = WaitFor([&] {

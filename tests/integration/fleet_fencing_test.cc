@@ -4,6 +4,7 @@
 // cursor over the ones the new servers wrote; then, given a share again, it takes it over by
 // hand-over, and the clients' rows show nothing delivered twice beyond unanswered acks.
 #include "integration/fleet_fixture.h"
+#include "support/resumed_server.h"
 
 namespace canal::testing::fleet {
 namespace {
@@ -42,16 +43,9 @@ TEST_F(FleetFencing, AFrozenLeaderLosesItsDestinationsAndAfterResumingServesNoth
   const std::vector<Dest> dests = Dests("f", 6);
   ASSERT_TRUE(CreateTables(dests));
   std::vector<std::string> servers;
-  for (int i = 0; i < 3; ++i) {
-    MakeServer("fencing", i, dests);
-    servers.push_back(ServerAddress(i));
-  }
   // The first server started leads.
-  ASSERT_TRUE(StartServer(0));
-  ASSERT_GE(WaitPlaced(dests, {servers[0]}, Clock::now(), 30s, "the first server alone"), 0);
-  ASSERT_TRUE(StartServer(1));
-  ASSERT_TRUE(StartServer(2));
-  ASSERT_GE(WaitPlaced(dests, servers, Clock::now(), 30s, "three servers"), 0);
+  ASSERT_TRUE(StartPlaced("fencing", 1, dests, &servers));
+  ASSERT_TRUE(StartPlaced("fencing", 3, dests, &servers));
   const std::string frozen = servers[0];
   ASSERT_EQ(LeaderAddress(*zk_), frozen);
   const std::vector<std::string> others = {servers[1], servers[2]};
@@ -133,28 +127,8 @@ TEST_F(FleetFencing, AFrozenLeaderLosesItsDestinationsAndAfterResumingServesNoth
   });
   const auto thawed_at = Clock::now();
   ASSERT_TRUE(install(0).Thaw());
-  int refusals = 0, data = 0;
-  std::vector<std::string> answers;
-  auto expect_no_data = [&](const char* what, const Status& st, const Message* m) {
-    if (m != nullptr && st.ok() && m->batch_id() != -1) {
-      ++data;
-      ADD_FAILURE() << what << ": the resumed server delivered batch " << m->batch_id();
-    }
-    if (!st.ok()) ++refusals;
-    answers.push_back(std::string(what) + ": " + (st.ok() ? "OK" : st.ToString()));
-  };
-  s = before.Subscribe();
-  expect_no_data("subscribe on the connection from before the freeze", s, nullptr);
-  Message m1;
-  s = before.GetWithoutAck(64, 500, TimeUnit::kMilliseconds, &m1);
-  expect_no_data("get on it", s, &m1);
   Connector after(direct);
-  s = after.Connect();
-  if (s.ok()) s = after.Subscribe();
-  expect_no_data("connect and subscribe after resuming", s, nullptr);
-  Message m2;
-  s = after.GetWithoutAck(64, 500, TimeUnit::kMilliseconds, &m2);
-  expect_no_data("get on it", s, &m2);
+  const ResumedServerAnswers resumed = ExpectResumedServerServesNothing(before, after);
   // Nothing must happen for a while: no running node of its, no cursor written.
   std::this_thread::sleep_until(thawed_at + 4s);
   sampler.request_stop();
@@ -203,11 +177,11 @@ TEST_F(FleetFencing, AFrozenLeaderLosesItsDestinationsAndAfterResumingServesNoth
   std::printf("[ fleet ]   after SIGCONT (drained meanwhile): %d of 4 requests refused, %d batches delivered; running "
               "nodes of its in the 4 s after: %s; cursors that went back: %d (%d of %zu moved forward by their active "
               "servers); cursor writes it logged as refused: %d; fencing logged: %s\n",
-              refusals, data, owned_after_thaw ? "yes" : "none", regressions.load(), cursors_forward, dests.size(),
-              refused_writes, fence_logged ? "yes" : "no");
+              resumed.refusals, resumed.data, owned_after_thaw ? "yes" : "none", regressions.load(), cursors_forward,
+              dests.size(), refused_writes, fence_logged ? "yes" : "no");
   std::printf("[ fleet ]   the assignment 4 s after SIGCONT: generation %llu, written by %s\n",
               static_cast<unsigned long long>(after_thaw.generation), after_thaw.leader.c_str());
-  for (const auto& answer : answers) std::printf("[ fleet ]     %s\n", answer.c_str());
+  for (const auto& answer : resumed.answers) std::printf("[ fleet ]     %s\n", answer.c_str());
   std::printf("[ fleet ]   drain ended: placed again after %.2f s, it got %zu back (%s); clients: %s; test %.1f s\n",
               back_s, back.size(), Join(back).c_str(), delivery.Text().c_str(), SecondsSince(test_start));
   std::printf("[ fleet ]   its stop.sh at the end: exit %d%s\n", stop_rc,
@@ -220,8 +194,8 @@ TEST_F(FleetFencing, AFrozenLeaderLosesItsDestinationsAndAfterResumingServesNoth
   EXPECT_NE(new_leader, frozen);
   EXPECT_NE(after_thaw.leader, frozen) << "the resumed ex-leader wrote generation " << after_thaw.generation;
   EXPECT_FALSE(new_leader.empty());
-  EXPECT_EQ(data, 0);
-  EXPECT_GE(refusals, 2) << "the subscribe from before and the one from after must both be refused";
+  EXPECT_EQ(resumed.data, 0);
+  EXPECT_GE(resumed.refusals, 2) << "the subscribe from before and the one from after must both be refused";
   EXPECT_FALSE(owned_after_thaw) << "the resumed server took a running node back while drained";
   EXPECT_EQ(regressions.load(), 0);
   EXPECT_TRUE(fence_logged) << "no fencing line in " << install(0).server_log();

@@ -9,6 +9,7 @@
 //     load table fleet_db.<name> (load_table.h: txn, seq, pad);
 //   - MakeServer(i, dests): an install (CanalInstall) of server i on kServerPorts[i] listing
 //     `dests` in its conf folder, StartServer(i), install(i) (Kill9, Freeze, Thaw, Stop);
+//     StartPlaced(name, n, dests, &servers): servers 0..n-1 made, started and placed;
 //   - Writer: one per primary, inserting a transaction of kRowsPerTxn rows into each of its
 //     tables every pause, until stopped (and again from where it stopped);
 //   - Clients: one ClusterConnector consumer per destination (RunClusterConsumer of the Ha
@@ -64,14 +65,8 @@ class Fleet : public ::testing::Test {
         << CanalInstall::ServerProgram() << " is missing: build the canal-server target first";
     // A test that stopped it and failed half-way must not break the next.
     ASSERT_TRUE(zk_sandbox_->Start()) << zk_sandbox_->error();
-    coord::ZkOptions o;
-    o.servers = zk_sandbox_->servers();
-    o.session_timeout_ms = 30'000;  // the test's own view outlives ZooKeeper's restarts
-    ASSERT_TRUE(coord::ZkClient::Create(o, &zk_).ok());
-    Status s = zk_->WaitConnected(10s);
+    const Status s = ConnectToEmptyLayout(*zk_sandbox_, &zk_);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    // Every test starts from an empty layout: no cursor, running or placement node of an earlier one.
-    ASSERT_TRUE((s = zk_->Delete("/otter", /*recursive=*/true)).ok()) << s.ToString();
   }
 
   void TearDown() override {
@@ -160,6 +155,30 @@ class Fleet : public ::testing::Test {
     return ::testing::AssertionSuccess();
   }
   CanalInstall& install(int i) { return *installs_[i]; }
+
+  // Servers 0..n-1 running and placed: those not made yet are made (MakeServer(name, i, dests,
+  // extra)) and started, then the placement must settle on all n (WaitPlaced, 30 s). *servers:
+  // their addresses.
+  ::testing::AssertionResult StartPlaced(const std::string& name, int n, const std::vector<Dest>& dests,
+                                         std::vector<std::string>* servers, const std::string& extra = "") {
+    servers->clear();
+    std::vector<int> made;
+    for (int i = 0; i < n; ++i) {
+      if (!installs_[i]) {
+        MakeServer(name, i, dests, extra);
+        made.push_back(i);
+      }
+      servers->push_back(ServerAddress(i));
+    }
+    for (int i : made) {
+      if (::testing::AssertionResult started = StartServer(i); !started) return started;
+    }
+    const std::string what = n == 1 ? "server 0 alone" : std::to_string(n) + " servers";
+    if (WaitPlaced(dests, *servers, Clock::now(), 30s, what) < 0) {
+      return ::testing::AssertionFailure() << "not placed on " << n << " servers";
+    }
+    return ::testing::AssertionSuccess();
+  }
 
   // ---- ZooKeeper's view ----
 

@@ -305,14 +305,9 @@ class Ha : public ServerSuite<kSandboxPort> {
     ServerSuite::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     CANAL_REQUIRE_ZK(zk_sandbox_, zk_setup_error_);
-    coord::ZkOptions o;
-    o.servers = zk_sandbox_->servers();
-    o.session_timeout_ms = 30'000;  // the test's own view must outlive ZooKeeper's restarts (ha_zookeeper_test.cc)
-    ASSERT_TRUE(coord::ZkClient::Create(o, &zk_).ok());
-    Status s = zk_->WaitConnected(10s);
+    // (Its session outlives ZooKeeper's restarts, ha_zookeeper_test.cc.)
+    const Status s = ConnectToEmptyLayout(*zk_sandbox_, &zk_);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    // Every test starts from an empty layout: no cursor or running node of an earlier one.
-    ASSERT_TRUE((s = zk_->Delete("/otter", /*recursive=*/true)).ok()) << s.ToString();
   }
   void TearDown() override {
     for (auto& install : installs_) {

@@ -3,6 +3,7 @@
 // the client loses nothing and repeats nothing beyond the one batch acked
 // without an answer; a resumed server is fenced.
 #include "integration/ha_fixture.h"
+#include "support/resumed_server.h"
 #include "support/test_ports.h"
 
 using canal::testing::TestPort;
@@ -112,28 +113,8 @@ TEST_F(Ha, AFrozenActiveServerIsReplacedAndAfterResumingNeverDeliversData) {
   // Resumed: its first answers, to a connection from before and one from after.
   const auto thawed_at = Clock::now();
   ASSERT_TRUE(install(0).Thaw());
-  int refusals = 0, data = 0;
-  std::vector<std::string> answers;
-  auto expect_no_data = [&](const char* what, const Status& st, const Message* m) {
-    if (m != nullptr && st.ok() && m->batch_id() != -1) {
-      ++data;
-      ADD_FAILURE() << what << ": the resumed server delivered batch " << m->batch_id();
-    }
-    if (!st.ok()) ++refusals;
-    answers.push_back(std::string(what) + ": " + (st.ok() ? "OK" : st.ToString()));
-  };
-  s = before.Subscribe();
-  expect_no_data("subscribe on the connection from before the freeze", s, nullptr);
-  Message m1;
-  s = before.GetWithoutAck(64, 500, TimeUnit::kMilliseconds, &m1);
-  expect_no_data("get on it", s, &m1);
   Connector after(direct_options);
-  s = after.Connect();
-  if (s.ok()) s = after.Subscribe();
-  expect_no_data("connect and subscribe after resuming", s, nullptr);
-  Message m2;
-  s = after.GetWithoutAck(64, 500, TimeUnit::kMilliseconds, &m2);
-  expect_no_data("get on it", s, &m2);
+  const ResumedServerAnswers resumed = ExpectResumedServerServesNothing(before, after);
 
   // It must not take the running node back while the new active server holds it.
   std::string held_by = standby;
@@ -155,15 +136,15 @@ TEST_F(Ha, AFrozenActiveServerIsReplacedAndAfterResumingNeverDeliversData) {
               "delivered %d batches, running node held by %s for 4 s after, fencing logged: %s; client: %lld of %d "
               "rows, %lld reconnects, %lld errors returned, %s\n",
               SecondsBetween(frozen_at, thawed_at), node_moved ? SecondsBetween(frozen_at, *node_moved) : -1.0,
-              first_batch ? SecondsBetween(frozen_at, *first_batch) : -1.0, refusals, data,
+              first_batch ? SecondsBetween(frozen_at, *first_batch) : -1.0, resumed.refusals, resumed.data,
               held_by == standby ? "the new active" : held_by.c_str(), fence_logged ? "yes" : "no",
               static_cast<long long>(ledger.distinct()), kTxns * kRowsPerTxn,
               static_cast<long long>(log.reconnects.load()), static_cast<long long>(log.errors()),
               ledger.Tally().c_str());
-  for (const auto& a : answers) std::printf("[ ha ]   %s\n", a.c_str());
+  for (const auto& a : resumed.answers) std::printf("[ ha ]   %s\n", a.c_str());
   std::printf("%s", log.first_errors().c_str());
-  EXPECT_EQ(data, 0);
-  EXPECT_GE(refusals, 2) << "the subscribe from before and the one from after must both be refused";
+  EXPECT_EQ(resumed.data, 0);
+  EXPECT_GE(resumed.refusals, 2) << "the subscribe from before and the one from after must both be refused";
   EXPECT_EQ(held_by, standby) << "the resumed server took the running node back";
   ASSERT_TRUE(first_batch) << "no batch from " << standby << " after the freeze";
   EXPECT_LT(SecondsBetween(frozen_at, *first_batch), kTakeoverBoundS);

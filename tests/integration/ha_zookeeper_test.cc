@@ -38,11 +38,7 @@ TEST_F(Ha, ZooKeeperRestartedUnderARunningPairPausesServiceWithoutLoss) {
   };
   auto outage = [&](std::chrono::milliseconds down) {
     Outage o;
-    const auto stopped = Clock::now();
-    EXPECT_TRUE(zk_sandbox_->Stop()) << zk_sandbox_->error();
-    std::this_thread::sleep_until(stopped + down);
-    EXPECT_TRUE(zk_sandbox_->Start()) << zk_sandbox_->error();
-    const auto started = Clock::now();
+    const auto [stopped, started] = StopZkFor(*zk_sandbox_, down);
     o.down_s = SecondsBetween(stopped, started);
     EXPECT_TRUE(WaitFor([&] { return log.FirstBatchAfter(started).has_value(); }, 30s))
         << "no batch within 30 s of ZooKeeper's return; " << log.last_error();

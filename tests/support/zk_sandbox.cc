@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
+#include <thread>
 #include <utility>
+
+#include <gtest/gtest.h>
 
 #include "canal/coord/zk_client.h"
 
@@ -95,6 +98,26 @@ std::unique_ptr<ZkSandbox> StartSuiteZk(uint16_t port, std::string* error, std::
     return nullptr;
   }
   return sandbox;
+}
+
+Status ConnectToEmptyLayout(const ZkSandbox& zk, std::unique_ptr<coord::ZkClient>* client) {
+  coord::ZkOptions o;
+  o.servers = zk.servers();
+  o.session_timeout_ms = 30'000;
+  Status s = coord::ZkClient::Create(o, client);
+  if (s.ok()) s = (*client)->WaitConnected(10s);
+  if (s.ok()) s = (*client)->Delete("/otter", /*recursive=*/true);
+  return s;
+}
+
+ZkOutage StopZkFor(ZkSandbox& zk, std::chrono::milliseconds down) {
+  ZkOutage o;
+  o.stopped = std::chrono::steady_clock::now();
+  EXPECT_TRUE(zk.Stop()) << zk.error();
+  std::this_thread::sleep_until(o.stopped + down);
+  EXPECT_TRUE(zk.Start()) << zk.error();
+  o.started = std::chrono::steady_clock::now();
+  return o;
 }
 
 }  // namespace canal::testing

@@ -15,11 +15,17 @@
 // nodes. Run directly, a binary starts one ZooKeeper per suite as before.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "canal/common/status.h"
 #include "support/sandbox_script.h"
+
+namespace canal::coord {
+class ZkClient;
+}
 
 namespace canal::testing {
 
@@ -64,6 +70,20 @@ bool ZkSharedByCtest(uint16_t port);
 // nullptr with *error saying why. nullptr without an error when ZooKeeper is
 // not installed (SetUp skips then).
 std::unique_ptr<ZkSandbox> StartSuiteZk(uint16_t port, std::string* error, std::string dir = "");
+
+// For the SetUp of suites whose tests drive canal-servers through the sandbox (Ha, Fleet): a
+// client of `zk` (*client) with a 30 s session, so that the test's own view outlives ZooKeeper's
+// restarts, connected within 10 s, and Canal's layout (/otter) deleted, so that the test starts
+// with no cursor, running or placement node of an earlier one. Needs canal_coord.
+Status ConnectToEmptyLayout(const ZkSandbox& zk, std::unique_ptr<coord::ZkClient>* client);
+
+// A ZooKeeper outage under a running test: stops `zk`, keeps it down until `down` after the
+// stop (0: a plain restart), and starts it again; a stop or start that fails is a test failure.
+struct ZkOutage {
+  std::chrono::steady_clock::time_point stopped;  // when the stop began
+  std::chrono::steady_clock::time_point started;  // when it was back
+};
+ZkOutage StopZkFor(ZkSandbox& zk, std::chrono::milliseconds down);
 
 // For SetUp: skips when ZooKeeper is missing, fails when the suite's sandbox
 // did not start.
