@@ -113,8 +113,12 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
     ++batches;
   }
   // The ack is fire-and-forget: a round trip makes sure the server has it.
-  s = c.GetWithoutAck(1, &m);
-  if (!s.ok()) return Fail("final get", s);
+  // With --prefetch the next get is already on the server, waiting for rows
+  // that will not come: the run ends at the ack, as canal-cli's does.
+  if (!o.prefetch) {
+    s = c.GetWithoutAck(1, &m);
+    if (!s.ok()) return Fail("final get", s);
+  }
   const double secs = (NowUs() / 1000 - t0_ms) / 1000.0;
   std::printf("{\"mode\":\"catchup\",\"rows\":%llu,\"batches\":%llu,\"seconds\":%.3f,\"rows_per_s\":%.0f",
               static_cast<unsigned long long>(seen), static_cast<unsigned long long>(batches), secs, seen / secs);
@@ -278,6 +282,8 @@ int main(int argc, char** argv) {
   catchup->add_flag("--touch-columns", touch_columns, "also read every after-image column's name and value");
   catchup->add_flag("--low-latency", o.low_latency_get,
                     "each get returns as soon as any entry is there (canal-cli's default), not when a batch is full");
+  catchup->add_flag("--prefetch", o.prefetch,
+                    "ask for the next batch as soon as one arrives (ConnectorOptions::prefetch, canal-cli's default)");
   CLI::App* latency = app.add_subcommand("latency");
   common(latency);
   latency->add_option("--mysql-port", mysql_port);

@@ -37,6 +37,8 @@ PACKAGES=(
   chromium chromium-driver
   # bench/compare_cursor_writes.sh counts the server's fsync/fdatasync calls
   strace
+  # GNU time: the benchmarks' CPU figures of client processes (bench/run_e2e_bench.sh)
+  time
   # javac/java: the oracle for Java's FLOAT/DOUBLE text (tests/render/java_float_text_test.cc)
   default-jdk-headless
 )

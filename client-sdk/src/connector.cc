@@ -1,5 +1,6 @@
 #include "canal/client/connector.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "canal/client/packet_frame.h"
@@ -97,11 +98,13 @@ void Connector::Disconnect() {
   std::lock_guard<std::mutex> lock(mu_);
   socket_.reset();
   unanswered_.clear();
+  prefetched_.reset();
 }
 
 Status Connector::FailConnection(Status s) {
   socket_.reset();
   unanswered_.clear();
+  prefetched_.reset();
   return s;
 }
 
@@ -209,7 +212,9 @@ Status Connector::CheckEarlierFailures(std::string_view doing) {
 // Sends an ack or rollback; the server answers only a failure, later.
 Status Connector::SendFireAndForget(int type, const std::string& body, std::string what) {
   CANAL_RETURN_IF_ERROR(EnsureConnected(what));
-  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(what));
+  // (With a prefetched GET's reply due, the next bytes are that reply: an
+  // earlier failure is read with it, by the next get.)
+  if (!prefetched_) CANAL_RETURN_IF_ERROR(CheckEarlierFailures(what));
   CANAL_RETURN_IF_ERROR(SendPacket(type, body, "sending the " + what));
   unanswered_.push_back(std::move(what));
   return Status::OK();
@@ -238,6 +243,7 @@ Status Connector::Connect() {
 Status Connector::ConnectLocked() {
   socket_.reset();
   unanswered_.clear();
+  prefetched_.reset();
   if (options_.destination.empty()) {
     return Status::InvalidArgument(Where() + ": no destination (ConnectorOptions::destination names the instance)");
   }
@@ -290,6 +296,8 @@ Status Connector::Subscribe(std::string_view filter) {
   const std::string doing = "subscription of client " + options_.client_id + " to destination \"" +
                             options_.destination + "\"";
   CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  // The rollback below gives back the prefetched batch too.
+  CANAL_RETURN_IF_ERROR(DropPrefetch(doing));
   proto::ClientRollback rb;
   rb.set_destination(options_.destination);
   rb.set_client_id(options_.client_id);
@@ -325,6 +333,7 @@ Status Connector::Unsubscribe() {
   const std::string doing = "unsubscription of client " + options_.client_id + " from destination \"" +
                             options_.destination + "\"";
   CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
+  CANAL_RETURN_IF_ERROR(DropPrefetch(doing));
   CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
   proto::Unsub unsub;
   unsub.set_destination(options_.destination);
@@ -335,12 +344,13 @@ Status Connector::Unsubscribe() {
   return ReplyIsAck(p, doing);
 }
 
-// Reads the reply to the request just sent. An error Ack while acks or
-// rollbacks are unanswered belongs to the oldest of them.
-Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out) {
+// Reads the reply to a request. An error Ack while acks or rollbacks sent
+// before that request are unanswered belongs to the oldest of them.
+Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out, size_t earlier) {
   CANAL_RETURN_IF_ERROR(ReadPacket(wait, "waiting for the reply to the " + std::string(doing), out));
+  earlier = std::min(earlier, unanswered_.size());
   proto::Ack ack;
-  if (!unanswered_.empty() && IsErrorAck(*out, &ack)) {
+  if (earlier > 0 && IsErrorAck(*out, &ack)) {
     const std::string what = unanswered_.front();
     return FailConnection(ServerRefusal(
         ack, Where() + ": the earlier " + what + " failed: " + ServerError(ack) +
@@ -349,7 +359,7 @@ Status Connector::ReadReply(std::chrono::milliseconds wait, std::string_view doi
         "Subscribe() again)"));
   }
   // Any other reply means every ack and rollback before it succeeded.
-  unanswered_.clear();
+  unanswered_.erase(unanswered_.begin(), unanswered_.begin() + static_cast<std::ptrdiff_t>(earlier));
   return Status::OK();
 }
 
@@ -366,61 +376,108 @@ Status Connector::AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const W
 
 // With ack_first != -1, the CLIENTACK of that batch goes in the same write as
 // the GET: one send and one wake-up of the server per batch instead of two.
+// With options_.prefetch, the GET was sent when the last batch arrived: this
+// call reads its reply, then sends the ack and the next GET together.
 Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out) {
-  const bool has_timeout = get_wait != nullptr;
-  const int64_t timeout = has_timeout ? get_wait->timeout : -1;
-  const TimeUnit unit = has_timeout ? get_wait->unit : TimeUnit::kMilliseconds;
   // The caller's last batch is done with: its buffer takes the next frame
   // after this one (frame_buf_ and the Message's buffer alternate).
   std::string spare = out->TakeBuffer();
-  if (static_cast<int32_t>(unit) < 0 || static_cast<int32_t>(unit) > 6) {
-    return Status::InvalidArgument(Where() + ": get with time unit " + std::to_string(static_cast<int32_t>(unit)) +
-                                   " (use a TimeUnit value)");
+  if (get_wait != nullptr && (static_cast<int32_t>(get_wait->unit) < 0 || static_cast<int32_t>(get_wait->unit) > 6)) {
+    return Status::InvalidArgument(Where() + ": get with time unit " +
+                                   std::to_string(static_cast<int32_t>(get_wait->unit)) + " (use a TimeUnit value)");
   }
   const int32_t size = batch_size <= 0 ? 1000 : batch_size;
-  const std::string doing = "get of up to " + std::to_string(size) + " entries from destination \"" +
-                            options_.destination + "\"";
-  CANAL_RETURN_IF_ERROR(EnsureConnected(doing));
-  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(doing));
-  proto::Get get;
-  get.set_destination(options_.destination);
-  get.set_client_id(options_.client_id);
-  get.set_fetch_size(size);
-  get.set_timeout(has_timeout ? timeout : -1);
-  get.set_unit(static_cast<int32_t>(unit));
-  get.set_auto_ack(false);
-  if (options_.low_latency_get) get.set_low_latency(true);
+  const auto get_what = [](int32_t n) { return "get of up to " + std::to_string(n) + " entries"; };
   std::string frames;
   std::string ack_what;
   if (ack_first != -1) {
     AppendFrame(proto::CLIENTACK, AckBody(ack_first), &frames);
     ack_what = "ack of batch " + std::to_string(ack_first);
   }
-  AppendFrame(proto::GET, get.SerializeAsString(), &frames);
-  CANAL_RETURN_IF_ERROR(SendFrames(frames, ack_first != -1 ? "sending the " + ack_what + " and the " + doing
-                                                           : "sending the " + doing));
+  // A GET sent ahead before a rollback answers nobody: read and drop it.
+  if (prefetched_ && prefetched_->rolled_back) CANAL_RETURN_IF_ERROR(DropPrefetch(get_what(size)));
+  if (prefetched_) {
+    // Answered by the GET sent ahead, whatever this call's parameters (its
+    // batch is the next one: reading anything else would skip it). The ack
+    // goes first, so the server applies it as soon as it has answered that
+    // GET, while this client reads the reply.
+    const SentGet ahead = std::move(*prefetched_);
+    prefetched_.reset();
+    if (ack_first != -1) {
+      CANAL_RETURN_IF_ERROR(SendFrames(frames, "sending the " + ack_what));
+      // Answered only when it fails, before the reply to the next get.
+      unanswered_.push_back(std::move(ack_what));
+    }
+    CANAL_RETURN_IF_ERROR(ReadGetReply(ahead, std::move(spare), out));
+    return SendGetAhead(size, get_wait, *out);
+  }
+  SentGet get = DescribeGet(size, get_wait);
+  CANAL_RETURN_IF_ERROR(EnsureConnected(get.doing));
+  CANAL_RETURN_IF_ERROR(CheckEarlierFailures(get.doing));
+  AppendGet(get, &frames);
+  CANAL_RETURN_IF_ERROR(SendFrames(frames, ack_first != -1 ? "sending the " + ack_what + " and the " + get.doing
+                                                           : "sending the " + get.doing));
   // Answered only when it fails, before the get's reply (ReadReply).
   if (ack_first != -1) unanswered_.push_back(std::move(ack_what));
+  get.earlier = unanswered_.size();
+  CANAL_RETURN_IF_ERROR(ReadGetReply(get, std::move(spare), out));
+  return SendGetAhead(size, get_wait, *out);
+}
 
+Status Connector::SendGetAhead(int32_t size, const Wait* get_wait, const Message& got) {
+  // (After an empty batch nothing is flowing: the next get asks itself.)
+  if (!options_.prefetch || got.batch_id() == -1) return Status::OK();
+  SentGet next = DescribeGet(size, get_wait);
+  next.earlier = unanswered_.size();
+  std::string frame;
+  AppendGet(next, &frame);
+  CANAL_RETURN_IF_ERROR(SendFrames(frame, "sending the next get"));
+  prefetched_ = std::move(next);
+  return Status::OK();
+}
+
+Connector::SentGet Connector::DescribeGet(int32_t size, const Wait* get_wait) const {
+  SentGet get;
+  get.size = size;
+  get.has_timeout = get_wait != nullptr;
+  get.timeout = get.has_timeout ? get_wait->timeout : -1;
+  get.unit = get.has_timeout ? get_wait->unit : TimeUnit::kMilliseconds;
+  get.doing = "get of up to " + std::to_string(size) + " entries from destination \"" + options_.destination + "\"";
   // The server may wait `timeout` before answering; timeout 0 waits for a full
   // batch, however long that takes.
-  std::chrono::milliseconds wait = options_.read_timeout;
-  if (has_timeout && timeout == 0) {
-    wait = std::chrono::milliseconds(-1);
-  } else if (has_timeout && timeout > 0) {
-    const auto server_wait = TimeoutAsMillis(timeout, unit);
-    wait = server_wait.count() > std::numeric_limits<int64_t>::max() - options_.read_timeout.count()
-               ? std::chrono::milliseconds(-1)
-               : server_wait + options_.read_timeout;
+  get.wait = options_.read_timeout;
+  if (get.has_timeout && get.timeout == 0) {
+    get.wait = std::chrono::milliseconds(-1);
+  } else if (get.has_timeout && get.timeout > 0) {
+    const auto server_wait = TimeoutAsMillis(get.timeout, get.unit);
+    get.wait = server_wait.count() > std::numeric_limits<int64_t>::max() - options_.read_timeout.count()
+                   ? std::chrono::milliseconds(-1)
+                   : server_wait + options_.read_timeout;
   }
+  return get;
+}
+
+void Connector::AppendGet(const SentGet& sent, std::string* frames) const {
+  proto::Get get;
+  get.set_destination(options_.destination);
+  get.set_client_id(options_.client_id);
+  get.set_fetch_size(sent.size);
+  get.set_timeout(sent.timeout);
+  get.set_unit(static_cast<int32_t>(sent.unit));
+  get.set_auto_ack(false);
+  if (options_.low_latency_get) get.set_low_latency(true);
+  AppendFrame(proto::GET, get.SerializeAsString(), frames);
+}
+
+Status Connector::ReadGetReply(const SentGet& get, std::string spare, Message* out) {
   Packet p;
-  CANAL_RETURN_IF_ERROR(ReadReply(wait, doing, &p));
+  CANAL_RETURN_IF_ERROR(ReadReply(get.wait, get.doing, &p, get.earlier));
   if (p.type == proto::ACK) {
-    CANAL_RETURN_IF_ERROR(ReplyIsAck(p, doing));
-    return FailConnection(Status::Corruption(Where() + ": " + doing + ": answered by a success Ack, not MESSAGES"));
+    CANAL_RETURN_IF_ERROR(ReplyIsAck(p, get.doing));
+    return FailConnection(Status::Corruption(Where() + ": " + get.doing + ": answered by a success Ack, not MESSAGES"));
   }
   if (p.type != proto::MESSAGES) {
-    return FailConnection(Status::Corruption(Where() + ": " + doing + ": expected a MESSAGES packet, got " +
+    return FailConnection(Status::Corruption(Where() + ": " + get.doing + ": expected a MESSAGES packet, got " +
                                              PacketTypeName(p.type)));
   }
   // The frame's buffer becomes the Message's: the entries are read where the
@@ -430,8 +487,20 @@ Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ac
   Status s = Message::FromMessagesBody(std::move(frame_buf_), body_offset, body_size, out);
   frame_buf_ = std::move(spare);
   if (!s.ok()) {
-    return FailConnection(Status::Corruption(Where() + ": " + doing + ": " + std::string(s.message())));
+    return FailConnection(Status::Corruption(Where() + ": " + get.doing + ": " + std::string(s.message())));
   }
+  return Status::OK();
+}
+
+Status Connector::DropPrefetch(std::string_view doing) {
+  if (!prefetched_) return Status::OK();
+  const SentGet ahead = std::move(*prefetched_);
+  prefetched_.reset();
+  Message dropped;
+  if (Status s = ReadGetReply(ahead, std::string(), &dropped); !s.ok()) {
+    return s.WithContext("before the " + std::string(doing) + ", reading the reply to the get sent ahead");
+  }
+  frame_buf_ = dropped.TakeBuffer();  // (keeps the buffer for the next frame)
   return Status::OK();
 }
 
@@ -457,6 +526,12 @@ Status Connector::Rollback() { return Rollback(0); }
 
 Status Connector::Rollback(int64_t batch_id) {
   std::lock_guard<std::mutex> lock(mu_);
+  // The prefetched batch is given back with this one (a rollback also gives
+  // back every later batch), so its reply must answer no later get. It is
+  // read and dropped by the next call that reads, not here: the server answers
+  // that GET first, which may take its whole wait when no entries come, and a
+  // caller that rolls back and disconnects should not wait for it.
+  if (prefetched_) prefetched_->rolled_back = true;
   proto::ClientRollback rb;
   rb.set_destination(options_.destination);
   rb.set_client_id(options_.client_id);

@@ -3,7 +3,7 @@
 //   canal-cli (--address HOST:PORT | --zk HOST:PORT[,...]) --destination D
 //             [--user U --password P] [--client-id ID] [--no-client-ha]
 //             [--filter F] [--batch N] [--count K] [--json] [--timeout-ms T]
-//             [--low-latency (default) | --batch-wait]
+//             [--low-latency (default) | --batch-wait] [--prefetch (default) | --no-prefetch]
 //             [--tls [--tls-ca F] [--tls-cert F --tls-key F] [--tls-server-name N]]
 //
 // Human output looks like Canal's example client; --json prints one object per
@@ -262,6 +262,12 @@ int main(int argc, char** argv) {
   app.add_flag("--low-latency,!--batch-wait", o.connector.low_latency_get,
                "each get returns as soon as any change is there (default); --batch-wait: Canal's rule, a get "
                "waits for a full batch or --timeout-ms (the low-latency ask needs our server; Canal's ignores it)");
+  // Overlap: the server builds and sends the next batch while this one is printed.
+  o.connector.prefetch = true;
+  app.add_flag("--prefetch,!--no-prefetch", o.connector.prefetch,
+               "ask for the next batch as soon as one arrives, so the server builds it while this one is printed "
+               "(default; the server holds one more unacked batch; --no-prefetch: one request at a time, as "
+               "Canal's clients; --address only)");
   // TLS (a server with canal.tls.enabled); any --tls-* option implies --tls.
   app.add_flag("--tls", o.connector.tls.enabled, "connect with TLS (the server has canal.tls.enabled)");
   const auto tls_option = [&](const char* name, std::string* value, const char* what) {

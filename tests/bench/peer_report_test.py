@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/peer_report.py: each contender judged by its best round, every round kept.
+"""bench/peer_report.py: each round its own ratio, the median round judged, every round kept.
 
 Run by CTest (label unit): python3 tests/bench/peer_report_test.py
 """
@@ -19,8 +19,11 @@ def run(zongji, cli, touch, minimum="4"):
     return p.returncode, json.loads(p.stdout), p.stderr
 
 
-def ours(rate, cpu):
-    return {"rows": 1000, "seconds": 1000 / rate, "rows_per_s": rate, "server_cpu_us_per_row": cpu}
+def ours(rate, cpu, client_cpu=None):
+    run = {"rows": 1000, "seconds": 1000 / rate, "rows_per_s": rate, "server_cpu_us_per_row": cpu}
+    if client_cpu is not None:
+        run["client_cpu_us_per_row"] = client_cpu
+    return run
 
 
 def peer(rate):
@@ -28,32 +31,41 @@ def peer(rate):
 
 
 class PeerReportTest(unittest.TestCase):
-    def test_best_rate_and_lowest_cpu_are_judged_and_every_round_is_kept(self):
+    def test_each_round_is_its_own_ratio_and_the_median_round_is_judged(self):
         rc, out, err = run([peer(100), peer(120), peer(90)],
-                           [ours(500, 0.72), ours(600, 0.55), ours(550, 0.53)],
-                           [ours(480, 0.60), ours(470, 0.58), ours(490, 0.61)])
+                           [ours(500, 0.72, 0.3), ours(600, 0.55, 0.3), ours(550, 0.53, 0.2)],
+                           [ours(480, 0.60, 0.2), ours(470, 0.58, 0.2), ours(490, 0.61, 0.2)])
         self.assertEqual(rc, 0, err)
-        self.assertEqual(out["zongji"]["rows_per_s"], 120)
-        self.assertEqual(out["canal_cli"]["rows_per_s"], 600)
-        self.assertEqual(out["canal_cli"]["server_cpu_us_per_row"], 0.53)
-        self.assertEqual(out["touch_columns"]["server_cpu_us_per_row"], 0.58)
-        self.assertEqual(len(out["canal_cli"]["rounds"]), 3)
+        # Rounds 5.0, 5.0, 6.11: the median is 5.0.
+        self.assertEqual(out["canal_cli_over_zongji_rounds"], [5.0, 5.0, 6.11])
         self.assertEqual(out["canal_cli_over_zongji"], 5.0)
-        self.assertEqual(out["touch_columns_over_zongji"], round(490 / 120, 2))
-        self.assertIn("rounds 0.72 0.55 0.53", err)
+        # Touch: 4.8, 3.92, 5.44: the median 4.8 (the best pairing, 490/120, would say 4.08).
+        self.assertEqual(out["touch_columns_over_zongji"], 4.8)
+        self.assertEqual(out["zongji"]["rows_per_s"], 100)
+        self.assertEqual(out["canal_cli"]["rows_per_s"], 550)
+        self.assertEqual(out["canal_cli"]["best_rows_per_s"], 600)
+        self.assertEqual(out["canal_cli"]["server_cpu_us_per_row"], 0.55)
+        # Server plus client, per round: 1.02, 0.85, 0.73.
+        self.assertAlmostEqual(out["canal_cli"]["cpu_us_per_row"], 0.85)
+        self.assertEqual(len(out["canal_cli"]["rounds"]), 3)
+        self.assertIn("rounds 1.02 0.85 0.73", err)
+        self.assertIn("zongji from its connect", err)
 
-    def test_a_ratio_under_the_target_fails_even_if_one_round_of_the_peer_was_slow(self):
-        # zongji's best round, not its slowest, is the bar.
-        rc, out, err = run([peer(50), peer(200)], [ours(700, 0.5), ours(650, 0.5)], [ours(900, 0.5), ours(800, 0.5)])
+    def test_a_median_under_the_target_fails_even_if_one_round_met_it(self):
+        rc, out, err = run([peer(50), peer(200), peer(200)],
+                           [ours(700, 0.5), ours(650, 0.5), ours(640, 0.5)],
+                           [ours(900, 0.5), ours(800, 0.5), ours(820, 0.5)])
         self.assertEqual(rc, 3)
-        self.assertEqual(out["canal_cli_over_zongji"], 3.5)
+        self.assertEqual(out["canal_cli_over_zongji_rounds"], [14.0, 3.25, 3.2])
+        self.assertEqual(out["canal_cli_over_zongji"], 3.25)
         self.assertIn("MISSED", err)
 
     def test_one_run_as_an_object_still_reads(self):
         rc, out, err = run(peer(100), ours(500, 0.5), ours(450, 0.6))
         self.assertEqual(rc, 0, err)
         self.assertEqual(out["canal_cli"]["rounds"], [ours(500, 0.5)])
-        self.assertNotIn("rounds", err)
+        self.assertEqual(out["canal_cli_over_zongji"], 5.0)
+        self.assertIn("server 0.50 us CPU/row", err)  # no client CPU: the server's alone
 
     def test_without_zongji_nothing_is_judged_but_our_figures_are_printed(self):
         rc, out, err = run(None, [ours(500, 0.5)], [ours(450, 0.6)])

@@ -15,12 +15,30 @@ class CanalCli : public BuiltProgramTest {
   CanalCli() : BuiltProgramTest("canal-cli") {}
 
   // Runs canal-cli on destination "example" of `server` to its end, then waits
-  // for the server's script to end too.
-  ProgramRun RunAgainst(FakeCanalServer& server, std::vector<std::string> args) {
+  // for the server's script to end too. The scripts answer one request at a
+  // time, as Canal's clients send them (--no-prefetch), unless `prefetch`.
+  ProgramRun RunAgainst(FakeCanalServer& server, std::vector<std::string> args, bool prefetch = false) {
     args.insert(args.begin(), {"--address", server.address(), "--destination", "example"});
+    if (!prefetch) args.push_back("--no-prefetch");
     ProgramRun r = Run(args);
     server.Join();
     return r;
+  }
+
+  // --count 1 against a batch of two rows: the batch is rolled back (*rb).
+  // With prefetch the GET sent ahead is never answered, so a canal-cli that
+  // waited for its reply would wait out the minute's get timeout.
+  ProgramRun RunStoppingInsideABatch(bool prefetch, pb::ClientRollback* rb) {
+    FakeCanalServer server([&](FakeSession& s) {
+      s.AcceptLoginAndSubscribe();
+      s.AnswerGet(9, {RowEntry("f.000001", 10, "d", "t", ce::DELETE, {Row({Col("id", "1")}, {})}),
+                      RowEntry("f.000001", 20, "d", "t", ce::DELETE, {Row({Col("id", "2")}, {})})});
+      pb::Get ahead;
+      if (prefetch) s.Expect(pb::GET, &ahead);
+      s.Expect(pb::CLIENTROLLBACK, rb);
+      EXPECT_TRUE(s.WaitForClose());
+    });
+    return RunAgainst(server, {"--count", "1", "--json", "--timeout-ms", "60000"}, prefetch);
   }
 };
 
@@ -76,18 +94,57 @@ TEST_F(CanalCli, JsonPrintsOneCanalBinlogShapedLinePerRowChangeAndAcksEachBatch)
 
 TEST_F(CanalCli, StoppingInsideABatchRollsItBackSoNothingUnprintedIsLost) {
   pb::ClientRollback rb;
-  FakeCanalServer server([&](FakeSession& s) {
-    s.AcceptLoginAndSubscribe();
-    s.AnswerGet(9, {RowEntry("f.000001", 10, "d", "t", ce::DELETE, {Row({Col("id", "1")}, {})}),
-                    RowEntry("f.000001", 20, "d", "t", ce::DELETE, {Row({Col("id", "2")}, {})})});
-    s.Expect(pb::CLIENTROLLBACK, &rb);
-    EXPECT_TRUE(s.WaitForClose());
-  });
-  ProgramRun r = RunAgainst(server, {"--count", "1", "--json"});
+  ProgramRun r = RunStoppingInsideABatch(/*prefetch=*/false, &rb);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(Lines(r.out).size(), 1u) << r.out;
   EXPECT_EQ(Lines(r.out)[0], R"({"file":"f.000001","pos":10,"gtid":"","ts":1700000000,"db":"d","table":"t",)"
                              R"("type":"DELETE","before":{"id":"1"}})");
+  EXPECT_EQ(rb.batch_id(), 9);
+}
+
+// By default the next GET goes as soon as a batch arrives (ConnectorOptions::
+// prefetch): the ack of a printed batch follows it, and every batch is printed
+// once, in order.
+TEST_F(CanalCli, ByDefaultTheNextGetGoesBeforeTheBatchIsPrintedAndAcked) {
+  std::vector<int> order;  // the requests after the first GET: 0 GET, 1 ACK
+  std::vector<int64_t> acks;
+  static const char* const kIds[] = {"0", "1", "2", "3"};
+  FakeCanalServer server([&](FakeSession& s) {
+    s.AcceptLoginAndSubscribe();
+    s.AnswerGet(1, {RowEntry("f.000001", 10, "d", "t", ce::INSERT, {Row({}, {Col("id", "1", true)})})});
+    for (int64_t next = 2; next <= 4; ++next) {
+      // The GET sent ahead, then the ack of the batch before: answer once both are here.
+      for (int i = 0; i < 2; ++i) {
+        pb::Packet p;
+        if (!s.Read(&p)) return;
+        order.push_back(p.type() == pb::GET ? 0 : 1);
+        pb::ClientAck ack;
+        if (p.type() == pb::CLIENTACK && ack.ParseFromString(p.body())) acks.push_back(ack.batch_id());
+      }
+      if (next == 4) break;
+      s.SendMessages(next, {RowEntry("f.000001", 10 * next, "d", "t", ce::INSERT,
+                                     {Row({}, {Col("id", kIds[next], true)})})});
+    }
+    s.WaitForClose();
+  });
+  ProgramRun r = RunAgainst(server, {"--count", "3", "--json"}, /*prefetch=*/true);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_TRUE(Contains(lines[i], "\"after\":{\"id\":\"" + std::to_string(i + 1) + "\"}")) << lines[i];
+  }
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 0, 1, 0, 1})) << "each GET goes before the previous batch's ack";
+  EXPECT_EQ(acks, (std::vector<int64_t>{1, 2, 3}));
+}
+
+// Stopping inside a batch with a GET sent ahead: the rollback goes at once and
+// canal-cli exits without waiting for the server's answer to that GET.
+TEST_F(CanalCli, StoppingInsideABatchWithAGetSentAheadRollsBackWithoutWaitingForIt) {
+  pb::ClientRollback rb;
+  ProgramRun r = RunStoppingInsideABatch(/*prefetch=*/true, &rb);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).size(), 1u) << r.out;
   EXPECT_EQ(rb.batch_id(), 9);
 }
 

@@ -55,6 +55,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -112,6 +113,18 @@ struct ConnectorOptions {
   // trickle of changes otherwise waits out the whole timeout). Our server
   // only; Canal's ignores it (docs/client.md).
   bool low_latency_get = false;
+  // Prefetch: when a get returns a batch, the next GET (same size and wait)
+  // is sent at once, so the server builds and writes the next batch while the
+  // caller processes this one, and the next get only reads its reply (a get
+  // with other parameters is answered by it too: its batch is the next one).
+  // The server then holds one more unacked batch. Acks keep their meaning
+  // (oldest first); a refused ack is reported by the get after next. After a
+  // Rollback the prefetched reply is read and dropped by the next call that
+  // reads (its batch comes again); Subscribe and Unsubscribe read and drop it
+  // first. That read waits for the server's answer to the prefetched GET:
+  // up to its timeout when no entries come. Off by default (Canal's clients
+  // send one request at a time); canal-cli turns it on (--no-prefetch).
+  bool prefetch = false;
   // TLS (off by default). The TCP connection and the TLS handshake together
   // get connect_timeout. A refused certificate is an IOError saying why
   // ("TLS handshake with 127.0.0.1:11111 failed: server certificate:
@@ -179,11 +192,40 @@ class Connector final : public CanalConnector {
   // Sends the CLIENTACK and the GET in one write.
   Status AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const Wait* wait, Message* out) override;
   Status GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out);
+  // A GET as sent: its parameters, what it is called in errors, and how long
+  // its reply may take.
+  struct SentGet {
+    int32_t size = 0;
+    bool has_timeout = false;
+    int64_t timeout = -1;
+    TimeUnit unit = TimeUnit::kMilliseconds;
+    std::string doing;
+    std::chrono::milliseconds wait{0};
+    // How many of unanswered_ were sent before this GET: an error Ack read
+    // before its reply belongs to them, the later ones stay unanswered.
+    size_t earlier = 0;
+    // A rollback was sent after it: its reply is dropped, never returned.
+    bool rolled_back = false;
+  };
+  SentGet DescribeGet(int32_t size, const Wait* get_wait) const;
+  // Appends the GET frame of `get` to *frames.
+  void AppendGet(const SentGet& get, std::string* frames) const;
+  // Reads the reply to `get` into *out (the buffer `spare` becomes the next
+  // frame's).
+  Status ReadGetReply(const SentGet& get, std::string spare, Message* out);
+  // options_.prefetch: sends the GET for the batch after `got` (none after an
+  // empty batch) and keeps it as prefetched_.
+  Status SendGetAhead(int32_t size, const Wait* get_wait, const Message& got);
+  // Reads and drops the prefetched GET's reply, if one is due.
+  Status DropPrefetch(std::string_view doing);
   Status SendFireAndForget(int type, const std::string& body, std::string what);
   Status SendPacket(int type, const std::string& body, std::string_view doing);
   Status SendFrames(const std::string& frames, std::string_view doing);
   Status ReadPacket(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
-  Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out);
+  // `earlier`: how many of unanswered_ were sent before the request whose
+  // reply this is (SentGet::earlier); by default all of them.
+  Status ReadReply(std::chrono::milliseconds wait, std::string_view doing, Packet* out,
+                   size_t earlier = static_cast<size_t>(-1));
   Status AckLocked(int64_t batch_id);
   std::string AckBody(int64_t batch_id) const;  // a serialised ClientAck
   Status CheckEarlierFailures(std::string_view doing);
@@ -202,6 +244,8 @@ class Connector final : public CanalConnector {
   // that reuses its Message reads a steady stream of large batches with no
   // fresh (page-faulting) buffer per frame.
   std::string frame_buf_;
+  // options_.prefetch: the GET sent ahead whose reply is not read yet.
+  std::optional<SentGet> prefetched_;
 };
 
 // The server's error code (proto::WireError) carried by a Status from this
