@@ -190,12 +190,14 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
   while (static_cast<int64_t>(latencies.size()) < total && NowUs() < deadline && !writer_failed) {
     // A get with a timeout waits for a full batch (Canal's rule), which a
     // trickle of single-row transactions never fills: poll instead, as
-    // latency-minded Canal clients do.
+    // latency-minded Canal clients do. A low-latency get (our server) waits
+    // on the server and ends at the first entries, as canal-cli reads.
     client::Message m;
-    s = c.GetWithoutAck(1000, &m);
+    s = o.low_latency_get ? c.GetWithoutAck(1000, 100, client::TimeUnit::kMilliseconds, &m)
+                          : c.GetWithoutAck(1000, &m);
     if (!s.ok()) return Fail("get", s);
     if (m.batch_id() < 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      if (!o.low_latency_get) std::this_thread::sleep_for(std::chrono::microseconds(500));
       continue;
     }
     const int64_t now = NowUs();
@@ -290,6 +292,9 @@ int main(int argc, char** argv) {
   latency->add_option("--rate", rate);
   latency->add_option("--seconds", seconds);
   latency->add_option("--rows-per-tx", rows_per_tx);
+  latency->add_flag("--low-latency", o.low_latency_get,
+                    "wait on the server for each batch (a low-latency get, ends at the first entries), not poll");
+  latency->add_flag("--prefetch", o.prefetch, "ask for the next batch as soon as one arrives (with --low-latency)");
   CLI::App* slow = app.add_subcommand("slow");
   common(slow);
   slow->add_option("--batch", batch);
