@@ -377,7 +377,7 @@ Status Connector::AckThenFetch(int64_t ack_batch_id, int32_t batch_size, const W
 // With ack_first != -1, the CLIENTACK of that batch goes in the same write as
 // the GET: one send and one wake-up of the server per batch instead of two.
 // With options_.prefetch, the GET was sent when the last batch arrived: this
-// call reads its reply, then sends the ack and the next GET together.
+// call sends the ack alone, reads that GET's reply, then sends the next GET.
 Status Connector::GetLocked(int32_t batch_size, const Wait* get_wait, int64_t ack_first, Message* out) {
   // The caller's last batch is done with: its buffer takes the next frame
   // after this one (frame_buf_ and the Message's buffer alternate).
