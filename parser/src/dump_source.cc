@@ -99,7 +99,8 @@ Status DumpSource::ReadOne(binlog::EventDecoder* decoder, SourceEvent* out) {
   // Decoded once, at the place the bytes read so far say; the header then
   // tells whether the event is in the file at all.
   binlog::Event& ev = out->event;
-  CANAL_RETURN_IF_ERROR(decoder->Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), pos_, &ev));
+  CANAL_RETURN_IF_ERROR(decoder->Decode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), pos_, &ev,
+                                        stream_->checksum_checked()));
   const binlog::EventHeader& h = ev.header;
   out->wire_bytes = pending_bytes_;
   pending_bytes_ = 0;

@@ -17,6 +17,7 @@
 #include "canal/parser/mysql/dump_connection.h"
 #include "canal/parser/mysql/information_schema_provider.h"
 #include "canal/parser/mysql/query_connection.h"
+#include "canal/parser/read_ahead_stream.h"
 #include "canal/parser/resume_from_cursor.h"
 #include "canal/schema/statement.h"
 #include "dump_stream.h"
@@ -466,7 +467,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   StreamObserver observer(&mu_, &status_, &buffer_, tracker.has_value() ? &*tracker : nullptr,
                           schema.has_value() ? &*schema : nullptr, &decoder);
   // (Only now: before the dump the sink has nothing new from this session.)
-  dump.set_before_block([this, &observer, &query, &dump] {
+  auto caught_up = [this, &observer, &query, &dump] {
     observer.Publish();
     if (options_.on_caught_up) options_.on_caught_up();
     // Caught up: a moment to ask whether this is still the primary (a switchover makes it
@@ -475,7 +476,28 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
       not_primary_ = std::move(reason);
       dump.Shutdown();
     }
-  });
+  };
+  DumpStream stream(&dump);
+  const bool crc32 = info.binlog_checksum == "CRC32";
+  std::optional<ReadAheadStream> ahead;
+  if (options_.read_ahead) {
+    ReadAheadStream::Options ao;
+    ao.check_crc32 = crc32 && options_.verify_checksum;
+    ahead.emplace(&stream, ao);
+    ahead->set_on_caught_up(caught_up);
+    // The reading thread only notes it; the callback runs on this one, in order.
+    dump.set_before_block([&ahead] { ahead->SourceWillBlock(); });
+    if (Status started = ahead->Start(); !started.ok()) {
+      log_->warn("[{}] {}; reading the binlog on the parse thread", options_.destination, started.ToString());
+      dump.set_before_block(nullptr);
+      ahead.reset();
+    }
+  }
+  if (!ahead) dump.set_before_block(caught_up);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.parallel = ahead.has_value();
+  }
 
   // Where the stream stands before its first event: a sink that merges other rows with the
   // stream (a snapshot) learns the start now, not at the first transaction or heartbeat.
@@ -485,11 +507,13 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     start.position = plan.point.position;
     sink_->OnIdle(start);
   }
-  DumpStream stream(&dump);
-  DumpSource source(&stream, plan.point.file, dump_from, info.binlog_checksum == "CRC32",
+  DumpSource source(ahead ? static_cast<RawEventStream*>(&*ahead) : &stream, plan.point.file, dump_from, crc32,
                     dump_from == plan.point.position ? 0 : plan.point.position);
   EventLoop loop(&buffer_, sink_, &counters_, &observer);
   const LoopEnd end = loop.Run(&source, &decoder, stop_, &s);
+  // The reading thread ends before the connection is looked at or closed below (one that
+  // still reads is shut down: whatever it read past the end of this session is not used).
+  if (ahead) ahead->Stop();
   observer.Publish();
   dump.set_before_block(nullptr);  // it names the observer, which ends with this scope
   if (end == LoopEnd::kStopped || stop_) {

@@ -719,6 +719,7 @@ Status ReadParserKeys(KeyReader& keys, InstanceConfig* config) {
   CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.instance.detecting.interval.time", 3, 1, 3600,
                                           "a number of seconds", &heartbeat_s));
   config->parser.heartbeat_period_ms = heartbeat_s * 1000;
+  CANAL_RETURN_IF_ERROR(keys.Bool("canal.instance.parser.parallel", true, &config->parser.read_ahead));
   CANAL_RETURN_IF_ERROR(keys.Integer<size_t>("canal.instance.transaction.size", 4096, 1, size_t{1} << 20,
                                              "a number of events", &config->parser.buffer.max_events));
   return Status::OK();

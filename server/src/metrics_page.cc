@@ -88,7 +88,9 @@ void CanalSeries(Page& p, const ServerReport& r) {
   p.Family("canal_instance_parser_mode", "Parser mode(parallel/serial) of instance", MetricType::kGauge,
            [&](TextWriter& w) {
              for (const DestinationReport& d : r.destinations) {
-               if (d.has_status) w.Sample({{"destination", d.name}, {"parallel", "false"}}, 1);
+               if (d.has_status) {
+                 w.Sample({{"destination", d.name}, {"parallel", d.status.parser.parallel ? "true" : "false"}}, 1);
+               }
              }
            });
   // One thread decodes and puts, so the dump thread is blocked publishing

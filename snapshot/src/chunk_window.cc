@@ -28,6 +28,8 @@ constexpr size_t kPerKeyOverhead = 96;
 }  // namespace
 
 bool StreamBefore(std::string_view file_a, uint64_t position_a, std::string_view file_b, uint64_t position_b) {
+  // One file: the positions decide (the stream asks this once per transaction).
+  if (file_a == file_b) return position_a < position_b;
   std::string_view base_a, num_a, base_b, num_b;
   SplitName(file_a, &base_a, &num_a);
   SplitName(file_b, &base_b, &num_b);

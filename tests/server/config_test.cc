@@ -446,6 +446,20 @@ TEST_F(ConfigTest, DetectingKeysKeepCanalsDefaultsAndMeaning) {
   EXPECT_NE(s.message().find("canal.instance.detecting.sql"), std::string_view::npos) << s.ToString();
 }
 
+// Canal's parallel-parser key: on by default (as Canal's canal.properties ships it), and
+// here it means the binlog is read ahead on a thread of its own.
+TEST_F(ConfigTest, ParserParallelReadsAheadUnlessTurnedOff) {
+  InstanceConfig plain;
+  ASSERT_TRUE(LoadInstance("", "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n", &plain)
+                  .ok());
+  EXPECT_TRUE(plain.parser.read_ahead);
+  InstanceConfig off;
+  ASSERT_TRUE(LoadInstance("canal.instance.parser.parallel = false\n",
+                           "canal.instance.master.address=10.0.0.1:3306\ncanal.instance.dbUsername=u\n", &off)
+                  .ok());
+  EXPECT_FALSE(off.parser.read_ahead) << "the server-wide default applies";
+}
+
 TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
   struct Case {
     std::string key, value, expect;  // expect: a further word the message must hold ("" = none)
@@ -467,6 +481,7 @@ TEST_F(ConfigTest, RefusesBadInstanceValuesNamingFileLineKeyAndValue) {
       {"canal.instance.fallbackIntervalInSeconds", "a minute", "seconds"},
       {"canal.instance.detecting.enable", "sometimes", ""},
       {"canal.instance.detecting.heartbeatHaEnable", "2", ""},
+      {"canal.instance.parser.parallel", "threads", ""},
       {"canal.instance.master.position", "12ab", "binlog offset"},
       {"canal.instance.master.position", "-1", "binlog offset"},
       {"canal.instance.master.position", "9223372036854775808", "binlog offset"},

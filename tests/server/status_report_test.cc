@@ -235,6 +235,15 @@ TEST_F(StatusReportTest, DashboardAndAlertsUseExportedSeries) {
   }
 }
 
+// Canal's series names the parser's mode: here, whether the binlog is read ahead on a thread
+// of its own (canal.instance.parser.parallel).
+TEST_F(StatusReportTest, ParserModeSaysWhetherTheBinlogIsReadAhead) {
+  dest_->status_.parser.parallel = true;
+  const std::string m = Metrics();
+  EXPECT_TRUE(Has(m, "canal_instance_parser_mode{destination=\"example\",parallel=\"true\"} 1\n")) << m;
+  EXPECT_FALSE(Has(m, "parallel=\"false\"")) << m;
+}
+
 TEST_F(StatusReportTest, FailingDestinationKeepsItsReasonAndDelayGrows) {
   ASSERT_EQ(StatusJson()["destinations"][0]["state"], "streaming");  // seen streaming at kNow
   // The primary stops: the parser reconnects and remembers why.

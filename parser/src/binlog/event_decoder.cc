@@ -121,7 +121,7 @@ void EventDecoder::Relocate(uint64_t offset, Event* event) {
   if (payload_->active) payload_->outer_offset = offset;
 }
 
-Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, Event* event) {
+Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, Event* event, bool checksum_checked) {
   event->offset = offset;
   event->in_payload = false;
   event->checksum_verified = false;
@@ -211,8 +211,8 @@ Status EventDecoder::Decode(const uint8_t* data, size_t size, uint64_t offset, E
     }
     body_size -= kChecksumLength;
     if (options_.verify_checksum) {
-      uint32_t crc = Crc32(data, size - kChecksumLength);
-      uint32_t stored = LoadU32LE(data + size - kChecksumLength);
+      const uint32_t stored = LoadU32LE(data + size - kChecksumLength);
+      const uint32_t crc = checksum_checked ? stored : Crc32(data, size - kChecksumLength);
       if (crc != stored) {
         return Fail(Status::Code::kCorruption, offset,
                     EventTypeLabel(h.type_code) + " event checksum mismatch: stored " + Hex(stored) +

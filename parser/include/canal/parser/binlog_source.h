@@ -56,6 +56,9 @@ class RawEventStream {
   virtual ~RawEventStream() = default;
   virtual Status ReadEvent(std::string_view* event) = 0;
   virtual void Shutdown() {}
+  // The last event ends in a CRC32 of the rest, and it matched (checked where
+  // it was read; ReadAheadStream): the decoder need not compute it again.
+  virtual bool checksum_checked() const { return false; }
 };
 
 // COM_BINLOG_DUMP carries a 32-bit position: a start past 4 GiB (in a file a

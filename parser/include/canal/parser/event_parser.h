@@ -138,6 +138,9 @@ struct EventParserOptions {
   int reconnect_initial_ms = 100;
   int reconnect_max_ms = 30'000;
   bool verify_checksum = true;
+  // canal.instance.parser.parallel: the socket is read, framed and its checksums checked on
+  // a thread of its own, ahead of the decoding (ReadAheadStream). Off: one thread does all.
+  bool read_ahead = true;
   TransactionBufferOptions buffer;
   // The destination's schema history (docs/schema-history.md): column names for
   // binlogs without FULL row metadata, checked against those with it. Empty: no
@@ -170,6 +173,7 @@ struct ParserStatus {
   // Events re-read after a reconnect inside a partly delivered transaction and skipped.
   uint64_t skipped_events = 0;
   std::string server;        // the candidate streamed from (host:port), and why it was chosen
+  bool parallel = false;     // the stream is read ahead on a thread of its own (read_ahead)
   std::string last_error;
   int64_t last_error_ms = 0;  // when last_error happened (ms since the epoch); 0: never
   // Moves to another server's binlog by GTID state (a failover), transactions the new
