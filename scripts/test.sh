@@ -320,10 +320,10 @@ run_decoder_fuzz() {
 # producer/consumer stress test, always its full 10 million entries here), the
 # server (instances, registry, the session server and its sessions, the HTTP
 # endpoint), meta (the flusher, the file back end) and the snapshot merger and
-# runner (stream, readers, stop). Each binary runs whole
+# runner (stream, readers, stop), and the parser's read-ahead thread. Each binary runs whole
 # (one process), every one even after a failure, so one run reports them all.
 tsan_binaries=(canal_store_tests canal_store_stress_tests canal_server_tests canal_meta_tests
-  canal_snapshot_tests)
+  canal_snapshot_tests canal_read_ahead_tests)
 run_tsan() {
   local bin="$repo/build-tsan/bin" name rc=0
   for name in "${tsan_binaries[@]}"; do
