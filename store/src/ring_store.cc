@@ -342,8 +342,8 @@ void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const Entr
     const bool ddl = options_.ddl_isolation && meta.kind == EntryKind::kDdl;
     if (progress >= target || ddl) {
       FireNotify(/*force=*/false, progress, ddl);
-    } else if (put + 1 >= notify_half_ring_.load(kRelaxed)) {
-      FireNotify(/*force=*/true, progress, false);  // half a ring waits (tracked low latency)
+    } else if (put + 1 >= notify_ring_share_.load(kRelaxed)) {
+      FireNotify(/*force=*/true, progress, false);  // a quarter of the ring waits (tracked low latency)
     }
   }
 }
@@ -423,7 +423,7 @@ void RingStore::FireNotify(bool force, uint64_t progress, bool ddl) {
     callback = std::move(notify_callback_);
     notify_callback_ = nullptr;
     notify_target_.store(kNotArmed, kSeqCst);
-    notify_half_ring_.store(kNotArmed, kRelaxed);
+    notify_ring_share_.store(kNotArmed, kRelaxed);
   }
   callback();
 }
@@ -498,13 +498,13 @@ bool RingStore::LowLatencyReady(size_t batch_size) const {
   if (BatchReady(batch_size)) return true;
   if (!AnyReady()) return false;
   if (!tracks_catch_up_.load(kRelaxed)) return true;
-  return HalfRingWaiting() || !producer_active_.load(kSeqCst);
+  return RingShareWaiting() || !producer_active_.load(kSeqCst);
 }
 
-bool RingStore::HalfRingWaiting() const {
+bool RingStore::RingShareWaiting() const {
   const uint64_t slots = slots_in_use_.load(kRelaxed);
-  if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(slots / 2, 1)) return true;
-  return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= HeldBound() / 2;
+  if (put_.load(kSeqCst) - get_.load(kRelaxed) >= std::max<uint64_t>(slots / 4, 1)) return true;
+  return MemSize() && put_bytes_.load(kAcquire) - get_bytes_.load(kRelaxed) >= HeldBound() / 4;
 }
 
 void RingStore::ProducerCaughtUp() {
@@ -520,7 +520,7 @@ void RingStore::ProducerCaughtUp() {
     callback = std::move(notify_callback_);
     notify_callback_ = nullptr;
     notify_target_.store(kNotArmed, kSeqCst);
-    notify_half_ring_.store(kNotArmed, kRelaxed);
+    notify_ring_share_.store(kNotArmed, kRelaxed);
   }
   callback();
 }
@@ -534,22 +534,22 @@ bool RingStore::Ready(WaitRule rule, size_t batch_size) const {
   return BatchReady(batch_size);
 }
 
-uint64_t RingStore::HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const {
+uint64_t RingStore::RingShareTarget(WaitRule rule, size_t batch_size, uint64_t* target) const {
   if (rule != WaitRule::kLowLatency || batch_size == 0) return kNotArmed;
-  if (MemSize()) *target = std::min(*target, SaturatingAdd(get_bytes_.load(kRelaxed), HeldBound() / 2));
-  return SaturatingAdd(get_.load(kRelaxed), std::max<uint64_t>(slots_in_use_.load(kRelaxed) / 2, 1));
+  if (MemSize()) *target = std::min(*target, SaturatingAdd(get_bytes_.load(kRelaxed), HeldBound() / 4));
+  return SaturatingAdd(get_.load(kRelaxed), std::max<uint64_t>(slots_in_use_.load(kRelaxed) / 4, 1));
 }
 
 bool RingStore::Arm(size_t batch_size, WaitRule rule, DataCallback callback) {
   if (!callback || stopped_.load(kSeqCst)) return false;
   uint64_t target = NotifyTarget(batch_size);
-  const uint64_t half_ring = HalfRingTarget(rule, batch_size, &target);
+  const uint64_t ring_share = RingShareTarget(rule, batch_size, &target);
   {
     std::lock_guard<std::mutex> lock(notify_mu_);
     notify_callback_ = std::move(callback);
     notify_batch_size_ = batch_size;
     notify_rule_ = rule;
-    notify_half_ring_.store(half_ring, kSeqCst);
+    notify_ring_share_.store(ring_share, kSeqCst);
     notify_target_.store(target, kSeqCst);
   }
   // Armed first, checked second: a put (or ProducerCaughtUp) that we do not
@@ -564,7 +564,7 @@ bool RingStore::CancelNotify() {
   if (!notify_callback_) return false;
   notify_callback_ = nullptr;
   notify_target_.store(kNotArmed, kSeqCst);
-  notify_half_ring_.store(kNotArmed, kRelaxed);
+  notify_ring_share_.store(kNotArmed, kRelaxed);
   return true;
 }
 
@@ -737,7 +737,7 @@ void RingStore::Rollback() {
     batch_size = notify_batch_size_;
     rule = notify_rule_;
     uint64_t target = NotifyTarget(batch_size);
-    notify_half_ring_.store(HalfRingTarget(rule, batch_size, &target), kSeqCst);
+    notify_ring_share_.store(RingShareTarget(rule, batch_size, &target), kSeqCst);
     notify_target_.store(target, kSeqCst);
   }
   HeavyFence();

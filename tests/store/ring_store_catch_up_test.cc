@@ -89,22 +89,23 @@ TEST(RingStoreCatchUp, AnIdleProducerMakesAnyNewEntryReadyAtOnce) {
 }
 
 TEST(RingStoreCatchUp, AFullRingEndsTheWaitOfABlockedProducer) {
-  auto store = MakeStore(4, BatchMode::kItemSize);
+  auto store = MakeStore(8, BatchMode::kItemSize);
   store->TrackCatchUp();
-  for (uint64_t i = 1; i <= 4; ++i) Put(store.get(), i);
+  for (uint64_t i = 1; i <= 8; ++i) Put(store.get(), i);
   Batch b;
-  ASSERT_TRUE(store->TryGet(3, &b).ok());  // handed out, not acked: the ring stays full
+  ASSERT_TRUE(store->TryGet(7, &b).ok());  // handed out, not acked: the ring stays full
   std::atomic<int> calls{0};
-  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 100, [&] { ++calls; })) << "busy, and 1 waits: under half a ring";
-  std::thread producer([&] { (void)store->Put("e5", MetaAt(5)); });  // blocks: the ring is full
+  ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 100, [&] { ++calls; }))
+      << "busy, and 1 waits: under a quarter of the ring";
+  std::thread producer([&] { (void)store->Put("e9", MetaAt(9)); });  // blocks: the ring is full
   for (int i = 0; i < 5000 && calls.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(calls.load(), 1) << "neither side could move: the full ring is the batch";
   store->Stop();  // (frees the blocked producer)
   producer.join();
 }
 
-TEST(RingStoreCatchUp, HalfARingOfEntriesEndsTheWaitSoProducerAndClientOverlap) {
-  auto store = MakeStore(8, BatchMode::kItemSize);
+TEST(RingStoreCatchUp, AQuarterOfTheRingsEntriesEndsTheWaitSoProducerAndClientOverlap) {
+  auto store = MakeStore(16, BatchMode::kItemSize);
   store->TrackCatchUp();
   int calls = 0;
   ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 100, [&] { ++calls; }));
@@ -112,24 +113,24 @@ TEST(RingStoreCatchUp, HalfARingOfEntriesEndsTheWaitSoProducerAndClientOverlap) 
   EXPECT_EQ(calls, 0);
   EXPECT_FALSE(store->Ready(Rule::kLowLatency, 100));
   Put(store.get(), 4);
-  EXPECT_EQ(calls, 1) << "4 of 8 slots: a batch of the whole ring would stall the producer";
+  EXPECT_EQ(calls, 1) << "4 of 16 slots: a client holding two batches of half a ring each would stall the producer";
   EXPECT_TRUE(store->Ready(Rule::kLowLatency, 100));
   Batch b;
   ASSERT_TRUE(store->TryGet(100, &b).ok());
   EXPECT_EQ(b.entries.size(), 4u);
 }
 
-TEST(RingStoreCatchUp, HalfARingOfBytesEndsTheWaitInMemSize) {
-  // 64 slots x 1 KiB: a 64 KiB ring; a batch of 1000 units is 1000 KiB.
-  auto store = MakeStore(64, BatchMode::kMemSize, /*memunit=*/1024);
+TEST(RingStoreCatchUp, AQuarterOfTheRingsBytesEndsTheWaitInMemSize) {
+  // 128 slots x 1 KiB: a 128 KiB ring; a batch of 1000 units is 1000 KiB.
+  auto store = MakeStore(128, BatchMode::kMemSize, /*memunit=*/1024);
   store->TrackCatchUp();
   int calls = 0;
   ASSERT_TRUE(store->NotifyWhen(Rule::kLowLatency, 1000, [&] { ++calls; }));
   const std::string ten_kib(10 * 1024, 'x');
   for (uint64_t i = 1; i <= 3; ++i) ASSERT_TRUE(store->Put(ten_kib, MetaAt(i)).ok());
-  EXPECT_EQ(calls, 0) << "30 KiB of 64";
+  EXPECT_EQ(calls, 0) << "30 KiB of 128";
   ASSERT_TRUE(store->Put(ten_kib, MetaAt(4)).ok());
-  EXPECT_EQ(calls, 1) << "40 KiB: past half the ring's bytes";
+  EXPECT_EQ(calls, 1) << "40 KiB: past a quarter of the ring's bytes";
 }
 
 TEST(RingStoreCatchUp, RollbackReArmsWithTheLowLatencyRule) {

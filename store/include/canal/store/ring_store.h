@@ -231,10 +231,14 @@ class RingStore {
   //    when the producer has caught up; while a backlog is still being put it
   //    waits for the full batch, instead of taking every entry singly (and an
   //    ack and a cursor write each). Without TrackCatchUp() the producer
-  //    counts as caught up whenever it is not putting, so this is kAny. Half a
-  //    ring (of entries, or of MEMSIZE bytes) also ends it: a batch as big as
-  //    the ring would leave the producer nothing to do while the client reads
-  //    it; half lets the two overlap. batch_size 0 means kAny.
+  //    counts as caught up whenever it is not putting, so this is kAny. A
+  //    quarter of the ring (of entries, or of MEMSIZE bytes) also ends it: a
+  //    batch as big as the ring would leave the producer nothing to do while
+  //    the client reads it, and a client that keeps its next GET in flight
+  //    (the SDK's prefetch) holds two batches at once: with half a ring each,
+  //    the producer stopped until the older was acked, and that ack's reply
+  //    waits for the cursor's fsync (docs/performance-journal.md, entry 25).
+  //    A quarter each leaves it room. batch_size 0 means kAny.
   enum class WaitRule : uint8_t { kBatch, kAny, kLowLatency };
   bool Ready(WaitRule rule, size_t batch_size) const;
 
@@ -344,10 +348,10 @@ class RingStore {
   bool AnyReady() const;
   bool LowLatencyReady(size_t batch_size) const;
   bool Arm(size_t batch_size, WaitRule rule, DataCallback callback);
-  bool HalfRingWaiting() const;
-  // For a tracked low-latency waiter (else kNotArmed): the put_ at which half
-  // a ring waits; lowers a MEMSIZE *target to half the ring's bytes.
-  uint64_t HalfRingTarget(WaitRule rule, size_t batch_size, uint64_t* target) const;
+  bool RingShareWaiting() const;
+  // For a tracked low-latency waiter (else kNotArmed): the put_ at which a
+  // quarter of the ring waits; lowers a MEMSIZE *target to a quarter of its bytes.
+  uint64_t RingShareTarget(WaitRule rule, size_t batch_size, uint64_t* target) const;
   uint64_t BatchByteLimit(size_t batch_size) const;
   // Producer: also reshapes the ring when the budget wants another number of
   // slots and the ring is empty (and refuses while a smaller one waits for that).
@@ -446,9 +450,9 @@ class RingStore {
   DataCallback notify_callback_;  // guarded by notify_mu_
   size_t notify_batch_size_ = 0;  // guarded by notify_mu_; 0: any entry (kAny)
   WaitRule notify_rule_ = WaitRule::kBatch;  // guarded by notify_mu_
-  // With a tracked low-latency waiter: the put_ (entries) that makes half a
-  // ring waiting, which fires it too; kNotArmed otherwise.
-  std::atomic<uint64_t> notify_half_ring_{kNotArmed};
+  // With a tracked low-latency waiter: the put_ (entries) that makes a quarter
+  // of the ring waiting, which fires it too; kNotArmed otherwise.
+  std::atomic<uint64_t> notify_ring_share_{kNotArmed};
 
   // Catch-up tracking (TrackCatchUp): the producer sets producer_active_ at
   // every put and clears it in ProducerCaughtUp.
