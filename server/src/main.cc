@@ -39,6 +39,7 @@
 #include "canal/server/session_server.h"
 #include "canal/server/memory_trimmer.h"
 #include "canal/store/memory_budget.h"
+#include "canal/store/ring_store.h"
 #include "canal/server/users_file.h"
 
 namespace {
@@ -451,6 +452,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // A client that disconnects mid-write must not kill the server.
   signal(SIGPIPE, SIG_IGN);
+  // Also before any thread: the kernel's registration is instant only then.
+  canal::store::RingStore::PrepareProcess();
 
   int code = Run(argc, argv);
   spdlog::shutdown();

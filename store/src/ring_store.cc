@@ -109,6 +109,8 @@ Status RingStore::Create(const RingStoreOptions& options, std::unique_ptr<RingSt
   return Status::OK();
 }
 
+void RingStore::PrepareProcess() { (void)AsymmetricFencesAvailable(); }
+
 RingStore::Slot* RingStore::MapSlots(uint64_t count) {
   void* p = ::mmap(nullptr, count * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<Slot*>(p);

@@ -165,6 +165,13 @@ class RingStore {
   // slots.
   static Status Create(const RingStoreOptions& options, std::unique_ptr<RingStore>* out);
 
+  // Optional, once, at the start of a process before it starts any thread:
+  // registers the process for the rings' asymmetric fences (membarrier). The
+  // kernel registers a single-threaded process at once, a multi-threaded one
+  // only after an RCU grace period (10-14 ms here), which the first ring
+  // would otherwise pay on a destination's way to its first row.
+  static void PrepareProcess();
+
   RingStore(const RingStore&) = delete;
   RingStore& operator=(const RingStore&) = delete;
   ~RingStore();
