@@ -13,7 +13,10 @@
 //       microsecond time just before the INSERT, over 4 connections, while
 //       the client receives them;
 //       reports p50/p99/max of receipt time minus sent_us. The client polls
-//       (get without timeout, 0.5 ms pause when empty).
+//       (get without timeout, 0.5 ms pause when empty). Also split in two:
+//       the commit (sent_us to the INSERT's return, the source's own time)
+//       and the delivery (the INSERT's return to receipt, ours), p99/max of
+//       each: a stall in the source's commit is not one in the stream.
 //   e2e_client slow --address H:P --destination D [--batch N] [--pause-ms M]
 //       [--seconds S]
 //       a client that acks slowly: N rows per batch, a pause after each.
@@ -148,6 +151,10 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
   const int64_t tx_rate = std::max(1, rate / rows_per_tx);
   std::atomic<int64_t> next{0};
   std::atomic<bool> writer_failed{false};
+  // When each transaction's INSERT returned, and how long it took (its writer's slots; read
+  // after the join).
+  std::vector<int64_t> committed_us(static_cast<size_t>(transactions), 0);
+  std::vector<int64_t> commit_took_us(static_cast<size_t>(transactions), 0);
   const int64_t start_us = NowUs() + 200'000;
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w) {
@@ -168,7 +175,8 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
         const int64_t due = start_us + i * 1'000'000 / tx_rate;
         const int64_t wait = due - NowUs();
         if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
-        const std::string sent = std::to_string(NowUs());
+        const int64_t sent_at = NowUs();
+        const std::string sent = std::to_string(sent_at);
         sql = "INSERT INTO bench.latency (seq, sent_us) VALUES ";
         for (int r = 0; r < rows_per_tx; ++r) {
           if (r != 0) sql += ',';
@@ -179,12 +187,16 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
           writer_failed = true;
           break;
         }
+        committed_us[static_cast<size_t>(i)] = NowUs();
+        commit_took_us[static_cast<size_t>(i)] = committed_us[static_cast<size_t>(i)] - sent_at;
       }
       mysql_close(db);
     });
   }
-  std::vector<int64_t> latencies;
+  std::vector<int64_t> latencies, received_seq, received_us;
   latencies.reserve(static_cast<size_t>(total));
+  received_seq.reserve(static_cast<size_t>(total));
+  received_us.reserve(static_cast<size_t>(total));
   const int64_t deadline = start_us + int64_t{seconds} * 1'000'000 + 10'000'000;
   Status column_error;
   while (static_cast<int64_t>(latencies.size()) < total && NowUs() < deadline && !writer_failed) {
@@ -205,14 +217,20 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
       client::ColumnView col;
       Status cs;
       while (row.NextAfter(&col, &cs)) {
-        if (col.name() != "sent_us") continue;
-        int64_t sent = 0;
+        const bool is_seq = col.name() == "seq";
+        if (!is_seq && col.name() != "sent_us") continue;
+        int64_t number = 0;
         const std::string_view v = col.value();
-        if (std::from_chars(v.data(), v.data() + v.size(), sent).ec != std::errc()) {
-          cs = Status::Corruption("sent_us is not a number: '" + std::string(v) + "'");
+        if (std::from_chars(v.data(), v.data() + v.size(), number).ec != std::errc()) {
+          cs = Status::Corruption(std::string(col.name()) + " is not a number: '" + std::string(v) + "'");
           break;
         }
-        latencies.push_back(now - sent);
+        if (is_seq) {
+          received_seq.push_back(number);
+          received_us.push_back(now);
+        } else {
+          latencies.push_back(now - number);
+        }
       }
       if (!cs.ok()) column_error = cs;
     });
@@ -227,12 +245,31 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
     std::fprintf(stderr, "e2e_client: received %zu of %lld rows\n", latencies.size(), static_cast<long long>(total));
     return 1;
   }
-  std::sort(latencies.begin(), latencies.end());
-  auto pct = [&](double p) { return latencies[static_cast<size_t>(p * (latencies.size() - 1))] / 1000.0; };
+  // The two halves per row: the source's commit, and our delivery after it.
+  std::vector<int64_t> commit, delivery;
+  commit.reserve(received_seq.size());
+  delivery.reserve(received_seq.size());
+  for (size_t k = 0; k < received_seq.size(); ++k) {
+    const int64_t tx = received_seq[k] / rows_per_tx;
+    if (tx < 0 || tx >= transactions || committed_us[static_cast<size_t>(tx)] == 0) continue;
+    const int64_t done = committed_us[static_cast<size_t>(tx)];
+    commit.push_back(commit_took_us[static_cast<size_t>(tx)]);
+    delivery.push_back(std::max<int64_t>(received_us[k] - done, 0));
+  }
+  auto pct = [](std::vector<int64_t>& v, double p) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(p * (v.size() - 1))] / 1000.0;
+  };
+  auto max_ms = [](const std::vector<int64_t>& v) { return v.empty() ? 0.0 : v.back() / 1000.0; };
+  const double p50 = pct(latencies, 0.5), p99 = pct(latencies, 0.99);
+  const double commit_p99 = pct(commit, 0.99), delivery_p99 = pct(delivery, 0.99);
   std::printf(
       "{\"mode\":\"latency\",\"rows\":%zu,\"rate\":%d,\"rows_per_tx\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
-      "\"max_ms\":%.2f}\n",
-      latencies.size(), rate, rows_per_tx, pct(0.5), pct(0.99), latencies.back() / 1000.0);
+      "\"max_ms\":%.2f,\"commit_p99_ms\":%.2f,\"commit_max_ms\":%.2f,\"delivery_p99_ms\":%.2f,"
+      "\"delivery_max_ms\":%.2f}\n",
+      latencies.size(), rate, rows_per_tx, p50, p99, max_ms(latencies), commit_p99, max_ms(commit), delivery_p99,
+      max_ms(delivery));
   return 0;
 }
 
