@@ -27,7 +27,8 @@
 #         instance log has loaded its schema history); RSS and threads before
 #         the destinations start (the server with none) and after, per
 #         destination. Bounds: BENCH_IDLE_MAX_MIB_PER_DEST (4) and
-#         BENCH_IDLE_MAX_THREADS_PER_DEST (4); measured 0.3 MiB and 2 threads.
+#         BENCH_IDLE_MAX_THREADS_PER_DEST (4); measured 0.23 MiB and 3 threads
+#         (the parser, its binlog read-ahead, the instance's status loop).
 #
 # Sandbox port P (default 14701; max_allowed_packet 1G, max_connections 500), canal-server ports
 # P+10 to P+12, all under DIR/bench-memory; stopped at the end. One JSON line per figure and

@@ -23,7 +23,8 @@ ReadAheadStream::ReadAheadStream(RawEventStream* source, Options options)
   // At least a few records; a multiple of 8, so that a record's header never straddles the end.
   capacity_ = std::max<size_t>(Align8(options_.ring_bytes), 4096);
   inline_limit_ = capacity_ / 4;
-  ring_ = std::make_unique<uint8_t[]>(capacity_);
+  // Not value-initialised: pages the reader never writes are never made resident.
+  ring_.reset(new uint8_t[capacity_]);
 }
 
 ReadAheadStream::~ReadAheadStream() { Stop(); }
@@ -79,7 +80,10 @@ void ReadAheadStream::Run() {
     h.kind = big ? Kind::kBig : Kind::kEvent;
     const size_t record = kHeaderBytes + (big ? 0 : Align8(ev.size()));
     const size_t at = head % capacity_;
-    const size_t wrap = capacity_ - at < record ? capacity_ - at : 0;
+    // To the ring's start when the rest does not hold the record, or when the consumer has
+    // everything (a quiet stream then touches the same first pages over and over).
+    const bool drained = at >= record && tail_.load(kAcquire) == head;
+    const size_t wrap = capacity_ - at < record || (drained && at != 0) ? capacity_ - at : 0;
     if (!WaitUntilFree(head, wrap + record)) return Finish(Status::Aborted("binlog read-ahead shut down"));
     if (wrap != 0) {
       Header w{};

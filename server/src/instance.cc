@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "canal/meta/meta_manager.h"
+#include "canal/parser/read_ahead_stream.h"
 #include "snapshot_output.h"
 
 namespace canal::server {
@@ -43,7 +44,8 @@ constexpr std::chrono::milliseconds kParserStopGrace{200};
 constexpr std::chrono::milliseconds kRequestPoll{250};
 // What a destination costs besides its ring, which the server's memory budget
 // (canal.memory.budget) sets aside for it: its dump connection's read buffer
-// (1 MiB, resident once the stream has been busy) and 512 KiB more: the
+// (1 MiB, resident once the stream has been busy), the read-ahead's ring when
+// it reads ahead (canal.instance.parser.parallel; 1 MiB) and 512 KiB more: the
 // stacks its threads touch, its query connection, decoders, table maps and
 // sink. (Measured under a burst: about 350 KiB besides the read buffer; idle,
 // 200 destinations take 36 MiB.)
@@ -94,7 +96,8 @@ Status Instance::StartLocked() {
 
   std::unique_ptr<store::RingStore> ring;
   CANAL_RETURN_IF_ERROR(store::RingStore::Create(config_.store, &ring).WithContext(config_.properties_file));
-  ring->JoinBudget(options_.memory_budget, kDestinationOverheadBytes);
+  ring->JoinBudget(options_.memory_budget,
+                   kDestinationOverheadBytes + (config_.parser.read_ahead ? parser::ReadAheadStream::kDefaultRingBytes : 0));
 
   // Cursors are stamped with the upstream they belong to, as Canal does.
   meta::LogIdentity identity;

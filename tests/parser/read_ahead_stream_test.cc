@@ -243,6 +243,32 @@ TEST(ReadAheadStream, CaughtUpDoesNotRunWhenMoreWasReadAfterTheSourceSaidItWould
   EXPECT_EQ(calls, 0);
 }
 
+// An idle destination's stream: everything consumed, then one event now and then. Each starts
+// at the ring's start again, so only its first pages are ever made resident.
+TEST(ReadAheadStream, AStreamTheConsumerHasDrainedStartsAgainAtTheRingsStart) {
+  std::vector<std::string> events;
+  for (size_t i = 0; i < 5; ++i) events.push_back(Pattern(i, 100));
+  FakeSource source(events);
+  source.BlockAt(3);  // after three events, silence until the consumer has them all
+  TellingSource telling(&source, 4);
+  ReadAheadStream ahead(&telling, SmallRing());
+  telling.stream = &ahead;
+  ahead.set_on_caught_up([&] { source.Unblock(); });
+  ASSERT_TRUE(ahead.Start().ok());
+  // The first three are in the ring before the consumer starts (the fourth read waits).
+  ASSERT_TRUE(source.WaitForReads(4, milliseconds(10000)));
+  std::vector<const char*> at;
+  for (size_t i = 0; i < events.size(); ++i) {
+    std::string_view ev;
+    ASSERT_TRUE(ahead.ReadEvent(&ev).ok()) << i;
+    EXPECT_EQ(ev, events[i]);
+    at.push_back(ev.data());
+  }
+  EXPECT_EQ(at[1], at[0] + 112) << "one after the other while the consumer is behind";
+  EXPECT_EQ(at[2], at[0] + 224);
+  EXPECT_EQ(at[3], at[0]) << "the drained ring starts again at its start";
+}
+
 TEST(ReadAheadStream, ShutdownWakesAConsumerWaitingOnASilentSource) {
   FakeSource source({Pattern(0, 10)});
   source.BlockAt(1);  // then silence, until shut down

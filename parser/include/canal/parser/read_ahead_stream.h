@@ -8,8 +8,10 @@
 // it over in order; an event larger than a quarter of the ring is handed over
 // as the source's own view instead, and the reader waits until the consumer
 // is done with it before reading on. So memory is the ring plus what the
-// source holds today, whatever the event sizes. The source's error (or end)
-// comes after every event read before it.
+// source holds today, whatever the event sizes; and a quiet stream (the
+// consumer has everything) starts again at the ring's start, so an idle
+// destination keeps only the ring's first pages resident, not all of it. The
+// source's error (or end) comes after every event read before it.
 //
 // `check_crc32`: the events end in a CRC32 of the rest. The reader checks it;
 // checksum_checked() tells the decoder the last event's matched, so it is not
@@ -42,8 +44,11 @@ namespace canal::parser {
 
 class ReadAheadStream final : public RawEventStream {
  public:
+  // Small enough that what the reader wrote is still in cache when it is decoded. The server's
+  // memory budget sets it aside for each destination that reads ahead.
+  static constexpr size_t kDefaultRingBytes = size_t{1} << 20;
   struct Options {
-    size_t ring_bytes = size_t{1} << 20;  // small enough that what the reader wrote is still in cache
+    size_t ring_bytes = kDefaultRingBytes;
     bool check_crc32 = false;
   };
 
