@@ -353,7 +353,7 @@ fi
 
 # Only what the asan step runs (the unit and fixture labels, and the tools
 # their tests start): the integration binaries would be built for nothing.
-asan_targets=(canal_unit_tests canal_fixture_tests canal_client_tests canal_client_cluster_tests
+asan_targets=(canal_unit_tests canal_read_ahead_tests canal_fixture_tests canal_client_tests canal_client_cluster_tests
   canal_meta_tests canal_metrics_tests canal_mq_tests canal_proto_tests canal_render_tests
   canal_row_json_tests canal_schema_tests canal_server_tests canal_sink_tests canal_sink_buffer_tests
   canal_snapshot_tests canal_store_tests canal_test_support_tests canal_placement_tests canal-binlog canal-cli

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "canal/coord/backoff_loop.h"
+#include "canal/coord/callback_gate.h"
 #include "canal/coord/placement.h"
 #include "canal/coord/zk_client.h"
 #include "placement_internal.h"
@@ -38,7 +39,7 @@ class PlacementCoordinator::Impl {
         destinations_(o_.destinations),
         reads_(zk, [gate = gate_](char kind) { gate->Call([kind](Impl* impl) { impl->OnWatch(kind); }); }),
         leader_(o_.address, o_.lost_server_delay, log_) {
-    gate_->impl = this;
+    gate_->Open(this);
   }
 
   ~Impl() {
@@ -506,25 +507,11 @@ class PlacementCoordinator::Impl {
 
   // ZooKeeper calls watches and listeners on its own thread, possibly after
   // the coordinator is gone (a one-shot watch outlives us): they go through this.
-  struct Gate {
-    std::mutex mu;
-    Impl* impl = nullptr;  // guarded by mu; null once closed
-    template <typename Fn>
-    void Call(Fn&& fn) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (impl != nullptr) fn(impl);
-    }
-    void Close() {
-      std::lock_guard<std::mutex> lock(mu);
-      impl = nullptr;
-    }
-  };
-
   ZkClient* const zk_;
   const PlacementCoordinatorOptions o_;
   std::shared_ptr<spdlog::logger> log_;
   const std::string self_path_;
-  const std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  const std::shared_ptr<CallbackGate<Impl>> gate_ = std::make_shared<CallbackGate<Impl>>();
   std::set<std::string> destinations_;  // guarded by mu_ (so are the fields down to current_)
   Reads reads_;
   internal::LeaderState leader_;  // the worker's

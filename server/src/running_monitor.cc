@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "canal/coord/backoff_loop.h"
+#include "canal/coord/callback_gate.h"
 #include "canal/coord/canal_layout.h"
 #include "canal/coord/zk_client.h"
 
@@ -78,7 +79,7 @@ class RunningMonitor::Impl {
       : zk_(zk),
         o_(std::move(options)),
         log_(o_.logger ? o_.logger : std::make_shared<spdlog::logger>("canal-running")) {
-    gate_->impl = this;
+    gate_->Open(this);
   }
 
   ~Impl() {
@@ -748,23 +749,9 @@ class RunningMonitor::Impl {
 
   // ZooKeeper calls watches and listeners on its own thread, possibly after
   // the monitor is gone (a one-shot watch outlives us): they go through this.
-  struct Gate {
-    std::mutex mu;
-    Impl* impl = nullptr;  // guarded by mu; null once closed
-    template <typename Fn>
-    void Call(Fn&& fn) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (impl != nullptr) fn(impl);
-    }
-    void Close() {
-      std::lock_guard<std::mutex> lock(mu);
-      impl = nullptr;
-    }
-  };
-
   coord::ZkClient* const zk_;
   const RunningMonitorOptions o_;
-  const std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  const std::shared_ptr<coord::CallbackGate<Impl>> gate_ = std::make_shared<coord::CallbackGate<Impl>>();
   std::shared_ptr<spdlog::logger> log_;
 
   // Serialises the handlers (activate / deactivate); taken before mu_.
