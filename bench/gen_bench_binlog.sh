@@ -131,6 +131,11 @@ for f in "$binlog_dir"/mariadb-bin.[0-9]*; do
   files+=("$(basename "$f")")
 done
 bytes=$(cat "$out"/mariadb-bin.[0-9]* | wc -c)
+# Written out now, not while something is timed: an fdatasync on ext4 commits the
+# journal, which first writes back other files' dirty data, so a benchmark right after
+# a copy of hundreds of MiB paid for it in its cursor writes (latency stalls of
+# 100-700 ms; docs/performance-journal.md, entry 25).
+sync
 {
   echo "rows=$rows"
   echo "bytes=$bytes"
