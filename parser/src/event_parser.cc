@@ -489,8 +489,7 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
     dump.set_before_block([&ahead] { ahead->SourceWillBlock(); });
     if (Status started = ahead->Start(); !started.ok()) {
       log_->warn("[{}] {}; reading the binlog on the parse thread", options_.destination, started.ToString());
-      dump.set_before_block(nullptr);
-      ahead.reset();
+      ahead.reset();  // (the hook below replaces the one that named it)
     }
   }
   if (!ahead) dump.set_before_block(caught_up);

@@ -67,12 +67,13 @@ bool ReadAheadStream::CrcMatches(std::string_view event) const {
 // ---- the reading thread ------------------------------------------------------
 
 void ReadAheadStream::Run() {
+  const auto shut_down = [this] { Finish(Status::Aborted("binlog read-ahead shut down")); };
   uint64_t head = 0;
   for (;;) {
     std::string_view ev;
     Status s = source_->ReadEvent(&ev);
     if (!s.ok()) return Finish(std::move(s));
-    if (shutdown_.load(kAcquire)) return Finish(Status::Aborted("binlog read-ahead shut down"));
+    if (shutdown_.load(kAcquire)) return shut_down();
     Header h{};
     h.size = static_cast<uint32_t>(ev.size());
     h.checked = options_.check_crc32 && CrcMatches(ev) ? 1 : 0;
@@ -84,7 +85,7 @@ void ReadAheadStream::Run() {
     // everything (a quiet stream then touches the same first pages over and over).
     const bool drained = at >= record && tail_.load(kAcquire) == head;
     const size_t wrap = capacity_ - at < record || (drained && at != 0) ? capacity_ - at : 0;
-    if (!WaitUntilFree(head, wrap + record)) return Finish(Status::Aborted("binlog read-ahead shut down"));
+    if (!WaitUntilFree(head, wrap + record)) return shut_down();
     if (wrap != 0) {
       Header w{};
       w.kind = Kind::kWrap;
@@ -103,7 +104,7 @@ void ReadAheadStream::Run() {
     Publish(head);
     // A big event is the source's own bytes, valid until its next read: wait until the
     // consumer is done with it (the ring empty again).
-    if (big && !WaitUntilFree(head, capacity_)) return Finish(Status::Aborted("binlog read-ahead shut down"));
+    if (big && !WaitUntilFree(head, capacity_)) return shut_down();
   }
 }
 

@@ -337,25 +337,14 @@ std::vector<std::string> CrcStream(bool damage_third_row) {
   eb::AddChecksum(&rotate);  // (a CRC32 server's artificial ROTATE carries one too)
   out.push_back(rotate);
   uint64_t pos = 4;
+  // log_pos first (its end, the CRC's 4 bytes counted), so that the CRC covers the final header.
   auto place = [&](std::string ev) {
+    eb::SetLogPos(&ev, static_cast<uint32_t>(pos + ev.size() + 4));
     eb::AddChecksum(&ev);
-    eb::SetLogPos(&ev, static_cast<uint32_t>(pos + ev.size()));
-    // SetLogPos changed the header after the CRC was computed: compute it again.
-    ev.resize(ev.size() - 4);
-    const uint32_t crc = binlog::Crc32(reinterpret_cast<const uint8_t*>(ev.data()), ev.size());
-    ev.append(reinterpret_cast<const char*>(&crc), 4);
     pos += ev.size();
     out.push_back(std::move(ev));
   };
-  std::string fde = eb::FormatDescriptionFor("8.0.36", true);
-  eb::AddChecksum(&fde);
-  eb::SetLogPos(&fde, static_cast<uint32_t>(pos + fde.size()));
-  // (The FDE's CRC is the decoder's own business, checked the same either way: keep it right.)
-  fde.resize(fde.size() - 4);
-  const uint32_t fcrc = binlog::Crc32(reinterpret_cast<const uint8_t*>(fde.data()), fde.size());
-  fde.append(reinterpret_cast<const char*>(&fcrc), 4);
-  pos += fde.size();
-  out.push_back(fde);
+  place(eb::FormatDescriptionFor("8.0.36", true));
   place(eb::Query("BEGIN"));
   place(eb::TableMap());
   for (uint32_t id = 1; id <= 5; ++id) {
