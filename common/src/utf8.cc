@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace canal {
 
@@ -31,6 +34,17 @@ bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
   while (i < n) {
+#if defined(__SSE2__)
+    // Sixteen ASCII bytes at a time (SSE2 is part of x86-64): text columns are mostly ASCII, and
+    // this check was ~4% of a snapshot's CPU with eight at a time.
+    if (i + 16 <= n) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      if (_mm_movemask_epi8(v) == 0) {
+        i += 16;
+        continue;
+      }
+    }
+#endif
     if (i + 8 <= n) {
       uint64_t word;
       std::memcpy(&word, s.data() + i, 8);

@@ -35,9 +35,9 @@ Status SinkChunkOutput::WaitForRoom(uint64_t bytes) { return sink_->WaitForRoom(
 
 BuilderRowWriter::BuilderRowWriter(const sink::EntrySinkOptions& options) : builder_(BuilderOptions(options)) {}
 
-Status BuilderRowWriter::Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
-                                std::string* rows) {
-  return builder_.SnapshotRow(table, values, rows);
+Status BuilderRowWriter::Append(const binlog::TableMap& table, uint64_t table_version,
+                                std::span<const binlog::ColumnValue> values, std::string* rows) {
+  return builder_.SnapshotRow(table, values, rows, table_version);
 }
 
 }  // namespace canal::server

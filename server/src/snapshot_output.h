@@ -33,7 +33,7 @@ class SinkChunkOutput final : public snapshot::ChunkOutput {
 class BuilderRowWriter final : public snapshot::RowWriter {
  public:
   explicit BuilderRowWriter(const sink::EntrySinkOptions& options);
-  Status Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
+  Status Append(const binlog::TableMap& table, uint64_t table_version, std::span<const binlog::ColumnValue> values,
                 std::string* rows) override;
 
  private:

@@ -104,8 +104,8 @@ Status EntryBuilder::EndEntry(const EntryContext& ctx, std::string_view transact
 }
 
 Status EntryBuilder::SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
-                                 std::string* rows) {
-  return impl_->rows.AppendInsertRow(t, values, rows);
+                                 std::string* rows, uint64_t table_version) {
+  return impl_->rows.AppendInsertRow(t, values, rows, table_version);
 }
 
 Status EntryBuilder::SnapshotRowsEntry(const EntryContext& ctx, const binlog::TableMap& t, std::string_view rows,

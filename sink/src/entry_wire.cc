@@ -88,6 +88,7 @@ template <typename Piece>
 
 const RowsEntryWriter::TablePlan& RowsEntryWriter::PlanFor(const binlog::TableMap& t) {
   ++use_clock_;
+  insert_version_ = 0;
   TablePlan* victim = nullptr;
   for (TablePlan& p : tables_) {
     if (p.table_id == t.table_id && p.db == t.db && p.table == t.table) {
@@ -433,13 +434,20 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
 // it grows), then appended: one copy of the row's bytes. Writing in *rows
 // itself would zero-fill its growth row by row.
 Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
-                                        std::string* rows) {
+                                        std::string* rows, uint64_t table_version) {
   if (values.size() != t.columns.size()) {
     return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "`: " +
                                    std::to_string(values.size()) + " values for " +
                                    std::to_string(t.columns.size()) + " columns");
   }
-  const TablePlan& plan = PlanFor(t);
+  // Comparing the table with its plan's copy, column by column, was ~4% of a snapshot's CPU
+  // when done for every row.
+  if (table_version == 0 || table_version != insert_version_) {
+    const TablePlan& found = PlanFor(t);
+    insert_version_ = table_version;
+    insert_plan_ = static_cast<size_t>(&found - tables_.data());
+  }
+  const TablePlan& plan = tables_[insert_plan_];
   size_t value_bytes = 0;
   for (const binlog::ColumnValue& v : values) value_bytes += v.raw.size();
   if (value_bytes >= kInPlaceRowBytes) [[unlikely]] {

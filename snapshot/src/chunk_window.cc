@@ -53,6 +53,18 @@ void KeyEncoder::Append(std::string_view value) {
   key_.append(value);
 }
 
+std::string* KeyEncoder::BeginValue() {
+  key_ += '\1';
+  key_.append(4, '\0');
+  value_at_ = key_.size();
+  return &key_;
+}
+
+void KeyEncoder::EndValue() {
+  const auto n = static_cast<uint32_t>(key_.size() - value_at_);
+  for (size_t i = 0; i < 4; ++i) key_[value_at_ - 4 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+}
+
 ChunkWindow::ChunkWindow(LogPosition opened_at, size_t max_keys, size_t max_bytes)
     : opened_at_(std::move(opened_at)), max_keys_(max_keys), max_bytes_(max_bytes) {}
 

@@ -498,9 +498,9 @@ Status SnapshotRowConverter::AppendKey(const ChunkKey& key, KeyEncoder* encoder)
       encoder->AppendNull();
       continue;
     }
-    key_text_.clear();
-    CANAL_RETURN_IF_ERROR(AppendValue(column, {}, &key_text_));
-    encoder->Append(key_text_);
+    std::string* out = encoder->BeginValue();
+    CANAL_RETURN_IF_ERROR(AppendValue(column, {}, out));
+    encoder->EndValue();
   }
   return Status::OK();
 }

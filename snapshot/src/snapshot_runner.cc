@@ -231,6 +231,7 @@ struct SnapshotRunner::TableRead {
   TableShape shape;
   SnapshotRowConverter converter;
   binlog::TableMap table;
+  uint64_t table_version = 0;  // a new one each time `table` is set (RowWriter::Append)
   ChunkReader reader;
   uint64_t generation = UINT64_MAX;  // the merger's DDL count for the table when loaded
   std::string name;
@@ -252,6 +253,8 @@ Status SnapshotRunner::Load(Reader* r, const TableProgress& tp, TableRead* t, bo
   t->table.names_known = true;
   t->table.keys_known = true;
   t->table.integer_display_widths = t->converter.integer_display_widths();
+  static std::atomic<uint64_t> versions{0};
+  t->table_version = ++versions;
   return t->reader.Open(t->shape, tp.where, options_.options);
 }
 
@@ -272,7 +275,7 @@ Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, 
     // hold it twice meanwhile.
     rows.reserve(rows.size() + 2 * row.bytes + 64 * row.fields.size() + 256);
   }
-  CANAL_RETURN_IF_ERROR(r->writer->Append(t->table, t->converter.values(), &r->chunk.rows));
+  CANAL_RETURN_IF_ERROR(r->writer->Append(t->table, t->table_version, t->converter.values(), &r->chunk.rows));
   r->encoder.Clear();
   if (keyed) CANAL_RETURN_IF_ERROR(t->converter.AppendKey(t->reader.key(), &r->encoder));
   r->chunk.AddRow(r->encoder.key());

@@ -52,7 +52,8 @@ TEST(IsValidUtf8, EveryStringOfOneAndTwoBytesAgreesWithTheTable) {
 }
 
 // Each interesting sequence at every offset from 0 to 17 after ASCII, with ASCII or nothing
-// after it: sequences that straddle a word, end a string early or sit in a short tail.
+// after it: sequences that straddle a word or a 16-byte block, end a string early or sit in a
+// short tail.
 TEST(IsValidUtf8, SequencesAtEveryOffsetOfAWordAndOfTheTail) {
   const std::string sequences[] = {
       "\xC3\xA9",         "\xE2\x82\xAC",     "\xF0\x9F\x99\x82", "\xEF\xBF\xBD",     "\xF4\x8F\xBF\xBF",
@@ -60,8 +61,8 @@ TEST(IsValidUtf8, SequencesAtEveryOffsetOfAWordAndOfTheTail) {
       "\xF5\x80\x80\x80", "\x80",             "\xBF",             "\xFE",             "\xFF",
       "\xC3",             "\xE2\x82",         "\xF0\x9F\x99",     "\xE2\x28\xA1",     "\xF0\x9F\x28\x82"};
   for (const std::string& seq : sequences) {
-    for (size_t before = 0; before < 18; ++before) {
-      for (size_t after : {0, 1, 7, 9}) {
+    for (size_t before = 0; before < 34; ++before) {
+      for (size_t after : {0, 1, 7, 9, 15, 17}) {
         const std::string s = std::string(before, 'a') + seq + std::string(after, 'z');
         EXPECT_EQ(IsValidUtf8(s), ReferenceValid(s)) << "before " << before << " after " << after;
       }
@@ -69,29 +70,32 @@ TEST(IsValidUtf8, SequencesAtEveryOffsetOfAWordAndOfTheTail) {
   }
 }
 
-// Random strings mostly of ASCII with high bytes sprinkled in, lengths 0 to 40.
+// Random strings mostly of ASCII with high bytes sprinkled in: lengths 0 to 40, and 0 to 120
+// with long ASCII runs between them (whole 16-byte blocks, then a sequence).
 TEST(IsValidUtf8, RandomMostlyAsciiStringsAgreeWithTheTable) {
-  std::mt19937 rng(20261206);
-  std::uniform_int_distribution<int> len(0, 40), ascii(0x20, 0x7E), any(0, 255), pick(0, 9);
-  size_t valid = 0, invalid = 0;
-  for (int n = 0; n < 200000; ++n) {
-    std::string s;
-    const int l = len(rng);
-    for (int k = 0; k < l; ++k) {
-      switch (pick(rng)) {
-        case 0: s += static_cast<char>(any(rng)); break;
-        case 1: s += "\xC3\xA9"; break;
-        case 2: s += "\xF0\x9F\x99\x82"; break;
-        default: s += static_cast<char>(ascii(rng));
+  for (const auto& [max_len, one_in] : {std::pair{40, 9}, std::pair{120, 60}}) {
+    std::mt19937 rng(20261206 + max_len);
+    std::uniform_int_distribution<int> len(0, max_len), ascii(0x20, 0x7E), any(0, 255), pick(0, one_in);
+    size_t valid = 0, invalid = 0;
+    for (int n = 0; n < 200000; ++n) {
+      std::string s;
+      const int l = len(rng);
+      for (int k = 0; k < l; ++k) {
+        switch (pick(rng)) {
+          case 0: s += static_cast<char>(any(rng)); break;
+          case 1: s += "\xC3\xA9"; break;
+          case 2: s += "\xF0\x9F\x99\x82"; break;
+          default: s += static_cast<char>(ascii(rng));
+        }
       }
+      const bool want = ReferenceValid(s);
+      ASSERT_EQ(IsValidUtf8(s), want) << n;
+      (want ? valid : invalid) += 1;
     }
-    const bool want = ReferenceValid(s);
-    ASSERT_EQ(IsValidUtf8(s), want) << n;
-    (want ? valid : invalid) += 1;
+    // Both answers must be exercised, or the comparison proves little.
+    EXPECT_GT(valid, 10000u);
+    EXPECT_GT(invalid, 10000u);
   }
-  // Both answers must be exercised, or the comparison proves little.
-  EXPECT_GT(valid, 10000u);
-  EXPECT_GT(invalid, 10000u);
 }
 
 }  // namespace

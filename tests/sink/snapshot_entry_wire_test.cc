@@ -198,15 +198,21 @@ TEST(SnapshotEntryWire, ABadRowLeavesTheRowsAsTheyWere) {
   EXPECT_EQ(rows, before + before);
 }
 
-// A table whose definition changed behind the same TableMap between rows gets
-// a new plan (the cache compares the definition, not the address).
-TEST(SnapshotEntryWire, AChangedTableMapIsNotServedFromTheCache) {
+// shop.plan (id INT, n INT), table id 5.
+std::shared_ptr<binlog::TableMap> TwoIntTable() {
   auto t = std::make_shared<binlog::TableMap>();
   t->table_id = 5;
   t->db = "shop";
   t->table = "plan";
   t->columns.push_back(Col("id", ColumnType::kLong));
   t->columns.push_back(Col("n", ColumnType::kLong));
+  return t;
+}
+
+// A table whose definition changed behind the same TableMap between rows gets
+// a new plan (the cache compares the definition, not the address).
+TEST(SnapshotEntryWire, AChangedTableMapIsNotServedFromTheCache) {
+  auto t = TwoIntTable();
   auto ev = MakeEvent(t, binlog::RowsKind::kWrite, {{{V(LE(1, 4)), V(LE(2, 4))}, {}}});
   EntryBuilder driver, sink;
   for (int change = 0; change < 3; ++change) {
@@ -219,6 +225,65 @@ TEST(SnapshotEntryWire, AChangedTableMapIsNotServedFromTheCache) {
     ASSERT_TRUE(sink.SnapshotRowsEntry(Context(1), *t, rows, count, {}, &got).ok());
     ExpectSameEntry(want, got, "change " + std::to_string(change));
   }
+}
+
+// With a table version (the snapshot reader's promise that the TableMap is unchanged while the
+// version is) the plan is looked up once per version: a new version after the definition changed
+// gets the new plan, and a plan looked up for another table in between does not leave the
+// version pointing at a plan that was rebuilt for that other table.
+TEST(SnapshotEntryWire, ATableVersionKeepsThePlanUntilANewVersionOrAnotherTable) {
+  auto t = TwoIntTable();
+  auto other = std::make_shared<binlog::TableMap>();  // not a copy: that would share t's layout id
+  other->table_id = 6;
+  other->db = "shop";
+  other->table = "other";
+  other->columns.push_back(Col("id", ColumnType::kLong));
+  other->columns.push_back(Col("s", ColumnType::kVarchar, 20));
+  other->columns.back().max_length = 20;
+  other->columns.back().charset = 45;  // utf8mb4
+  auto ev = MakeEvent(t, binlog::RowsKind::kWrite, {{{V(LE(1, 4)), V(LE(2, 4))}, {}}});
+  auto other_ev = MakeEvent(other, binlog::RowsKind::kWrite, {{{V(LE(1, 4)), V(Prefixed("x", 1))}, {}}});
+  EntryBuilder driver, sink;
+  const auto row_of = [&](const HandEvent& e) {
+    binlog::RowsReader reader;
+    binlog::RowChange change;
+    reader.Reset(e.ev);
+    bool done = false;
+    EXPECT_TRUE(reader.Next(&change, &done).ok());
+    return std::vector<binlog::ColumnValue>(change.after.values.begin(), change.after.values.end());
+  };
+  const auto expect_entry = [&](uint64_t version, const std::string& what) {
+    std::string want, got, rows;
+    uint64_t want_rows = 0;
+    ASSERT_TRUE(sink.RowsEntry(Context(1), ev->ev, &want, &want_rows).ok());
+    const std::vector<binlog::ColumnValue> values = row_of(*ev);
+    ASSERT_TRUE(driver.SnapshotRow(*t, values, &rows, version).ok());
+    ASSERT_TRUE(driver.SnapshotRow(*t, values, &rows, version).ok());  // the cached plan
+    ASSERT_TRUE(sink.SnapshotRowsEntry(Context(1), *t, rows.substr(0, rows.size() / 2), 1, {}, &got).ok());
+    ExpectSameEntry(want, got, what);
+    EXPECT_EQ(rows.substr(0, rows.size() / 2), rows.substr(rows.size() / 2)) << what;
+  };
+  expect_entry(1, "version 1");
+  t->columns[1].name = "renamed";
+  expect_entry(2, "version 2 after a rename");
+  // Another table's rows through the same writer, then the first table's version again.
+  std::string other_rows;
+  const std::vector<binlog::ColumnValue> other_values = row_of(*other_ev);
+  ASSERT_TRUE(driver.SnapshotRow(*other, other_values, &other_rows, 3).ok());
+  std::string unused;
+  uint64_t unused_rows = 0;
+  ASSERT_TRUE(driver.RowsEntry(Context(1), other_ev->ev, &unused, &unused_rows).ok());
+  expect_entry(2, "version 2 after another table");
+  // Enough other tables (more than the writer caches plans for) that the first table's plan is
+  // evicted and its place taken by one of them: version 2 must not find that one.
+  for (uint64_t id = 100; id < 200; ++id) {
+    other->table_id = id;
+    other->table = "other" + std::to_string(id);
+    ASSERT_TRUE(driver.RowsEntry(Context(1), other_ev->ev, &unused, &unused_rows).ok());
+  }
+  expect_entry(2, "version 2 after its plan was evicted");
+  t->columns[0].is_key = true;
+  expect_entry(0, "no version after a key change");
 }
 
 }  // namespace

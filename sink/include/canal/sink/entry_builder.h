@@ -81,8 +81,12 @@ class EntryBuilder {
   // exactly the bytes RowsEntry writes for that row of a WRITE_ROWS event.
   // InvalidArgument when values.size() != t.columns.size(); a value that does
   // not render is its error naming the table. On error *rows is as it was. No
-  // allocation per row once warm (beyond *rows' own growth).
-  Status SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows);
+  // allocation per row once warm (beyond *rows' own growth). A nonzero
+  // `table_version` promises that `t` is unchanged since the last call with the
+  // same version (a new version for every change of t): the table's plan is
+  // then not compared column by column again for each row.
+  Status SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows,
+                     uint64_t table_version = 0);
 
   // Replaces *out with a ROWDATA entry, eventType INSERT, of `row_count` rows
   // whose RowData fields are `rows` (SnapshotRow's, concatenated, copied

@@ -74,7 +74,9 @@ class RowsEntryWriter {
   // field Write writes for the same row of a WRITE_ROWS event of `t` (the same
   // plan and image writer). The row is written in the writer's warm buffer
   // and appended, one copy of its bytes; *rows is untouched on error.
-  Status AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows);
+  // `table_version`: as EntryBuilder::SnapshotRow's.
+  Status AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows,
+                         uint64_t table_version = 0);
 
   // The ROWDATA INSERT entry around rows AppendInsertRow wrote
   // (EntryBuilder::SnapshotRowsEntry). *out is replaced (its capacity
@@ -175,6 +177,10 @@ class RowsEntryWriter {
   EntryBuilderOptions options_;
   std::vector<TablePlan> tables_;
   uint64_t use_clock_ = 0;
+  // The plan of the last AppendInsertRow's table_version (0: none). Any other
+  // PlanFor may rebuild or evict it, so PlanFor forgets it.
+  uint64_t insert_version_ = 0;
+  size_t insert_plan_ = 0;  // index into tables_
   binlog::RowsReader reader_;
   binlog::RowChange change_;
   // The entry being written; swapped into the caller's string when it is whole,

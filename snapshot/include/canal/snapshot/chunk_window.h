@@ -52,10 +52,15 @@ class KeyEncoder {
   void Clear() { key_.clear(); }
   void AppendNull() { key_ += '\0'; }
   void Append(std::string_view value);
+  // Append's bytes for a value the caller writes straight into the returned string (appending
+  // only) between BeginValue and EndValue: no copy of the value's text.
+  std::string* BeginValue();
+  void EndValue();
   std::string_view key() const { return key_; }
 
  private:
   std::string key_;
+  size_t value_at_ = 0;  // where BeginValue's value starts
 };
 
 class ChunkWindow {

@@ -114,7 +114,6 @@ class SnapshotRowConverter {
   std::vector<binlog::ColumnValue> values_;
   std::vector<std::string> scratch_;  // per column: DECIMAL's binary bytes, INET/UUID's stored bytes; reused
   std::vector<TextForm> text_forms_;
-  std::string key_text_;
 };
 
 // The chunk window's key of a stream row: `values` (a row image of the table, every key column

@@ -48,11 +48,13 @@ namespace canal::snapshot {
 
 // Renders one snapshot row as the RowData bytes the destination's sink writes for an inserted
 // row (server/: the sink's EntryBuilder with the destination's field filters). One per reader.
+// `table_version` is new whenever `table` changed, so a writer may keep what it worked out
+// for the table (its plan) between rows of one version.
 class RowWriter {
  public:
   virtual ~RowWriter() = default;
-  virtual Status Append(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
-                        std::string* rows) = 0;
+  virtual Status Append(const binlog::TableMap& table, uint64_t table_version,
+                        std::span<const binlog::ColumnValue> values, std::string* rows) = 0;
 };
 
 struct SnapshotRunnerOptions {
