@@ -218,15 +218,11 @@ Status ChunkReader::Impl::Fetch(MYSQL_STMT* stmt, std::string_view role, std::st
     const int rc = mysql_stmt_fetch(stmt);
     if (rc == MYSQL_NO_DATA) break;
     if (rc == 1) return StmtFail(role, stmt, sql);
-    // MYSQL_DATA_TRUNCATED or not (it depends on a client option), a value longer than its
-    // buffer is read again into a grown one.
-    Status s = results.CompleteRow(stmt);
-    if (!s.ok()) return s.WithContext(table + ": " + std::string(role));
+    if (Status s = results.CompleteRow(); !s.ok()) return s.WithContext(table + ": " + std::string(role));
     row.fields = results.fields();
     row.bytes = results.row_bytes();
     if (keyed) CANAL_RETURN_IF_ERROR(results.CopyKey(key.columns, &result->last_key).WithContext(table));
     CANAL_RETURN_IF_ERROR(on_row(row));
-    CANAL_RETURN_IF_ERROR(results.ReleaseLargeBuffers(stmt).WithContext(table));
     ++result->rows;
     result->bytes += row.bytes;
     if (keyed && result->bytes >= options.chunk_bytes && result->rows < chunk_limit) {

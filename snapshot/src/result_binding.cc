@@ -5,31 +5,6 @@
 namespace canal::snapshot {
 namespace {
 
-constexpr size_t kInitialValueBuffer = 64;
-
-FieldKind FetchKind(const MYSQL_FIELD& f) {
-  switch (f.type) {
-    case MYSQL_TYPE_TINY:
-    case MYSQL_TYPE_SHORT:
-    case MYSQL_TYPE_INT24:
-    case MYSQL_TYPE_LONG:
-    case MYSQL_TYPE_LONGLONG:
-    case MYSQL_TYPE_YEAR:
-      return (f.flags & UNSIGNED_FLAG) ? FieldKind::kUnsigned : FieldKind::kSigned;
-    case MYSQL_TYPE_FLOAT:
-    case MYSQL_TYPE_DOUBLE:
-      return FieldKind::kDouble;
-    case MYSQL_TYPE_DATE:
-    case MYSQL_TYPE_NEWDATE:
-    case MYSQL_TYPE_DATETIME:
-    case MYSQL_TYPE_TIMESTAMP:
-    case MYSQL_TYPE_TIME:
-      return FieldKind::kTime;
-    default:
-      return FieldKind::kBytes;
-  }
-}
-
 enum_mysql_timestamp_type TimeType(uint8_t field_type) {
   if (field_type == MYSQL_TYPE_DATE || field_type == MYSQL_TYPE_NEWDATE) return MYSQL_TIMESTAMP_DATE;
   if (field_type == MYSQL_TYPE_TIME) return MYSQL_TIMESTAMP_TIME;
@@ -52,123 +27,69 @@ Status ResultBinding::Setup(MYSQL_RES* meta, size_t columns) {
   }
   const MYSQL_FIELD* f = mysql_fetch_fields(meta);
   columns_.assign(n, Column{});
-  binds_.assign(n, MYSQL_BIND{});
   fields_.assign(n, FieldValue{});
   for (unsigned int i = 0; i < n; ++i) {
     Column& c = columns_[i];
     c.type = f[i].type;
-    c.kind = FetchKind(f[i]);
-    if (c.kind == FieldKind::kBytes) {
-      c.binary = f[i].charsetnr == 63;
-      c.bytes.resize(kInitialValueBuffer);
-    }
+    c.kind = BinaryFieldKind(static_cast<uint8_t>(f[i].type), (f[i].flags & UNSIGNED_FLAG) != 0);
+    c.binary = c.kind == FieldKind::kBytes && f[i].charsetnr == 63;
+    fields_[i].field_type = static_cast<uint8_t>(c.type);
+    fields_[i].binary = c.binary;
   }
   return Status::OK();
 }
 
 Status ResultBinding::Bind(MYSQL_STMT* stmt) {
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    Column& c = columns_[i];
-    MYSQL_BIND& b = binds_[i];
-    b = MYSQL_BIND{};
-    b.length = &c.length;
-    b.is_null = &c.is_null;
-    b.error = &c.error;
-    switch (c.kind) {
-      case FieldKind::kSigned:
-      case FieldKind::kUnsigned:
-        b.buffer_type = MYSQL_TYPE_LONGLONG;
-        b.buffer = &c.i64;
-        b.is_unsigned = c.kind == FieldKind::kUnsigned;
-        break;
-      case FieldKind::kDouble:
-        b.buffer_type = MYSQL_TYPE_DOUBLE;
-        b.buffer = &c.f64;
-        break;
-      case FieldKind::kTime:
-        b.buffer_type = c.type;
-        b.buffer = &c.time;
-        b.buffer_length = sizeof(c.time);
-        break;
-      default:
-        b.buffer_type = MYSQL_TYPE_STRING;
-        b.buffer = c.bytes.data();
-        b.buffer_length = static_cast<unsigned long>(c.bytes.size());
-        break;
-    }
+  // No result buffers are bound: with none, Connector/C hands each column to the callback.
+  if (mysql_stmt_attr_set(stmt, STMT_ATTR_CB_USER_DATA, this) != 0 ||
+      mysql_stmt_attr_set(stmt, STMT_ATTR_CB_RESULT, reinterpret_cast<const void*>(&ResultBinding::OnColumn)) != 0) {
+    return Status::IOError(std::string("setting up the reading of the result columns failed: ") +
+                           mysql_stmt_error(stmt));
   }
-  if (mysql_stmt_bind_result(stmt, binds_.data()) != 0) {
-    return Status::IOError(std::string("binding the result columns failed: ") + mysql_stmt_error(stmt));
-  }
+  stmt_ = stmt;
   return Status::OK();
 }
 
-Status ResultBinding::CompleteRow(MYSQL_STMT* stmt) {
-  row_bytes_ = 0;
-  bool grew = false;
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    Column& c = columns_[i];
-    FieldValue& f = fields_[i];
-    f.field_type = static_cast<uint8_t>(c.type);
-    f.binary = c.binary;
-    if (c.is_null) {
-      f.kind = FieldKind::kNull;
-      continue;
-    }
-    f.kind = c.kind;
-    switch (c.kind) {
-      case FieldKind::kSigned:
-        f.i64 = c.i64;
-        row_bytes_ += 8;
-        break;
-      case FieldKind::kUnsigned:
-        f.u64 = static_cast<uint64_t>(c.i64);
-        row_bytes_ += 8;
-        break;
-      case FieldKind::kDouble:
-        f.f64 = c.f64;
-        row_bytes_ += 8;
-        break;
-      case FieldKind::kTime:
-        f.time = {c.time.year, c.time.month, c.time.day, c.time.hour, c.time.minute, c.time.second,
-                  static_cast<uint32_t>(c.time.second_part), c.time.neg != 0};
-        row_bytes_ += 8;
-        break;
-      default: {
-        if (c.length > c.bytes.size()) {
-          // Longer than its buffer: grow it (kept for later rows) and read the value again.
-          c.bytes.resize(c.length);
-          MYSQL_BIND b = binds_[i];
-          b.buffer = c.bytes.data();
-          b.buffer_length = static_cast<unsigned long>(c.bytes.size());
-          if (mysql_stmt_fetch_column(stmt, &b, static_cast<unsigned int>(i), 0) != 0) {
-            return Status::IOError("reading column " + std::to_string(i + 1) + " (" + std::to_string(c.length) +
-                                   " bytes) failed: " + mysql_stmt_error(stmt));
-          }
-          grew = true;
-          holds_large_ = holds_large_ || c.bytes.size() > kKeepValueBytes;
-        }
-        f.bytes = std::string_view(c.bytes.data(), c.length);
-        row_bytes_ += c.length;
-        break;
-      }
-    }
+void ResultBinding::OnColumn(void* self, unsigned int column, unsigned char** row) {
+  auto* binding = static_cast<ResultBinding*>(self);
+  // The row lies in the connection's packet buffer, which ends at buff_end.
+  const unsigned char* end = binding->stmt_->mysql->net.buff_end;
+  if (row == nullptr) {
+    binding->Decode(column, nullptr, end);
+    return;
   }
-  // The grown buffers replace the old ones in the binding before the next fetch writes to them.
-  return grew ? Bind(stmt) : Status::OK();
+  const unsigned char* at = *row;
+  binding->Decode(column, &at, end);
+  *row += at - *row;
 }
 
-Status ResultBinding::ReleaseLargeBuffers(MYSQL_STMT* stmt) {
-  if (!holds_large_) return Status::OK();
-  holds_large_ = false;
-  bool released = false;
-  for (Column& c : columns_) {
-    if (c.kind != FieldKind::kBytes || c.bytes.capacity() <= kKeepValueBytes) continue;
-    std::vector<char>(kInitialValueBuffer).swap(c.bytes);
-    released = true;
+void ResultBinding::Fail(unsigned int column, const char* why) {
+  if (error_.empty()) error_ = "column " + std::to_string(column + 1) + " of a row " + why;
+}
+
+void ResultBinding::Decode(unsigned int column, const unsigned char** at, const unsigned char* end) {
+  if (column == 0) {
+    row_bytes_ = 0;
+    error_.clear();
   }
-  for (FieldValue& f : fields_) f.bytes = {};  // they may point into a released buffer
-  return released ? Bind(stmt) : Status::OK();
+  if (column >= columns_.size()) {
+    if (at != nullptr) *at = end;  // nothing after it can be placed
+    return Fail(column, "is past the result's columns");
+  }
+  FieldValue& f = fields_[column];
+  if (at == nullptr) {
+    f.kind = FieldKind::kNull;
+    return;
+  }
+  const Column& c = columns_[column];
+  if (const char* why = ReadBinaryValue(c.kind, static_cast<uint8_t>(c.type), at, end, &f, &row_bytes_)) {
+    Fail(column, why);
+  }
+}
+
+Status ResultBinding::CompleteRow() const {
+  if (!error_.empty()) return Status::Corruption(error_);
+  return Status::OK();
 }
 
 Status ResultBinding::CopyKey(const std::vector<size_t>& columns, std::vector<KeyValue>* key) const {
@@ -223,6 +144,13 @@ Status ParamBinding::Bind(MYSQL_STMT* stmt, const std::vector<KeyValue>& key,
         t.month = v.time.month;
         t.day = v.time.day;
         t.hour = v.time.hour;
+        if (v.field_type == MYSQL_TYPE_TIME) {
+          // The protocol sends a TIME's hours in one byte beside its days: '838:59:59' goes as
+          // 34 days and 22 hours, not as 838 hours cut to a byte.
+          const uint64_t hours = uint64_t{v.time.day} * 24 + v.time.hour;
+          t.day = static_cast<unsigned int>(hours / 24);
+          t.hour = static_cast<unsigned int>(hours % 24);
+        }
         t.minute = v.time.minute;
         t.second = v.time.second;
         t.second_part = v.time.microsecond;

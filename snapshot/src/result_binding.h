@@ -1,9 +1,12 @@
-// The Connector/C binding of a chunk statement's result columns and of its key parameters, with
-// the buffers kept between rows and chunks (internal to the chunk reader).
+// The Connector/C reading of a chunk statement's result columns and the binding of its key
+// parameters (internal to the chunk reader).
 //
-// Result columns are fetched as: integers into int64/uint64 (MYSQL_TYPE_LONGLONG, the column's
-// UNSIGNED flag), FLOAT/DOUBLE into double, DATE/DATETIME/TIMESTAMP/TIME into MYSQL_TIME, and
-// everything else as bytes into a buffer per column that grows to the longest value seen.
+// Result columns are read in place: Connector/C's result callback (STMT_ATTR_CB_RESULT) hands
+// each column's bytes in the row packet to Decode, which reads the binary protocol's value as
+// the server sent it: integers as int64/uint64 (by the column's UNSIGNED flag), FLOAT/DOUBLE as
+// double, DATE/DATETIME/TIMESTAMP/TIME as their fields, everything else as a view of its bytes.
+// Nothing is copied into bound buffers (that conversion and copy were ~15% of a snapshot's CPU),
+// and a value, however large, is held once: in the connection's packet buffer.
 // Key parameters are bound back in the same types: a DECIMAL as MYSQL_TYPE_NEWDECIMAL (compared as
 // a decimal, never as a double), a binary string as a BLOB (binary, no charset conversion), text
 // as a string in the connection's charset, which the server converts to the column's.
@@ -12,6 +15,7 @@
 #include <mysql.h>
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "canal/common/status.h"
@@ -23,39 +27,36 @@ class ResultBinding {
  public:
   // From the statement's result metadata; Corruption when it has not `columns` columns.
   Status Setup(MYSQL_RES* meta, size_t columns);
-  // Binds the buffers to `stmt` (again after a buffer grew).
+  // Makes `stmt`'s fetches hand their columns to this binding (before its first fetch).
   Status Bind(MYSQL_STMT* stmt);
-  // After a fetch: reads values longer than their buffer again, fills fields() and row_bytes().
-  Status CompleteRow(MYSQL_STMT* stmt);
+  // After a fetch: whether every column of the row was read (Corruption naming the column when
+  // one ran past the packet or had a length its type cannot have). fields() and row_bytes() are
+  // the row's until the next fetch.
+  Status CompleteRow() const;
   std::span<const FieldValue> fields() const { return fields_; }
   uint64_t row_bytes() const { return row_bytes_; }
-  // After the row was used: a value buffer grown past kKeepValueBytes (one huge value) goes back
-  // to its initial size, so a 64 MiB value is not held until the reader ends.
-  Status ReleaseLargeBuffers(MYSQL_STMT* stmt);
-  static constexpr size_t kKeepValueBytes = 1 << 20;
   // The values of `columns` (key order) into *key, reusing its strings.
   Status CopyKey(const std::vector<size_t>& columns, std::vector<KeyValue>* key) const;
+
+  // One column of a row in the binary protocol: *at points at its bytes (nullptr: NULL), `end`
+  // is where the readable bytes end. Fills fields()[column] and moves *at past the value. Public
+  // for the tests; the callback calls it.
+  void Decode(unsigned int column, const unsigned char** at, const unsigned char* end);
 
  private:
   struct Column {
     enum_field_types type = MYSQL_TYPE_NULL;  // the server's
-    FieldKind kind = FieldKind::kBytes;       // how it is fetched
+    FieldKind kind = FieldKind::kBytes;
     bool binary = false;
-    int64_t i64 = 0;  // also uint64 and double, by kind
-    double f64 = 0;
-    MYSQL_TIME time{};
-    std::vector<char> bytes;
-    unsigned long length = 0;
-    my_bool is_null = 0;
-    my_bool error = 0;
   };
+  static void OnColumn(void* self, unsigned int column, unsigned char** row);
+  void Fail(unsigned int column, const char* why);
+
   std::vector<Column> columns_;
-  std::vector<MYSQL_BIND> binds_;
   std::vector<FieldValue> fields_;
   uint64_t row_bytes_ = 0;
-  bool holds_large_ = false;  // a value buffer grew past kKeepValueBytes
-  MYSQL_STMT* bound_to_ = nullptr;
-  bool rebind_ = false;
+  MYSQL_STMT* stmt_ = nullptr;  // the one fetching, for the packet buffer's end
+  std::string error_;           // the row's first decoding error ("" when none)
 };
 
 class ParamBinding {

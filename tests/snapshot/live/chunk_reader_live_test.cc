@@ -35,6 +35,7 @@ CREATE DATABASE snap;
 CREATE TABLE snap.composite (a INT NOT NULL, b VARCHAR(20) NOT NULL, note VARCHAR(40) NULL,
   amount DECIMAL(10,2) NOT NULL, PRIMARY KEY (a, b)) DEFAULT CHARSET utf8mb4;
 CREATE TABLE snap.moments (t DATETIME NOT NULL PRIMARY KEY, x INT NOT NULL);
+CREATE TABLE snap.durations (d TIME NOT NULL PRIMARY KEY, x INT NOT NULL);
 CREATE TABLE snap.unique_only (id INT NULL, code VARCHAR(12) NOT NULL, x INT NOT NULL,
   UNIQUE KEY uk_id (id), UNIQUE KEY uk_code (code), KEY ix_x (x));
 CREATE TABLE snap.keyless (x INT NOT NULL, y VARCHAR(10) NULL);
@@ -73,6 +74,15 @@ std::string FillSql() {
     char t[64];
     std::snprintf(t, sizeof t, "'2024-%02d-%02d %02d:%02d:%02d'", 1 + k % 9, 10 + k % 18, k % 24, k, (k * 7) % 60);
     sql += std::string(i ? "," : "") + "(" + t + "," + std::to_string(k) + ")";
+  }
+  // TIME keys on both sides of zero and past 255 hours: the protocol sends a TIME's hours in a
+  // byte beside its days, so a bound of '838:59:59' must go as 34 days and 22 hours.
+  sql += ";\nINSERT INTO snap.durations VALUES ";
+  for (int k = 0; k < 41; ++k) {
+    char d[32];
+    std::snprintf(d, sizeof d, "'%s%d:%02d:%02d'", k % 5 == 0 ? "-" : "", k == 40 ? 838 : (k * 97) % 839, k,
+                  (k * 7) % 60);
+    sql += std::string(k ? "," : "") + "(" + d + "," + std::to_string(k) + ")";
   }
   sql += ";\nINSERT INTO snap.unique_only VALUES ";
   for (int i = 0; i < 40; ++i) {
@@ -180,6 +190,10 @@ TEST_F(ChunkReaderLive, CompositeIntVarcharKeyPagesExactly) {
 }
 
 TEST_F(ChunkReaderLive, DatetimeKeyPagesExactly) { CheckPaging("moments", "t", ChunkKey::Kind::kPrimary); }
+
+TEST_F(ChunkReaderLive, TimeKeyPastAByteOfHoursPagesExactly) {
+  CheckPaging("durations", "d", ChunkKey::Kind::kPrimary);
+}
 
 TEST_F(ChunkReaderLive, UniqueNotNullIndexPagesExactly) {
   CheckPaging("unique_only", "code", ChunkKey::Kind::kUniqueNotNull);

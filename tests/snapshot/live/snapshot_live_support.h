@@ -40,6 +40,11 @@ inline std::string FieldText(const snapshot::FieldValue& f) {
     case FieldKind::kDouble: return std::to_string(f.f64);
     case FieldKind::kTime: {
       char buf[64];
+      if (f.field_type == 11) {  // TIME: [-]H:MM:SS, the hours with the days in them
+        std::snprintf(buf, sizeof buf, "%s%02u:%02u:%02u", f.time.negative ? "-" : "", f.time.day * 24 + f.time.hour,
+                      f.time.minute, f.time.second);
+        return buf;
+      }
       std::snprintf(buf, sizeof buf, "%04u-%02u-%02u %02u:%02u:%02u", f.time.year, f.time.month, f.time.day,
                     f.time.hour, f.time.minute, f.time.second);
       return buf;

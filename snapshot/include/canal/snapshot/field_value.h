@@ -34,6 +34,20 @@ struct FieldValue : TypedValue {
   std::string_view bytes;
 };
 
+// How a column of a binary-protocol result row is read (canal_snapshot_reader), from the server's column type
+// (MYSQL_TYPE_*) and its UNSIGNED flag: integers as signed or unsigned, FLOAT/DOUBLE as double,
+// DATE/DATETIME/TIMESTAMP/TIME as their fields, everything else as bytes.
+FieldKind BinaryFieldKind(uint8_t field_type, bool is_unsigned);
+
+// Reads one non-NULL value of a binary-protocol result row (kind by BinaryFieldKind, never
+// kNull) from *at, where the readable bytes end at `end`: fills *out's kind and value (bytes as a
+// view into the row), adds what it counts against a chunk's byte bound to *counted (8 for a fixed
+// value, the length of bytes) and moves *at past the value. A TIME's days are folded into its
+// hours. On a value that runs past `end` or has a length its type cannot have, returns what is
+// wrong (static text) and moves *at to `end`; nullptr otherwise.
+const char* ReadBinaryValue(FieldKind kind, uint8_t field_type, const unsigned char** at, const unsigned char* end,
+                            FieldValue* out, uint64_t* counted);
+
 // A key column's value kept past its row: what the next chunk's statement is bound with, and
 // what a snapshot's progress stores (snapshot_progress.h).
 struct KeyValue : TypedValue {
