@@ -33,17 +33,20 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
+  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
   while (i < n) {
 #if defined(__SSE2__)
-    // Sixteen ASCII bytes at a time (SSE2 is part of x86-64): text columns are mostly ASCII, and
-    // this check was ~4% of a snapshot's CPU with eight at a time.
+    // Sixteen bytes at a time (SSE2 is part of x86-64): text is mostly ASCII, so skip to the
+    // first byte that is not, rather than testing each ASCII byte before it on its own.
     if (i + 16 <= n) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-      if (_mm_movemask_epi8(v) == 0) {
+      const auto high = static_cast<unsigned>(_mm_movemask_epi8(v));
+      if (high == 0) {
         i += 16;
         continue;
       }
-    }
+      i += static_cast<size_t>(__builtin_ctz(high));
+    } else
 #endif
     if (i + 8 <= n) {
       uint64_t word;
@@ -52,6 +55,16 @@ bool IsValidUtf8(std::string_view s) {
         i += 8;
         continue;
       }
+    }
+    const uint8_t c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Two-byte sequences (Latin accents, Greek, Cyrillic...) without the general case's checks.
+    if (c >= 0xC2 && c <= 0xDF && i + 1 < n && (byte(i + 1) & 0xC0) == 0x80) {
+      i += 2;
+      continue;
     }
     const size_t len = Utf8SequenceLength(s, i);
     if (len == 0) return false;
