@@ -47,10 +47,8 @@ bool StreamBefore(const LogPosition& a, const LogPosition& b) {
 
 void KeyEncoder::Append(std::string_view value) {
   // A tag and a length prefix: ("ab","c") and ("a","bc") differ, and no value equals NULL.
-  key_ += '\1';
-  uint32_t n = static_cast<uint32_t>(value.size());
-  for (int i = 0; i < 4; ++i) key_ += static_cast<char>((n >> (8 * i)) & 0xff);
-  key_.append(value);
+  BeginValue()->append(value);
+  EndValue();
 }
 
 std::string* KeyEncoder::BeginValue() {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/parser/binlog/column_type.h"
 
 namespace canal::snapshot {
@@ -18,12 +19,6 @@ constexpr uint8_t kTiny = Code(ColumnType::kTiny), kShort = Code(ColumnType::kSh
                   kInt24 = Code(ColumnType::kInt24), kDate = Code(ColumnType::kDate), kTime = Code(ColumnType::kTime),
                   kDateTime = Code(ColumnType::kDateTime), kYear = Code(ColumnType::kYear),
                   kNewDate = Code(ColumnType::kNewDate);
-
-uint64_t LittleEndian(const unsigned char* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = n; i-- > 0;) v = v << 8 | p[i];
-  return v;
-}
 
 int64_t SignExtend(uint64_t v, size_t bytes) {
   const unsigned shift = static_cast<unsigned>(64 - 8 * bytes);
@@ -68,108 +63,105 @@ FieldKind BinaryFieldKind(uint8_t field_type, bool is_unsigned) {
 
 const char* ReadBinaryValue(FieldKind kind, uint8_t field_type, const unsigned char** at, const unsigned char* end,
                             FieldValue* out, uint64_t* counted) {
-  const unsigned char* p = *at;
-  const size_t left = static_cast<size_t>(end - p);
-  const auto past_end = [&]() {
+  binlog::ByteReader r(*at, static_cast<size_t>(end - *at));
+  const auto fail = [&](const char* why) {
     *at = end;
-    return "runs past the packet";
+    return why;
   };
+  constexpr const char* kPastEnd = "runs past the packet";
   out->kind = kind;
   switch (kind) {
     case FieldKind::kSigned:
     case FieldKind::kUnsigned: {
       const size_t n = IntegerBytes(field_type);
-      if (left < n) return past_end();
-      const uint64_t v = LittleEndian(p, n);
+      uint64_t v;
+      if (!r.ReadUIntLE(n, &v)) return fail(kPastEnd);
       if (kind == FieldKind::kUnsigned) {
         out->u64 = v;
       } else {
         out->i64 = SignExtend(v, n);
       }
-      *at = p + n;
       *counted += 8;
-      return nullptr;
+      break;
     }
     case FieldKind::kDouble: {
+      uint64_t bits;
       if (field_type == kFloat) {
-        if (left < 4) return past_end();
+        if (!r.ReadUIntLE(4, &bits)) return fail(kPastEnd);
         float v;
-        std::memcpy(&v, p, 4);
+        const auto b32 = static_cast<uint32_t>(bits);
+        std::memcpy(&v, &b32, 4);
         out->f64 = v;  // exact: a float widens to a double without rounding
-        *at = p + 4;
       } else {
-        if (left < 8) return past_end();
-        std::memcpy(&out->f64, p, 8);
-        *at = p + 8;
+        if (!r.ReadUIntLE(8, &bits)) return fail(kPastEnd);
+        std::memcpy(&out->f64, &bits, 8);
       }
       *counted += 8;
-      return nullptr;
+      break;
     }
     case FieldKind::kTime: {
-      if (left < 1) return past_end();
-      const size_t n = p[0];
-      if (left < 1 + n) return past_end();
-      const unsigned char* v = p + 1;
+      uint8_t n;
+      std::string_view body;
+      if (!r.ReadU8(&n) || !r.ReadBytes(n, &body)) return fail(kPastEnd);
+      // The length is checked against the type below, so these reads cannot run short.
+      binlog::ByteReader v(body);
+      const auto u8 = [&v] {
+        uint8_t x = 0;
+        v.ReadU8(&x);
+        return uint32_t{x};
+      };
+      const auto le = [&v](size_t bytes) {
+        uint64_t x = 0;
+        v.ReadUIntLE(bytes, &x);
+        return x;
+      };
       TimeValue t;
       if (field_type == kTime) {
-        if (n != 0 && n != 8 && n != 12) {
-          *at = end;
-          return "is a TIME of a length the protocol does not have";
-        }
+        if (n != 0 && n != 8 && n != 12) return fail("is a TIME of a length the protocol does not have");
         if (n > 0) {
-          t.negative = v[0] != 0;
-          // Days folded into the hours ('838:59:59'), as client libraries hand a TIME out.
-          t.hour = static_cast<uint32_t>(LittleEndian(v + 1, 4) * 24 + v[5]);
-          t.minute = v[6];
-          t.second = v[7];
-          if (n == 12) t.microsecond = static_cast<uint32_t>(LittleEndian(v + 8, 4));
+          t.negative = u8() != 0;
+          const uint64_t days = le(4);  // folded into the hours ('838:59:59'), as client libraries hand a TIME out
+          t.hour = static_cast<uint32_t>(days * 24 + u8());
+          t.minute = u8();
+          t.second = u8();
+          if (n == 12) t.microsecond = static_cast<uint32_t>(le(4));
         }
       } else {
         if (n != 0 && n != 4 && n != 7 && n != 11) {
-          *at = end;
-          return "is a date or datetime of a length the protocol does not have";
+          return fail("is a date or datetime of a length the protocol does not have");
         }
         if (n >= 4) {
-          t.year = static_cast<uint32_t>(LittleEndian(v, 2));
-          t.month = v[2];
-          t.day = v[3];
+          t.year = static_cast<uint32_t>(le(2));
+          t.month = u8();
+          t.day = u8();
         }
         if (n >= 7) {
-          t.hour = v[4];
-          t.minute = v[5];
-          t.second = v[6];
+          t.hour = u8();
+          t.minute = u8();
+          t.second = u8();
         }
-        if (n == 11) t.microsecond = static_cast<uint32_t>(LittleEndian(v + 7, 4));
+        if (n == 11) t.microsecond = static_cast<uint32_t>(le(4));
       }
       out->time = t;
-      *at = p + 1 + n;
       *counted += 8;
-      return nullptr;
+      break;
     }
     case FieldKind::kBytes: {
-      if (left < 1) return past_end();
-      uint64_t length = p[0];
-      size_t header = 1;
-      if (length >= 251) {
-        header = length == 252 ? 3 : length == 253 ? 4 : length == 254 ? 9 : 0;
-        if (header == 0) {
-          *at = end;
-          return "has a length prefix the protocol does not have";
-        }
-        if (left < header) return past_end();
-        length = LittleEndian(p + 1, header - 1);
+      uint64_t length;
+      if (!r.ReadPackedInt(&length)) {
+        // 0xFB is NULL (a flag in the row's bitmap here) and 0xFF no length at all.
+        const bool bad_prefix = r.remaining() > 0 && (*r.current() == 0xFB || *r.current() == 0xFF);
+        return fail(bad_prefix ? "has a length prefix the protocol does not have" : kPastEnd);
       }
-      if (length > left - header) return past_end();
-      out->bytes = std::string_view(reinterpret_cast<const char*>(p + header), length);
-      *at = p + header + length;
+      if (!r.ReadBytes(length, &out->bytes)) return fail(kPastEnd);
       *counted += length;
-      return nullptr;
+      break;
     }
     case FieldKind::kNull:
-      break;
+      return fail("was asked for as NULL, which a NULL flag says, not a value");
   }
-  *at = end;
-  return "was asked for as NULL, which a NULL flag says, not a value";
+  *at = r.current();
+  return nullptr;
 }
 
 }  // namespace canal::snapshot

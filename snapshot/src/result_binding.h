@@ -38,12 +38,10 @@ class ResultBinding {
   // The values of `columns` (key order) into *key, reusing its strings.
   Status CopyKey(const std::vector<size_t>& columns, std::vector<KeyValue>* key) const;
 
-  // One column of a row in the binary protocol: *at points at its bytes (nullptr: NULL), `end`
-  // is where the readable bytes end. Fills fields()[column] and moves *at past the value. Public
-  // for the tests; the callback calls it.
-  void Decode(unsigned int column, const unsigned char** at, const unsigned char* end);
-
  private:
+  // One column of a row in the binary protocol (OnColumn's): *at points at its bytes (nullptr:
+  // NULL), `end` is where the readable bytes end. Fills fields()[column] and moves *at past it.
+  void Decode(unsigned int column, const unsigned char** at, const unsigned char* end);
   struct Column {
     enum_field_types type = MYSQL_TYPE_NULL;  // the server's
     FieldKind kind = FieldKind::kBytes;

@@ -129,7 +129,7 @@ void SnapshotMerger::NoteRows(const parser::TxEvent& e) {
         if (!has) continue;
         const binlog::RowImage& img = image == 0 ? change_.before : change_.after;
         encoder_.Clear();
-        if (!AppendStreamKey(t, img.values, w->key, &encoder_, &scratch_).ok()) {
+        if (!AppendStreamKey(t, img.values, w->key, &encoder_).ok()) {
           w->broken = true;
           continue;
         }

@@ -506,7 +506,7 @@ Status SnapshotRowConverter::AppendKey(const ChunkKey& key, KeyEncoder* encoder)
 }
 
 Status AppendStreamKey(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
-                       const ChunkKey& key, KeyEncoder* encoder, std::string* scratch) {
+                       const ChunkKey& key, KeyEncoder* encoder) {
   for (size_t column : key.columns) {
     if (column >= values.size() || column >= table.columns.size() || !values[column].is_present()) {
       return Status::InvalidArgument("`" + table.db + "`.`" + table.table + "`: key column " +
@@ -516,9 +516,8 @@ Status AppendStreamKey(const binlog::TableMap& table, std::span<const binlog::Co
       encoder->AppendNull();
       continue;
     }
-    scratch->clear();
-    CANAL_RETURN_IF_ERROR(render::AppendCanalValue(values[column], table.columns[column], {}, scratch));
-    encoder->Append(*scratch);
+    CANAL_RETURN_IF_ERROR(render::AppendCanalValue(values[column], table.columns[column], {}, encoder->BeginValue()));
+    encoder->EndValue();
   }
   return Status::OK();
 }

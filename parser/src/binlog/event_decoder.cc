@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/parser/binlog/compression.h"
 #include "canal/parser/binlog/crc32.h"
 #include "canal/parser/binlog/error_kinds.h"

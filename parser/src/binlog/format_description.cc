@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 
 namespace canal::binlog {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/parser/binlog/gtid_set.h"
 
 namespace canal::binlog {

@@ -6,7 +6,7 @@
 #include <limits>
 #include <tuple>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/common/trim.h"
 #include "canal/parser/binlog/gtid_events.h"
 

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <string>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "binlog/json_dom.h"
 
 namespace canal::binlog {

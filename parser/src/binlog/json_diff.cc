@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "binlog/json_dom.h"
 #include "canal/parser/binlog/json_binary.h"
 

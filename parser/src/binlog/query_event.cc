@@ -1,6 +1,6 @@
 #include "binlog/query_event.h"
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/parser/binlog/compression.h"
 
 namespace canal::binlog {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "binlog/json_row_cache.h"
 #include "binlog/row_values.h"
 #include "canal/parser/binlog/json_binary.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "binlog/byte_reader.h"
+#include "canal/parser/binlog/byte_reader.h"
 #include "canal/parser/binlog/column_type.h"
 #include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog/column_text.h"

@@ -240,7 +240,6 @@ class SnapshotMerger final : public parser::TransactionSink {
   binlog::RowsReader reader_;
   binlog::RowChange change_;
   KeyEncoder encoder_;
-  std::string scratch_;
   // The open windows a rows event's table has: every entry of the table (a big table is read
   // in several key ranges, each an entry with windows of its own). Kept for its capacity.
   std::vector<Window*> noting_;

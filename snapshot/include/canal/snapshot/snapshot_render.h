@@ -118,8 +118,8 @@ class SnapshotRowConverter {
 
 // The chunk window's key of a stream row: `values` (a row image of the table, every key column
 // present) at the key's columns, each rendered by render/ in Canal's default form, as
-// SnapshotRowConverter::AppendKey renders a chunk row's. `scratch` is reused.
+// SnapshotRowConverter::AppendKey renders a chunk row's (straight into the encoder).
 Status AppendStreamKey(const binlog::TableMap& table, std::span<const binlog::ColumnValue> values,
-                       const ChunkKey& key, KeyEncoder* encoder, std::string* scratch);
+                       const ChunkKey& key, KeyEncoder* encoder);
 
 }  // namespace canal::snapshot

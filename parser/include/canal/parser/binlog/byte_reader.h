@@ -3,7 +3,8 @@
 // Every read checks the remaining length first and returns false (leaving the
 // cursor where it was) instead of reading past the end, so that malformed input
 // can never make the decoder touch memory outside the event. Callers turn a false
-// into a Status that names the file, offset and field. Internal to parser/.
+// into a Status that names the file, offset and field. Also read by snapshot/ for the
+// binary protocol's result rows (the same packed lengths and little-endian fields).
 #pragma once
 
 #include <cstddef>
