@@ -17,6 +17,8 @@
 //       the commit (sent_us to the INSERT's return, the source's own time)
 //       and the delivery (the INSERT's return to receipt, ours), p99/max of
 //       each: a stall in the source's commit is not one in the stream.
+//       --trace FILE: one line per get (when asked and answered, rows, the
+//       oldest row's age), to place a stall.
 //   e2e_client slow --address H:P --destination D [--batch N] [--pause-ms M]
 //       [--seconds S]
 //       a client that acks slowly: N rows per batch, a pause after each.
@@ -130,7 +132,8 @@ int Catchup(client::ConnectorOptions o, uint64_t rows, int64_t t0_ms, int batch,
   return 0;
 }
 
-int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, int rows_per_tx) {
+int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, int rows_per_tx,
+            const std::string& trace_path) {
   if (rate < rows_per_tx || rows_per_tx < 1 || seconds < 1) {
     std::fprintf(stderr, "e2e_client: latency needs --rows-per-tx >= 1, --rate >= it and --seconds >= 1\n");
     return 2;
@@ -199,16 +202,27 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
   received_us.reserve(static_cast<size_t>(total));
   const int64_t deadline = start_us + int64_t{seconds} * 1'000'000 + 10'000'000;
   Status column_error;
+  // --trace: per get, when it was sent and answered (µs since start_us), the rows it carried and the oldest
+  // row's age, so a stall can be told apart: a slow answer (the server) or a late ask (this client).
+  struct GetTrace {
+    int64_t sent, answered, rows, worst;
+  };
+  std::vector<GetTrace> trace;
+  if (!trace_path.empty()) trace.reserve(1 << 20);
   while (static_cast<int64_t>(latencies.size()) < total && NowUs() < deadline && !writer_failed) {
     // A get with a timeout waits for a full batch (Canal's rule), which a
     // trickle of single-row transactions never fills: poll instead, as
     // latency-minded Canal clients do. A low-latency get (our server) waits
     // on the server and ends at the first entries, as canal-cli reads.
     client::Message m;
+    const int64_t asked = NowUs();
     s = o.low_latency_get ? c.GetWithoutAck(1000, 100, client::TimeUnit::kMilliseconds, &m)
                           : c.GetWithoutAck(1000, &m);
     if (!s.ok()) return Fail("get", s);
+    const size_t seen_before = latencies.size();
     if (m.batch_id() < 0) {
+      if (!trace_path.empty() && trace.size() < trace.capacity())
+        trace.push_back({asked - start_us, NowUs() - start_us, 0, 0});
       if (!o.low_latency_get) std::this_thread::sleep_for(std::chrono::microseconds(500));
       continue;
     }
@@ -236,11 +250,28 @@ int Latency(client::ConnectorOptions o, int mysql_port, int rate, int seconds, i
     });
     if (s.ok()) s = column_error;
     if (!s.ok()) return Fail("entries", s);
+    if (!trace_path.empty() && trace.size() < trace.capacity()) {
+      int64_t worst = 0;
+      for (size_t k = seen_before; k < latencies.size(); ++k) worst = std::max(worst, latencies[k]);
+      trace.push_back({asked - start_us, now - start_us, static_cast<int64_t>(latencies.size() - seen_before), worst});
+    }
     s = c.Ack(m.batch_id());
     if (!s.ok()) return Fail("ack", s);
   }
   for (auto& t : writers) t.join();
   if (writer_failed) return 1;
+  if (!trace_path.empty()) {
+    FILE* f = std::fopen(trace_path.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "e2e_client: cannot write %s\n", trace_path.c_str());
+      return 1;
+    }
+    std::fprintf(f, "# epoch_us_at_0 %lld\n# sent_us answered_us rows worst_age_us\n", static_cast<long long>(start_us));
+    for (const GetTrace& g : trace)
+      std::fprintf(f, "%lld %lld %lld %lld\n", static_cast<long long>(g.sent), static_cast<long long>(g.answered),
+                   static_cast<long long>(g.rows), static_cast<long long>(g.worst));
+    std::fclose(f);
+  }
   if (static_cast<int64_t>(latencies.size()) < total) {
     std::fprintf(stderr, "e2e_client: received %zu of %lld rows\n", latencies.size(), static_cast<long long>(total));
     return 1;
@@ -332,6 +363,9 @@ int main(int argc, char** argv) {
   latency->add_flag("--low-latency", o.low_latency_get,
                     "wait on the server for each batch (a low-latency get, ends at the first entries), not poll");
   latency->add_flag("--prefetch", o.prefetch, "ask for the next batch as soon as one arrives (with --low-latency)");
+  std::string trace_path;
+  latency->add_option("--trace", trace_path,
+                      "write one line per get (sent, answered, rows, the oldest row's age; µs) to this file");
   CLI::App* slow = app.add_subcommand("slow");
   common(slow);
   slow->add_option("--batch", batch);
@@ -341,6 +375,6 @@ int main(int argc, char** argv) {
   o.address = address;
   o.destination = destination;
   if (catchup->parsed()) return Catchup(o, rows, t0_ms, catchup_batch, catchup_timeout_ms, touch_columns);
-  if (latency->parsed()) return Latency(o, mysql_port, rate, seconds, rows_per_tx);
+  if (latency->parsed()) return Latency(o, mysql_port, rate, seconds, rows_per_tx, trace_path);
   return Slow(o, batch, pause_ms, seconds);
 }

@@ -213,8 +213,10 @@ if [ -z "$only" ] || [ "$only" = catchup ] || [ "$only" = latency ]; then
       local latency
       say "latency: $1 rows/s in $2-row transactions for 10 s"
       latency=$("$client_bin" latency --address 127.0.0.1:13491 --destination bench --mysql-port 13397 \
-        --rate "$1" --rows-per-tx "$2" --seconds 10)
+        --rate "$1" --rows-per-tx "$2" --seconds 10 --trace "$work/latency-$1-$2.trace")
       say "$latency"
+      # Where a stall was: a get the server held, or a get the client asked late.
+      say "$(python3 "$repo/bench/latency_trace.py" "$work/latency-$1-$2.trace" 20)"
       results+=("$latency")
       if ! python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["p99_ms"] < float(sys.argv[2]) else 1)' \
           "$latency" "$3"; then

@@ -8,7 +8,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 
+#include <spdlog/spdlog.h>
+
 #include "canal/meta/meta_manager.h"
+#include "canal/server/client_text.h"
 
 namespace canal::server {
 
@@ -52,11 +55,27 @@ Status AckFlusher::NotDurable(const Status& s) const {
                          " durable: " + s.ToString());
 }
 
+void AckFlusher::Flushed(SessionMeter::Clock::time_point started, const std::string& destination_name) {
+  meter_->Flushed(started);
+  const int limit_ms = context_->options.slow_flush_warn_ms;
+  if (limit_ms <= 0 || !context_->logger) return;
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SessionMeter::Clock::now() - started).count();
+  if (took < limit_ms) return;
+  std::string note;
+  if (!context_->log_limiter.Allow("slow cursor flush " + destination_name, &note)) return;
+  context_->logger->warn(
+      "canal server {}: making the acks of {} durable took {} ms (canal.file.flush.warn: {} ms); "
+      "its next reply waited for it. The cursor write is an fsync of the destination's meta.dat (or a ZooKeeper "
+      "write): look for other heavy writers on that disk, or put the data folder (--data) on a faster one{}",
+      local_address_, ClientText(client_), took, limit_ms, note);
+}
+
 Status AckFlusher::FlushNow() {
   if (!pending_ || !destination_) return Status::OK();
   const SessionMeter::Clock::time_point flush_start = SessionMeter::Clock::now();
   Status s = destination_->meta()->Flush(destination_name_);
-  meter_->Flushed(flush_start);
+  Flushed(flush_start, destination_name_);
   if (!s.ok()) return NotDurable(s);
   pending_ = false;
   return Status::OK();
@@ -103,7 +122,7 @@ awaitable<void> AckFlusher::Run(std::shared_ptr<void> /*keep_alive*/, std::share
     s = Status::IOError(std::string("cursor write failed: ") + e.what());
   }
   work.reset();
-  meter_->Flushed(flush_start);
+  Flushed(flush_start, name);
   running_ = false;
   // A subscription that ended meanwhile flushed (Detach after FlushNow) or
   // was taken over: nothing is owed to it.

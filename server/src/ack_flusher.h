@@ -51,6 +51,9 @@ class AckFlusher {
   boost::asio::awaitable<void> Run(std::shared_ptr<void> keep_alive, std::shared_ptr<Destination> destination,
                                    std::string name);
   Status NotDurable(const Status& flush_error) const;
+  // Meters a flush that began at `started`, and warns (rate-limited per destination) when it
+  // took canal.file.flush.warn or longer.
+  void Flushed(SessionMeter::Clock::time_point started, const std::string& destination_name);
 
   SessionContext* const context_;
   boost::asio::any_io_executor strand_;

@@ -456,6 +456,9 @@ Status LoadCanalConfig(const std::string& canal_properties, const ConfigOverride
                                           &config.metrics_max_connections));
   CANAL_RETURN_IF_ERROR(keys.String("canal.user", "", &config.session.user));
   CANAL_RETURN_IF_ERROR(keys.Bool("canal.get.low.latency", false, &config.session.low_latency_get));
+  CANAL_RETURN_IF_ERROR(keys.Integer<int>("canal.file.flush.warn", 100, 0, 3'600'000,
+                                          "a number of milliseconds (0: never warn)",
+                                          &config.session.slow_flush_warn_ms));
   CANAL_RETURN_IF_ERROR(LoadConnectionLimits(keys, &config.session));
   CANAL_RETURN_IF_ERROR(LoadTlsKeys(keys, config.base_dir, config.properties_file, &config.session.tls));
   std::optional<std::string> passwd;

@@ -139,3 +139,82 @@ TEST_F(BlockingFlushTest, AnEarlyFlushThatFailsFailsTheNextRequest) {
 
 }  // namespace
 }  // namespace canal::server
+
+namespace canal::server {
+namespace {
+
+// A flush slower than canal.file.flush.warn is a warning naming the destination, the client, the
+// time and the key: a slow disk otherwise shows only as stalls in delivery.
+class SlowFlushWarningTest : public testing::SessionFixture {
+ protected:
+  void Start(int warn_ms) {
+    dest_ = std::make_shared<MemoryDestination>("orders");
+    registry_.Add(dest_);
+    SessionServerOptions o = LoopbackOptions();
+    o.slow_flush_warn_ms = warn_ms;
+    StartSessionServer(o);
+  }
+
+  // One get, then its ack with a flush that takes `delay`, then a get whose reply waited for it.
+  void AckWithFlushDelay(std::chrono::milliseconds delay) {
+    auto c = std::make_unique<TestClient>(server_->port(), 30s);
+    ASSERT_TRUE(c->Login("any", ""));
+    std::optional<protocol::Ack> ack = c->Subscribe("orders", "1001");
+    ASSERT_TRUE(ack && ack->error_code() == 0);
+    ASSERT_TRUE(dest_->PutRange(100 + 10 * puts_++, 1).ok());
+    TestClient::GetReply r = c->Get("orders", "1001", 10);
+    ASSERT_TRUE(r.is_messages);
+    dest_->counting_meta()->set_flush_delay(delay);
+    c->Ack("orders", "1001", r.messages.batch_id());
+    c->SendGet("orders", "1001", 10);
+    ASSERT_TRUE(c->ReadGetReply().received);
+    dest_->counting_meta()->set_flush_delay(0ms);
+  }
+
+  size_t SlowFlushWarnings() {
+    size_t n = 0;
+    for (const std::string& line : sink_->LinesAtLeast(spdlog::level::warn)) {
+      n += line.find("durable took") != std::string::npos;
+    }
+    return n;
+  }
+
+  std::shared_ptr<MemoryDestination> dest_;
+  int puts_ = 0;
+};
+
+TEST_F(SlowFlushWarningTest, AFlushPastTheLimitIsAWarningNamingDestinationClientAndTime) {
+  Start(50);
+  AckWithFlushDelay(300ms);
+  ASSERT_EQ(SlowFlushWarnings(), 1u);
+  EXPECT_TRUE(sink_->Contains(spdlog::level::warn, "client 1001 of destination orders durable took", "canal.file.flush.warn: 50 ms"));
+  EXPECT_TRUE(sink_->Contains(spdlog::level::warn, "durable took", "meta.dat"));
+  for (const std::string& line : sink_->LinesAtLeast(spdlog::level::warn)) {
+    const size_t at = line.find("durable took ");
+    if (at == std::string::npos) continue;
+    EXPECT_GE(std::stoi(line.substr(at + 13)), 300) << line;
+  }
+}
+
+TEST_F(SlowFlushWarningTest, AFlushUnderTheLimitIsNotWarned) {
+  Start(2000);
+  AckWithFlushDelay(100ms);
+  EXPECT_EQ(SlowFlushWarnings(), 0u);
+}
+
+TEST_F(SlowFlushWarningTest, ZeroNeverWarns) {
+  Start(0);
+  AckWithFlushDelay(200ms);
+  EXPECT_EQ(SlowFlushWarnings(), 0u);
+}
+
+TEST_F(SlowFlushWarningTest, ManySlowFlushesAreRateLimited) {
+  Start(1);
+  for (int i = 0; i < 8; ++i) AckWithFlushDelay(20ms);
+  // The limiter's burst (5 per 10 s per destination), not one line per flush.
+  EXPECT_GE(SlowFlushWarnings(), 1u);
+  EXPECT_LE(SlowFlushWarnings(), 5u);
+}
+
+}  // namespace
+}  // namespace canal::server

@@ -97,6 +97,7 @@ TEST_F(ConfigTest, AnEmptyCanalPropertiesTakesCanalsDefaults) {
   EXPECT_EQ(c.auto_scan_interval_s, 5);
   EXPECT_EQ(c.file_data_dir, Conf());  // Canal's ${canal.conf.dir}
   EXPECT_EQ(c.file_flush_period_ms, 1000);
+  EXPECT_EQ(c.session.slow_flush_warn_ms, 100);
   EXPECT_EQ(c.properties_file, CanalFile());
 }
 
@@ -112,7 +113,8 @@ TEST_F(ConfigTest, ReadsEveryServerKey) {
                         "canal.auto.scan = false\n"
                         "canal.auto.scan.interval = 2\n"
                         "canal.file.data.dir = ${canal.conf.dir}/../data\n"
-                        "canal.file.flush.period = 250\n",
+                        "canal.file.flush.period = 250\n"
+                        "canal.file.flush.warn = 0\n",
                         &c)
                   .ok());
   EXPECT_EQ(c.session.ip, "127.0.0.1");
@@ -126,6 +128,7 @@ TEST_F(ConfigTest, ReadsEveryServerKey) {
   EXPECT_EQ(c.auto_scan_interval_s, 2);
   EXPECT_EQ(c.file_data_dir, (root_ / "data").string());
   EXPECT_EQ(c.file_flush_period_ms, 250);
+  EXPECT_EQ(c.session.slow_flush_warn_ms, 0);
 }
 
 TEST_F(ConfigTest, PathsResolveAgainstTheConfFolderAndDataCanBeOverridden) {
@@ -176,6 +179,9 @@ TEST_F(ConfigTest, RefusesBadServerValuesNamingFileLineKeyAndValue) {
       {"canal.auto.scan.interval", "5s"},
       {"canal.file.flush.period", "-1"},
       {"canal.file.flush.period", "1e3"},
+      {"canal.file.flush.warn", "-5"},
+      {"canal.file.flush.warn", "100ms"},
+      {"canal.file.flush.warn", "3600001"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.key + "=" + c.value);

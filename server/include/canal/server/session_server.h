@@ -65,6 +65,10 @@ struct SessionServerOptions {
   // entry is there, as if each client asked with Get.low_latency; off keeps
   // Canal's rule (wait for a full batch or the timeout).
   bool low_latency_get = false;
+  // canal.file.flush.warn (ms): a cursor flush (an fsync of meta.dat, or a ZooKeeper write)
+  // that takes longer is logged as a warning: a client's next reply waits for it, so a slow
+  // disk shows as delivery stalls. 0: never.
+  int slow_flush_warn_ms = 100;
   // Where sessions count requests, rows and latencies per destination
   // (metrics, /status); null counts nothing.
   std::shared_ptr<ClientStatsBook> client_stats;
