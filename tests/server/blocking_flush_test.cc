@@ -153,14 +153,17 @@ class SlowFlushWarningTest : public testing::SessionFixture {
     SessionServerOptions o = LoopbackOptions();
     o.slow_flush_warn_ms = warn_ms;
     StartSessionServer(o);
+    // One connection throughout: a destination serves one client at a time.
+    client_ = std::make_unique<TestClient>(server_->port(), 30s);
+    ASSERT_TRUE(client_->Login("any", ""));
+    std::optional<protocol::Ack> ack = client_->Subscribe("orders", "1001");
+    ASSERT_TRUE(ack && ack->error_code() == 0) << (ack ? ack->error_message() : "no reply");
   }
 
-  // One get, then its ack with a flush that takes `delay`, then a get whose reply waited for it.
+  // One get, then its ack with a flush that takes `delay`, then a get whose reply waited for it
+  // (and came back with nothing: every entry put so far is acked).
   void AckWithFlushDelay(std::chrono::milliseconds delay) {
-    auto c = std::make_unique<TestClient>(server_->port(), 30s);
-    ASSERT_TRUE(c->Login("any", ""));
-    std::optional<protocol::Ack> ack = c->Subscribe("orders", "1001");
-    ASSERT_TRUE(ack && ack->error_code() == 0);
+    TestClient* c = client_.get();
     ASSERT_TRUE(dest_->PutRange(100 + 10 * puts_++, 1).ok());
     TestClient::GetReply r = c->Get("orders", "1001", 10);
     ASSERT_TRUE(r.is_messages);
@@ -180,6 +183,7 @@ class SlowFlushWarningTest : public testing::SessionFixture {
   }
 
   std::shared_ptr<MemoryDestination> dest_;
+  std::unique_ptr<TestClient> client_;
   int puts_ = 0;
 };
 
