@@ -512,7 +512,11 @@ EventParser::Outcome EventParser::RunSession(Status* error) {
   const LoopEnd end = loop.Run(&source, &decoder, stop_, &s);
   // The reading thread ends before the connection is looked at or closed below (one that
   // still reads is shut down: whatever it read past the end of this session is not used).
-  if (ahead) ahead->Stop();
+  if (ahead) {
+    ahead->Stop();
+    log_->info("[{}] binlog read-ahead: {} events read ahead, {} read on the parse thread at a trickle, {} hand-overs",
+               options_.destination, ahead->events_read(), ahead->direct_reads(), ahead->hand_overs());
+  }
   observer.Publish();
   dump.set_before_block(nullptr);  // it names the observer, which ends with this scope
   if (end == LoopEnd::kStopped || stop_) {

@@ -74,6 +74,13 @@ void ReadAheadStream::Run() {
     Status s = source_->ReadEvent(&ev);
     if (!s.ok()) return Finish(std::move(s));
     if (shutdown_.load(kAcquire)) return shut_down();
+    if (blocked_in_read_) {
+      blocked_in_read_ = false;
+      // The source waited before this event: the burst before it ended there.
+      small_bursts_ = burst_bytes_ < options_.burst_bytes ? small_bursts_ + 1 : 0;
+      burst_bytes_ = 0;
+    }
+    burst_bytes_ += ev.size();
     Header h{};
     h.size = static_cast<uint32_t>(ev.size());
     h.checked = options_.check_crc32 && CrcMatches(ev) ? 1 : 0;
@@ -105,7 +112,21 @@ void ReadAheadStream::Run() {
     // A big event is the source's own bytes, valid until its next read: wait until the
     // consumer is done with it (the ring empty again).
     if (big && !WaitUntilFree(head, capacity_)) return shut_down();
+    if (!MaybeHandToConsumer()) return shut_down();
   }
+}
+
+bool ReadAheadStream::MaybeHandToConsumer() {
+  if (options_.direct_after_bursts == 0 || small_bursts_ < options_.direct_after_bursts) return true;
+  std::unique_lock<std::mutex> lock(mu_);
+  // (seq_cst, after the Publish of every event read: a consumer that sees direct_ then sees them.)
+  direct_.store(true, kSeqCst);
+  hand_overs_.store(hand_overs_.load(kRelaxed) + 1, kRelaxed);
+  consumer_cv_.notify_all();
+  while (direct_.load(kSeqCst) && !shutdown_.load(kSeqCst)) reader_cv_.wait(lock);
+  small_bursts_ = 0;
+  burst_bytes_ = 0;
+  return !shutdown_.load(kSeqCst);
 }
 
 bool ReadAheadStream::WaitUntilFree(uint64_t head, size_t bytes) {
@@ -133,6 +154,13 @@ void ReadAheadStream::WakeConsumer() {
 }
 
 void ReadAheadStream::SourceWillBlock() {
+  if (direct_reading_.load(kRelaxed)) {
+    // The consumer's own read: it has consumed everything before it, as without a read-ahead.
+    direct_blocked_ = true;
+    if (on_caught_up_) on_caught_up_();
+    return;
+  }
+  blocked_in_read_ = true;
   idle_at_.store(head_.load(kRelaxed) + 1, kSeqCst);
   WakeConsumer();
 }
@@ -153,7 +181,31 @@ void ReadAheadStream::Release(uint64_t tail) {
   reader_cv_.notify_one();
 }
 
+Status ReadAheadStream::ReadDirect(std::string_view* event) {
+  direct_blocked_ = false;
+  direct_reading_.store(true, kRelaxed);
+  Status s = source_->ReadEvent(event);
+  direct_reading_.store(false, kRelaxed);
+  if (!s.ok()) return s;
+  direct_reads_.store(direct_reads_.load(kRelaxed) + 1, kRelaxed);
+  checked_ = false;  // the decoder checks the CRC32
+  if (direct_blocked_) direct_run_bytes_ = 0;
+  direct_run_bytes_ += event->size();
+  return Status::OK();
+}
+
+void ReadAheadStream::HandToReader() {
+  std::lock_guard<std::mutex> lock(mu_);
+  direct_.store(false, kSeqCst);
+  direct_run_bytes_ = 0;
+  hand_overs_.store(hand_overs_.load(kRelaxed) + 1, kRelaxed);
+  reader_cv_.notify_all();
+}
+
 Status ReadAheadStream::ReadEvent(std::string_view* event) {
+  // A backlog while reading directly: the reader takes the source back (the last event's view,
+  // the source's own bytes, is no longer in use: this is the next read).
+  if (direct_.load(kRelaxed) && direct_run_bytes_ >= options_.threaded_after_bytes) HandToReader();
   uint64_t tail = tail_.load(kRelaxed);
   if (pending_release_ != 0) {
     tail += pending_release_;
@@ -175,10 +227,14 @@ Status ReadAheadStream::ReadEvent(std::string_view* event) {
         return end_;
       }
       if (shutdown_.load(kAcquire)) return Status::Aborted("binlog read-ahead shut down");
+      if (direct_.load(kSeqCst)) {
+        if (head_.load(kSeqCst) != tail) continue;  // what the reader read before handing over comes first
+        return ReadDirect(event);
+      }
       std::unique_lock<std::mutex> lock(mu_);
       consumer_waiting_.store(true, kSeqCst);
       while (head_.load(kSeqCst) == tail && idle_at_.load(kSeqCst) == idle && !ended_.load(kSeqCst) &&
-             !shutdown_.load(kSeqCst)) {
+             !shutdown_.load(kSeqCst) && !direct_.load(kSeqCst)) {
         consumer_cv_.wait(lock);
       }
       consumer_waiting_.store(false, kRelaxed);

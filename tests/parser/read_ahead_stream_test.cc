@@ -20,6 +20,7 @@
 #include "canal/parser/binlog/crc32.h"
 #include "canal/parser/binlog/error_kinds.h"
 #include "canal/parser/binlog_source.h"
+#include "read_ahead_test_events.h"
 #include "support/event_bytes.h"
 
 namespace canal::parser {
@@ -28,36 +29,22 @@ namespace {
 namespace eb = canal::testing::event_bytes;
 using std::chrono::milliseconds;
 
-// Event i: its size and a pattern of its own, so a byte out of place shows.
-std::string Pattern(size_t i, size_t size) {
-  std::string s(size, '\0');
-  for (size_t k = 0; k < size; ++k) s[k] = static_cast<char>((i * 131 + k * 7) & 0xff);
-  return s;
-}
+using read_ahead_test::Pattern;
 
 // Hands out `events` like a replica connection: one buffer, overwritten at each read (a
 // view kept past the next read would show the next event's bytes). Then `end`, for ever.
 // `after_read(i)` runs on the reading thread after event i is read (0-based).
-class FakeSource final : public RawEventStream {
+class FakeSource final : public read_ahead_test::QueuedEvents {
  public:
   explicit FakeSource(std::vector<std::string> events, Status end = Status::IOError("connection lost (test)"))
-      : events_(std::move(events)), end_(std::move(end)) {}
+      : QueuedEvents(std::move(events), std::move(end)) {}
 
   Status ReadEvent(std::string_view* event) override {
     std::unique_lock<std::mutex> lock(mu_);
     ++reads_;
     cv_.notify_all();
     while (block_at_ == next_ && !shut_) cv_.wait(lock);
-    if (shut_) return Status::IOError("shut down (test)");
-    if (next_ >= events_.size()) return end_;
-    buffer_ = events_[next_++];
-    *event = buffer_;
-    return Status::OK();
-  }
-  void Shutdown() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    shut_ = true;
-    cv_.notify_all();
+    return Next(event);
   }
   // Reads of event `index` wait until Unblock() (as a socket with nothing to read).
   void BlockAt(size_t index) {
@@ -80,13 +67,7 @@ class FakeSource final : public RawEventStream {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::string> events_;
-  Status end_;
-  std::string buffer_;
-  size_t next_ = 0, reads_ = 0, block_at_ = SIZE_MAX;
-  bool shut_ = false;
+  size_t reads_ = 0, block_at_ = SIZE_MAX;
 };
 
 // A source that tells the stream, before its read number `tell_at`, that the read is about to
@@ -110,6 +91,7 @@ ReadAheadStream::Options SmallRing(bool crc = false) {
   ReadAheadStream::Options o;
   o.ring_bytes = 4096;  // events over 1024 bytes go over as the source's view
   o.check_crc32 = crc;
+  o.direct_after_bursts = 0;  // the reading thread throughout (the hand-over: read_ahead_handover_test.cc)
   return o;
 }
 

@@ -23,6 +23,18 @@
 // callback set with set_on_caught_up runs on the consumer's thread, inside
 // ReadEvent, once it has consumed every event read before that.
 //
+// Adaptive (`direct_after_bursts` > 0): at a trickle the thread costs more than it saves, each
+// event handed over with two wake-ups instead of the socket's one (~9 µs of CPU per transaction
+// at 10,000 single-row transactions/s, a sixth of the server's: docs/performance-journal.md,
+// entry 28). So when the source has blocked `direct_after_bursts` times in a row after reading
+// less than `burst_bytes` each time, the reader hands the source to the consumer, which reads it
+// itself (no CRC on the reading side then; the decoder checks it), and parks; once the consumer
+// has read `threaded_after_bytes` without the source blocking (a backlog), it hands the source
+// back. A hand-over happens only between events: the reader's after the consumer has every event
+// it read, the consumer's after it is done with the last event's view. In direct mode the
+// caught-up callback runs inside the source's read, on the consumer's thread, as without a
+// read-ahead.
+//
 // ReadEvent, checksum_checked and the callback: the consumer's thread only.
 // Shutdown: any thread.
 #pragma once
@@ -50,6 +62,10 @@ class ReadAheadStream final : public RawEventStream {
   struct Options {
     size_t ring_bytes = kDefaultRingBytes;
     bool check_crc32 = false;
+    // The adaptive hand-over (see above); 0 keeps the reading thread for good.
+    uint32_t direct_after_bursts = 32;
+    size_t burst_bytes = size_t{64} << 10;
+    size_t threaded_after_bytes = size_t{256} << 10;
   };
 
   ReadAheadStream(RawEventStream* source, Options options);
@@ -65,7 +81,7 @@ class ReadAheadStream final : public RawEventStream {
   // source may be used again from the caller's thread after it.
   void Stop();
 
-  // On the reading thread (from the source): every byte sent so far is read.
+  // On the thread reading the source (from the source): every byte sent so far is read.
   void SourceWillBlock();
 
   Status ReadEvent(std::string_view* event) override;
@@ -75,6 +91,10 @@ class ReadAheadStream final : public RawEventStream {
   // Events the reader handed over, and how often each side waited (tests, logs).
   uint64_t events_read() const { return events_read_.load(std::memory_order_relaxed); }
   uint64_t reader_waits() const { return reader_waits_.load(std::memory_order_relaxed); }
+  // Events the consumer read from the source itself, and hand-overs either way (tests, logs).
+  uint64_t direct_reads() const { return direct_reads_.load(std::memory_order_relaxed); }
+  uint64_t hand_overs() const { return hand_overs_.load(std::memory_order_relaxed); }
+  bool direct() const { return direct_.load(std::memory_order_relaxed); }
 
  private:
   enum class Kind : uint8_t { kEvent = 1, kBig = 2, kWrap = 3 };
@@ -97,6 +117,13 @@ class ReadAheadStream final : public RawEventStream {
   void Finish(Status s);
   bool CrcMatches(std::string_view event) const;
   void Release(uint64_t tail);
+  // The reader's side of the hand-over, after each event it published: enough small bursts in a
+  // row, it gives the source to the consumer and parks until given it back. False when shut
+  // down meanwhile.
+  bool MaybeHandToConsumer();
+  // The consumer's side: reads the source itself (direct mode).
+  Status ReadDirect(std::string_view* event);
+  void HandToReader();
 
   RawEventStream* source_;
   Options options_;
@@ -126,6 +153,22 @@ class ReadAheadStream final : public RawEventStream {
   std::atomic<bool> ended_{false}, shutdown_{false};
   Status end_;  // set before ended_
   std::atomic<uint64_t> events_read_{0}, reader_waits_{0};
+
+  // The hand-over. direct_: the consumer reads the source (set by the reader, cleared by the
+  // consumer, both under mu_). direct_reading_: the consumer is inside a source read, so
+  // SourceWillBlock is on its thread.
+  std::atomic<bool> direct_{false};
+  std::atomic<bool> direct_reading_{false};
+  std::atomic<uint64_t> direct_reads_{0}, hand_overs_{0};
+  // The reader's (SourceWillBlock runs on its thread then): whether the source blocked during
+  // the read in progress, the bytes read since it last blocked, and the small bursts in a row.
+  bool blocked_in_read_ = false;
+  size_t burst_bytes_ = 0;
+  uint32_t small_bursts_ = 0;
+  // The consumer's: whether the source blocked during its direct read, and the bytes it read
+  // without the source blocking.
+  bool direct_blocked_ = false;
+  size_t direct_run_bytes_ = 0;
 };
 
 }  // namespace canal::parser
