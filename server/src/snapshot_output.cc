@@ -17,6 +17,12 @@ Status SinkChunkOutput::PutChunk(const snapshot::EmittedChunk& chunk) {
   sink::SnapshotChunkOut out;
   out.table = chunk.table;
   out.rows = chunk.rows;
+  segments_.clear();
+  for (snapshot::ChunkSegment& g : chunk.segments) {
+    if (g.rows == 0) continue;  // opened for a row that never came
+    segments_.push_back(sink::SnapshotSegment{&g.bytes, snapshot::ChunkRows::kRoom, g.end, g.rows});
+  }
+  out.segments = segments_;
   out.at = chunk.at;
   out.progress_after = chunk.progress_after;
   out.execute_time_ms = chunk.execute_time_ms;
@@ -38,6 +44,11 @@ BuilderRowWriter::BuilderRowWriter(const sink::EntrySinkOptions& options) : buil
 Status BuilderRowWriter::Append(const binlog::TableMap& table, uint64_t table_version,
                                 std::span<const binlog::ColumnValue> values, std::string* rows) {
   return builder_.SnapshotRow(table, values, rows, table_version);
+}
+
+Status BuilderRowWriter::AppendAt(const binlog::TableMap& table, uint64_t table_version,
+                                  std::span<const binlog::ColumnValue> values, std::string* buffer, size_t* at) {
+  return builder_.SnapshotRowAt(table, values, buffer, at, table_version);
 }
 
 }  // namespace canal::server

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "canal/sink/entry_builder.h"
 #include "canal/sink/entry_sink.h"
@@ -28,6 +29,7 @@ class SinkChunkOutput final : public snapshot::ChunkOutput {
  private:
   sink::EntrySink* const sink_;
   const std::function<void()> after_put_;
+  std::vector<sink::SnapshotSegment> segments_;  // PutChunk's; the merger puts one chunk at a time
 };
 
 class BuilderRowWriter final : public snapshot::RowWriter {
@@ -35,6 +37,8 @@ class BuilderRowWriter final : public snapshot::RowWriter {
   explicit BuilderRowWriter(const sink::EntrySinkOptions& options);
   Status Append(const binlog::TableMap& table, uint64_t table_version, std::span<const binlog::ColumnValue> values,
                 std::string* rows) override;
+  Status AppendAt(const binlog::TableMap& table, uint64_t table_version, std::span<const binlog::ColumnValue> values,
+                  std::string* buffer, size_t* at) override;
 
  private:
   sink::EntryBuilder builder_;

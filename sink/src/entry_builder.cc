@@ -108,6 +108,17 @@ Status EntryBuilder::SnapshotRow(const binlog::TableMap& t, std::span<const binl
   return impl_->rows.AppendInsertRow(t, values, rows, table_version);
 }
 
+Status EntryBuilder::SnapshotRowAt(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                                   std::string* buffer, size_t* at, uint64_t table_version) {
+  return impl_->rows.AppendInsertRowAt(t, values, buffer, at, table_version);
+}
+
+Status EntryBuilder::SnapshotRowsEntryInPlace(const EntryContext& ctx, const binlog::TableMap& t, std::string* buffer,
+                                              size_t rows_begin, size_t rows_end, uint64_t row_count,
+                                              std::span<const HeaderProp> props, size_t* entry_begin) {
+  return impl_->rows.WriteRowsEntryInPlace(ctx, t, buffer, rows_begin, rows_end, row_count, props, entry_begin);
+}
+
 Status EntryBuilder::SnapshotRowsEntry(const EntryContext& ctx, const binlog::TableMap& t, std::string_view rows,
                                        uint64_t row_count, std::span<const HeaderProp> props, std::string* out) {
   return impl_->rows.WriteRowsEntry(ctx, t, rows, row_count, props, out);

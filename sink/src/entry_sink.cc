@@ -456,6 +456,11 @@ Status EntrySink::PutSnapshotChunk(const SnapshotChunkOut& chunk) {
   for (const std::string_view row : chunk.rows) {
     if (row.empty()) return Status::InvalidArgument(what() + " has an empty row (not a RowData field)");
   }
+  for (const SnapshotSegment& g : chunk.segments) {
+    if (g.buffer == nullptr || g.rows == 0 || g.rows_begin >= g.rows_end || g.rows_end > g.buffer->size()) {
+      return Status::InvalidArgument(what() + " has a segment without rows in its buffer");
+    }
+  }
   if (store_->stopped()) return Status::Aborted(what() + ": the store is stopped");
   staged_full_ = false;  // nothing carries over from a call that failed
   RefreshFilter();
@@ -463,7 +468,7 @@ Status EntrySink::PutSnapshotChunk(const SnapshotChunkOut& chunk) {
       !Keeps(txn_filter_.get(), t.db, t.table) || options_.event_types.DropsRows(binlog::RowsKind::kWrite);
   // A piece that closes a transaction an earlier piece opened puts its END even with no rows.
   const bool closes_open_piece = !chunk.begin && chunk.end && snapshot_piece_open_;
-  if (!dropped && (!chunk.rows.empty() || closes_open_piece)) {
+  if (!dropped && (!chunk.rows.empty() || !chunk.segments.empty() || closes_open_piece)) {
     CANAL_RETURN_IF_ERROR(PutSnapshotEntries(chunk));
     NoteSafePut();  // `at` is at or after every transaction skipped so far
     Bump(snapshot_chunks_);
@@ -493,9 +498,14 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
     FitNext(small_need_);
     CANAL_RETURN_IF_ERROR(builder_.BeginEntry(ctx_, 0, marker, &next_));
     NoteBuilt(&small_need_);
-    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionBegin, 0, chunk.at.snapshot));
+    CANAL_RETURN_IF_ERROR(
+        PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionBegin, 0, chunk.at.snapshot, &next_));
   }
-  const std::span<const std::string_view> rows = chunk.rows;
+  for (size_t k = 0; k < chunk.segments.size(); ++k) {
+    const bool last = k + 1 == chunk.segments.size() && !boundaries && chunk.end;
+    CANAL_RETURN_IF_ERROR(PutSnapshotSegment(chunk, chunk.segments[k], last, marker));
+  }
+  const std::span<const std::string_view> rows = chunk.segments.empty() ? chunk.rows : std::span<const std::string_view>();
   for (size_t i = 0; i < rows.size();) {
     // Rows up to the byte bound (at least one). Views that follow each other
     // in memory are one run, wrapped without a copy of their own.
@@ -520,7 +530,7 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
     CANAL_RETURN_IF_ERROR(builder_.SnapshotRowsEntry(ctx_, t, group, count, marker, &next_));
     const bool last = j == rows.size() && !boundaries && chunk.end;
     CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kOther, count,
-                                           last ? chunk.progress_after : chunk.at.snapshot));
+                                           last ? chunk.progress_after : chunk.at.snapshot, &next_));
     Bump(snapshot_rows_put_, count);
     i = j;
   }
@@ -529,14 +539,42 @@ Status EntrySink::PutSnapshotEntries(const SnapshotChunkOut& chunk) {
     FitNext(small_need_);
     CANAL_RETURN_IF_ERROR(builder_.EndEntry(ctx_, {}, marker, &next_));
     NoteBuilt(&small_need_);
-    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionEnd, 0, chunk.progress_after));
+    CANAL_RETURN_IF_ERROR(
+        PutSnapshotEntry(chunk.at, store::EntryKind::kTransactionEnd, 0, chunk.progress_after, &next_));
     snapshot_piece_open_ = false;
   }
   return Status::OK();
 }
 
+Status EntrySink::PutSnapshotSegment(const SnapshotChunkOut& chunk, const SnapshotSegment& segment, bool last,
+                                     std::span<const HeaderProp> marker) {
+  const binlog::TableMap& t = *chunk.table;
+  const size_t bytes = segment.rows_end - segment.rows_begin;
+  // As for views: built only once the ring can take it.
+  CANAL_RETURN_IF_ERROR(store_->WaitForRoom(bytes));
+  const std::shared_ptr<const std::string>& progress = last ? chunk.progress_after : chunk.at.snapshot;
+  size_t entry_begin = 0;
+  Status s = builder_.SnapshotRowsEntryInPlace(ctx_, t, segment.buffer, segment.rows_begin, segment.rows_end,
+                                               segment.rows, marker, &entry_begin);
+  if (s.ok()) {
+    CANAL_RETURN_IF_ERROR(
+        PutSnapshotEntry(chunk.at, store::EntryKind::kOther, segment.rows, progress, segment.buffer, entry_begin));
+  } else if (s.code() == Status::Code::kNotFound) {
+    // Too little room in front (names longer than the room allows): the rows are copied.
+    FitNext(bytes + small_need_ + t.db.size() + t.table.size() + 64);
+    const std::string_view rows(segment.buffer->data() + segment.rows_begin, bytes);
+    CANAL_RETURN_IF_ERROR(builder_.SnapshotRowsEntry(ctx_, t, rows, segment.rows, marker, &next_));
+    CANAL_RETURN_IF_ERROR(PutSnapshotEntry(chunk.at, store::EntryKind::kOther, segment.rows, progress, &next_));
+  } else {
+    return s;
+  }
+  Bump(snapshot_rows_put_, segment.rows);
+  return Status::OK();
+}
+
 Status EntrySink::PutSnapshotEntry(const LogPosition& at, store::EntryKind kind, uint32_t rows,
-                                   const std::shared_ptr<const std::string>& progress) {
+                                   const std::shared_ptr<const std::string>& progress, std::string* bytes,
+                                   size_t offset) {
   store::EntryMeta& m = next_meta();
   m.kind = kind;
   m.safe_resume_point = true;  // every entry: resuming at `at` with its progress repeats at most this chunk
@@ -551,8 +589,8 @@ Status EntrySink::PutSnapshotEntry(const LogPosition& at, store::EntryKind kind,
   p.transaction_begin = at.transaction_begin;
   if (p.snapshot != progress) p.snapshot = progress;
   if (p.gtid_set != at.gtid_set) p.gtid_set = at.gtid_set;
-  CANAL_RETURN_IF_ERROR(store_->Put(&next_, m));
-  ReleaseIfOversized(&next_);  // the buffer the ring handed back
+  CANAL_RETURN_IF_ERROR(store_->Put(bytes, offset, m));
+  if (bytes == &next_) ReleaseIfOversized(&next_);  // the buffer the ring handed back
   Bump(entries_);
   Bump(snapshot_entries_);
   return Status::OK();

@@ -55,4 +55,27 @@ Status RowsEntryWriter::WriteRowsEntry(const EntryContext& ctx, const binlog::Ta
   return Status::OK();
 }
 
+Status RowsEntryWriter::WriteRowsEntryInPlace(const EntryContext& ctx, const binlog::TableMap& t, std::string* buffer,
+                                              size_t rows_begin, size_t rows_end, uint64_t row_count,
+                                              std::span<const HeaderProp> extra_props, size_t* entry_begin) {
+  if (rows_begin > rows_end || rows_end > buffer->size()) {
+    return Status::InvalidArgument("snapshot rows at [" + std::to_string(rows_begin) + ", " +
+                                   std::to_string(rows_end) + ") of a buffer of " + std::to_string(buffer->size()) +
+                                   " bytes");
+  }
+  char count_buf[24];
+  const HeaderFields header{ctx, t.db, t.table, kEventInsert, CountText(row_count, count_buf), extra_props};
+  const RowsPrefix prefix{header, Int64Bits(static_cast<int64_t>(t.table_id)), kEventInsert};
+  const size_t rows_size = rows_end - rows_begin;
+  const size_t prefix_size = prefix.Size(rows_size);
+  if (prefix_size > rows_begin) {
+    return Status::NotFound("an entry prefix of " + std::to_string(prefix_size) + " bytes before " +
+                            std::to_string(rows_begin) + " bytes of room");
+  }
+  CANAL_RETURN_IF_ERROR(prefix.Write(t, rows_size, buffer->data() + rows_begin - prefix_size));
+  buffer->resize(rows_end);
+  *entry_begin = rows_begin - prefix_size;
+  return Status::OK();
+}
+
 }  // namespace canal::sink::wire

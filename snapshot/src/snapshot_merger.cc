@@ -7,24 +7,6 @@
 
 namespace canal::snapshot {
 
-void ChunkRows::Clear(size_t keep_bytes) {
-  rows.clear();
-  if (rows.capacity() > keep_bytes) std::string().swap(rows);
-  row_ends.clear();
-  keys.clear();
-  key_ends.clear();
-  snapshot = LogPosition();
-  last_key.clear();
-  exhausted = false;
-  read_ms = 0;
-}
-
-void ChunkRows::AddRow(std::string_view key) {
-  row_ends.push_back(rows.size());
-  keys.append(key);
-  key_ends.push_back(keys.size());
-}
-
 struct SnapshotMerger::Window {
   WindowId id = 0;
   size_t table = 0;
@@ -329,7 +311,7 @@ void SnapshotMerger::Advance(size_t table_index, const ChunkRows& chunk, uint64_
   PublishStats();
 }
 
-SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& chunk, const binlog::TableMap& table,
+SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, ChunkRows& chunk, const binlog::TableMap& table,
                                                   Status* error) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = std::find_if(windows_.begin(), windows_.end(), [id](const auto& w) { return w->id == id; });
@@ -366,23 +348,18 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
   }
   current_table_ = &table;
   kept_.clear();
-  size_t row_begin = 0, key_begin = 0;
   uint64_t dropped = 0;
-  for (size_t i = 0; i < chunk.row_count(); ++i) {
-    const std::string_view key(chunk.keys.data() + key_begin, chunk.key_ends[i] - key_begin);
-    const std::string_view row(chunk.rows.data() + row_begin, chunk.row_ends[i] - row_begin);
-    key_begin = chunk.key_ends[i];
-    row_begin = chunk.row_ends[i];
+  chunk.ForEachRow([&](std::string_view row, std::string_view key) {
     if (w->window.Drops(key)) {
       ++dropped;
     } else {
       kept_.push_back(row);
     }
-  }
+  });
   const size_t table_index = w->table;
   close();
   stats_.dropped_rows += dropped;
-  Status s = PutKept(lock, out, table_index, chunk, true, true, chunk.exhausted);
+  Status s = PutKept(lock, out, table_index, chunk, dropped == 0, true, true, chunk.exhausted);
   if (!s.ok()) {
     *error = std::move(s);
     return OfferResult::kStopped;
@@ -396,10 +373,12 @@ SnapshotMerger::OfferResult SnapshotMerger::Offer(WindowId id, const ChunkRows& 
 // output works (it may wait for a full ring), and both are free when on_complete runs (when
 // that completed the snapshot).
 Status SnapshotMerger::PutKept(std::unique_lock<std::mutex>& lock, std::unique_lock<std::mutex>& out_lock,
-                               size_t table_index, const ChunkRows& chunk, bool begin, bool end, bool done) {
+                               size_t table_index, ChunkRows& chunk, bool all_kept, bool begin, bool end,
+                               bool done) {
   EmittedChunk out;
   out.table = current_table_;
   out.rows = kept_;
+  if (all_kept) out.segments = std::span<ChunkSegment>(chunk.segments.data(), chunk.used_segments);
   out.at = delivered_;
   out.at.snapshot = progress_text_;
   out.execute_time_ms = chunk.read_ms;
@@ -456,19 +435,15 @@ bool SnapshotMerger::WaitStreamAt(const LogPosition& p) {
   return !stopped_;
 }
 
-Status SnapshotMerger::EmitHeld(size_t table_index, const ChunkRows& rows, const binlog::TableMap& table, bool first,
+Status SnapshotMerger::EmitHeld(size_t table_index, ChunkRows& rows, const binlog::TableMap& table, bool first,
                                 bool last) {
   std::unique_lock<std::mutex> out(out_mu_);
   std::unique_lock<std::mutex> lock(mu_);
   if (stopped_) return Status::Aborted("the snapshot was stopped");
   kept_.clear();
-  size_t row_begin = 0;
-  for (size_t end : rows.row_ends) {
-    kept_.emplace_back(rows.rows.data() + row_begin, end - row_begin);
-    row_begin = end;
-  }
+  rows.ForEachRow([&](std::string_view row, std::string_view) { kept_.push_back(row); });
   current_table_ = &table;
-  return PutKept(lock, out, table_index, rows, first, last, true);
+  return PutKept(lock, out, table_index, rows, true, first, last, true);
 }
 
 void SnapshotMerger::ReleaseHold() {

@@ -264,21 +264,23 @@ constexpr uint64_t kBigRowBytes = 1 << 20;
 
 Status SnapshotRunner::ConvertRow(Reader* r, TableRead* t, const ChunkRow& row, bool keyed) {
   CANAL_RETURN_IF_ERROR(t->converter.Convert(row.fields));
+  ChunkRows& chunk = r->chunk;
   if (row.bytes > kBigRowBytes) {
-    std::string& rows = r->chunk.rows;
-    // A huge row is copied into the chunk only once the destination could take the chunk: the
+    // A huge row is rendered into the chunk only once the destination could take the chunk: the
     // reader then never holds it (fetched, and as RowData) while the last huge chunk still
     // waits in the ring for a slow client. A slow client slows the snapshot; memory stays put.
-    if (!merger_->WaitForRoom(rows.size() + row.bytes)) return Status::Aborted("the snapshot was stopped");
-    // Room for the row's RowData at once (a BLOB's Latin-1 text at most doubles it; pages not
-    // written are never resident): growing the buffer by doubling would copy a huge row and
-    // hold it twice meanwhile.
-    rows.reserve(rows.size() + 2 * row.bytes + 64 * row.fields.size() + 256);
+    if (!merger_->WaitForRoom(chunk.row_bytes + row.bytes)) return Status::Aborted("the snapshot was stopped");
+    // A segment of its own, with room for its RowData at once (a BLOB's Latin-1 text at most
+    // doubles it; pages not written are never resident): growing the buffer by doubling would
+    // copy a huge row and hold it twice meanwhile.
+    chunk.StartSegment(2 * row.bytes + 64 * row.fields.size() + 256);
   }
-  CANAL_RETURN_IF_ERROR(r->writer->Append(t->table, t->table_version, t->converter.values(), &r->chunk.rows));
+  size_t at = 0;
+  std::string* buffer = chunk.NextRowBuffer(&at);
+  CANAL_RETURN_IF_ERROR(r->writer->AppendAt(t->table, t->table_version, t->converter.values(), buffer, &at));
   r->encoder.Clear();
   if (keyed) CANAL_RETURN_IF_ERROR(t->converter.AppendKey(t->reader.key(), &r->encoder));
-  r->chunk.AddRow(r->encoder.key());
+  chunk.AddRow(at, r->encoder.key());
   return Status::OK();
 }
 
@@ -399,7 +401,7 @@ Status SnapshotRunner::ReadKeyless(Reader* r, size_t table_index, TableRead* t) 
       [&](const ChunkRow& row) -> Status {
         if (!positioned) CANAL_RETURN_IF_ERROR(position());
         CANAL_RETURN_IF_ERROR(ConvertRow(r, t, row, false));
-        if (chunk.row_count() >= bound_rows || chunk.rows.size() >= bound_bytes) {
+        if (chunk.row_count() >= bound_rows || chunk.row_bytes >= bound_bytes) {
           chunk.read_ms = WallMs();
           CANAL_RETURN_IF_ERROR(merger_->EmitHeld(table_index, chunk, t->table, first, false));
           rows_read_.fetch_add(chunk.row_count());

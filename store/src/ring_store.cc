@@ -303,6 +303,7 @@ void RingStore::CopyInto(Slot& slot, std::string_view bytes) const {
     std::string().swap(slot.bytes);
   }
   slot.bytes.assign(bytes.data(), bytes.size());
+  slot.offset = 0;
 }
 
 void RingStore::TakeRetained(const Slot& slot) {
@@ -326,7 +327,7 @@ bool RingStore::MayKeep(size_t capacity, size_t size) const {
 }
 
 void RingStore::Publish(uint64_t put, uint64_t put_bytes, Slot& slot, const EntryMeta& meta) {
-  const uint64_t size = slot.bytes.size();
+  const uint64_t size = slot.bytes.size() - slot.offset;
   slot.meta = meta;
   const uint64_t end_bytes = put_bytes + size;
   slot.end_bytes = end_bytes;
@@ -372,26 +373,33 @@ Status RingStore::WaitForRoom(uint64_t size) {
   return WaitForSpace(put, put_bytes, size);
 }
 
-Status RingStore::Put(std::string* bytes, const EntryMeta& meta) {
+Status RingStore::Put(std::string* bytes, const EntryMeta& meta) { return Put(bytes, 0, meta); }
+
+Status RingStore::Put(std::string* bytes, size_t offset, const EntryMeta& meta) {
   if (stopped_.load(kAcquire)) return Status::Aborted("ring store stopped");
+  if (offset > bytes->size() || offset > UINT32_MAX) {
+    return Status::InvalidArgument("an entry put at offset " + std::to_string(offset) + " of a buffer of " +
+                                   std::to_string(bytes->size()) + " bytes");
+  }
   const uint64_t put = put_.load(kRelaxed);
   const uint64_t put_bytes = put_bytes_.load(kRelaxed);
-  const uint64_t size = bytes->size();
+  const uint64_t size = bytes->size() - offset;
   if (!Fits(put, put_bytes, size) && !RefreshAndFits(put, put_bytes, size)) {
     CANAL_RETURN_IF_ERROR(WaitForSpace(put, put_bytes, size));
   }
   Slot& slot = SlotToFill(put);
   TakeRetained(slot);
-  if (MayKeep(bytes->capacity(), size)) {
+  if (MayKeep(bytes->capacity(), bytes->size())) {
     // The slot's old buffer (its entry acked) goes back to build the next
     // entry in: a steady stream neither allocates nor copies.
     slot.bytes.swap(*bytes);
+    slot.offset = static_cast<uint32_t>(offset);
     // Unless it is the buffer of a far bigger entry than this one.
     if (!MayKeep(bytes->capacity(), size)) std::string().swap(*bytes);
   } else {
     // A buffer that once held a far bigger entry: copy, and drop that buffer
     // so the caller does not keep it either.
-    CopyInto(slot, *bytes);
+    CopyInto(slot, std::string_view(*bytes).substr(offset));
     std::string().swap(*bytes);
   }
   if (HeapCapacity(*bytes) == 0) TakePooled(bytes);
@@ -588,12 +596,13 @@ Status RingStore::CollectBatch(size_t batch_size, Batch* out) {
   for (; s < put; ++s) {
     const Slot& slot = SlotAt(g, s);
     const bool ddl = options_.ddl_isolation && slot.meta.kind == EntryKind::kDdl;
-    const uint64_t size = slot.bytes.size();
+    const std::string_view entry = slot.entry();
+    const uint64_t size = entry.size();
     if (s != first) {
       if (ddl) break;
       if (bytes + size > byte_limit || s - first >= count_limit) break;
     }
-    out->entries.push_back(EntryView{s, slot.bytes, &slot.meta});
+    out->entries.push_back(EntryView{s, entry, &slot.meta});
     bytes += size;
     if (slot.meta.safe_resume_point) safe = &slot.meta;
     if (ddl) {

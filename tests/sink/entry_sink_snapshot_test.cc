@@ -15,6 +15,7 @@
 #include "canal/sink/entry_builder.h"
 #include "canal/sink/entry_sink.h"
 #include "sink_harness.h"
+#include "snapshot_chunk_out.h"
 #include "sink_test_support.h"
 
 namespace canal::sink {
@@ -60,18 +61,7 @@ struct Chunk {
   }
 
   SnapshotChunkOut Out() const {
-    SnapshotChunkOut out;
-    out.table = table.get();
-    out.rows = views;
-    out.at.journal_name = kFile;
-    out.at.position = 5000;
-    out.at.server_id = 1;
-    out.at.gtid = "0-1-9";
-    out.at.timestamp_ms = 1700000000000;
-    out.at.snapshot = before;
-    out.progress_after = after;
-    out.execute_time_ms = kReadAtMs;
-    return out;
+    return testing_support::ChunkOutAt(table.get(), views, before, after, kReadAtMs);
   }
 };
 

@@ -7,8 +7,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <future>
 #include <thread>
+
+#include <deque>
 
 #include <gtest/gtest.h>
 
@@ -50,10 +53,14 @@ class RecordingOutput final : public ChunkOutput {
     std::vector<std::string> rows;
     std::shared_ptr<const std::string> before, after;
     bool begin, end;
+    std::string segment_bytes = {};  // the rows of the segments the output could take
   };
   Status PutChunk(const EmittedChunk& c) override {
     Chunk r{c.at, {}, c.at.snapshot, c.progress_after, c.begin, c.end};
     for (std::string_view row : c.rows) r.rows.emplace_back(row);
+    for (const ChunkSegment& g : c.segments) {
+      for (size_t at = ChunkRows::kRoom; at < g.end; ++at) r.segment_bytes += g.bytes[at];
+    }
     std::lock_guard<std::mutex> lock(mu);
     chunks.push_back(std::move(r));
     progress = c.progress_after;
@@ -104,12 +111,12 @@ SnapshotProgress TwoTables() {
   return p;
 }
 
-ChunkRows Rows(uint64_t p, std::initializer_list<const char*> rows, bool exhausted) {
-  ChunkRows c;
-  for (const char* r : rows) {
-    c.rows += r;
-    c.AddRow(r);
-  }
+// A chunk that lives for the test (Offer may take its segments' buffers, so it takes no
+// temporary).
+ChunkRows& Rows(uint64_t p, std::initializer_list<const char*> rows, bool exhausted) {
+  static std::deque<ChunkRows> made;
+  ChunkRows& c = made.emplace_back();
+  for (const char* r : rows) c.AppendRow(r, r);
   c.snapshot = At(p);
   c.exhausted = exhausted;
   KeyValue k;
@@ -162,6 +169,7 @@ TEST(SnapshotMerger, AChunkWaitsForTheStreamToPassItsPointAndGoesOutThere) {
   const auto& c = f.output.chunks[0];
   EXPECT_EQ(c.at.position, 500u);
   EXPECT_EQ(c.rows, (std::vector<std::string>{"r1", "r2"}));
+  EXPECT_EQ(c.segment_bytes, "r1r2") << "every row kept: the output may take the segments";
   ASSERT_NE(c.before, nullptr);
   ASSERT_NE(c.after, nullptr);
   SnapshotProgress before, after;

@@ -105,5 +105,55 @@ TEST(RingStoreMoveTest, MovePutKeepsTheByteBoundAndLeavesTheBufferOnError) {
   EXPECT_EQ(bytes, std::string(400, 'b'));  // unchanged on error
 }
 
+// Put at an offset: the entry is the buffer's bytes after the room its producer kept in front
+// (a snapshot entry's header is written there last); only those are handed out and counted.
+TEST(RingStoreMoveTest, AnEntryPutAtAnOffsetIsTheBytesAfterIt) {
+  auto store = MakeStore(4, BatchMode::kMemSize, 1000);  // 4000 bytes
+  std::string bytes(1024, '\0');
+  bytes += std::string(2000, 'r');
+  bytes.replace(1000, 24, std::string(24, 'h'));  // the prefix, written last, ends where the rows start
+  const char* const data = bytes.data();
+  ASSERT_TRUE(store->Put(&bytes, 1000, Meta(1)).ok());
+  EXPECT_NE(bytes.data(), data);  // moved, not copied
+  // 3024 bytes of buffer, 2024 of entry: another 1900 fit in the 4000 only if the room is not counted.
+  EXPECT_TRUE(store->TryPut(std::string(1900, 'n'), Meta(2)));
+  Batch b;
+  ASSERT_TRUE(store->Get(8, RingStore::kNoWait, &b).ok());
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b.entries[0].bytes.data(), data + 1000);
+  EXPECT_EQ(b.entries[0].bytes, std::string(24, 'h') + std::string(2000, 'r'));
+  EXPECT_EQ(b.bytes, 2024u + 1900u);
+  ASSERT_TRUE(store->Ack(b).ok());
+  const RingStoreStats st = store->stats();
+  EXPECT_EQ(st.put_bytes, 2024u + 1900u);
+  EXPECT_EQ(st.held_bytes, 0u);
+}
+
+TEST(RingStoreMoveTest, AnOffsetEntryInAHugeBufferIsCopiedFromItsOffset) {
+  auto store = MakeStore(4, BatchMode::kMemSize, 1024);
+  std::string bytes(1 << 20, 'h');
+  bytes.assign("room|entry");  // keeps the 1 MiB capacity
+  ASSERT_TRUE(store->Put(&bytes, 5, Meta(1)).ok());
+  EXPECT_LE(bytes.capacity(), 1024u);
+  // The slot's next entry, moved in without an offset, starts at its first byte again.
+  std::string next = "second";
+  ASSERT_TRUE(store->Put(&next, Meta(2)).ok());
+  Batch b;
+  ASSERT_TRUE(store->Get(8, RingStore::kNoWait, &b).ok());
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b.entries[0].bytes, "entry");
+  EXPECT_EQ(b.entries[1].bytes, "second");
+}
+
+TEST(RingStoreMoveTest, AnOffsetPastTheBufferIsRefusedAndLeavesIt) {
+  auto store = MakeStore(4, BatchMode::kItemSize);
+  std::string bytes = "abc";
+  const Status s = store->Put(&bytes, 4, Meta(1));
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("offset 4 of a buffer of 3 bytes"), std::string::npos) << s.ToString();
+  EXPECT_EQ(bytes, "abc");
+  EXPECT_EQ(store->stats().put_sequence, 0u);
+}
+
 }  // namespace
 }  // namespace canal::store

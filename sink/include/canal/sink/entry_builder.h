@@ -88,6 +88,22 @@ class EntryBuilder {
   Status SnapshotRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows,
                      uint64_t table_version = 0);
 
+  // SnapshotRow's RowData field written at *at in *buffer instead of appended:
+  // no copy of the row. *buffer's bytes past *at may be overwritten and its
+  // size grows as needed, never shrinking (a reused buffer is not zero-filled
+  // again); *at moves past the row, and is unchanged on error.
+  Status SnapshotRowAt(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* buffer,
+                       size_t* at, uint64_t table_version = 0);
+
+  // SnapshotRowsEntry's entry made around rows already at [rows_begin,
+  // rows_end) of *buffer: its prefix is written just before rows_begin,
+  // *entry_begin gets where the entry starts, *buffer is cut at rows_end.
+  // NotFound, with nothing written, when the room before rows_begin is too
+  // small for the prefix (copy with SnapshotRowsEntry then).
+  Status SnapshotRowsEntryInPlace(const EntryContext& ctx, const binlog::TableMap& t, std::string* buffer,
+                                  size_t rows_begin, size_t rows_end, uint64_t row_count,
+                                  std::span<const HeaderProp> props, size_t* entry_begin);
+
   // Replaces *out with a ROWDATA entry, eventType INSERT, of `row_count` rows
   // whose RowData fields are `rows` (SnapshotRow's, concatenated, copied
   // verbatim): header schema/table from t, props rowsCount then `props`,

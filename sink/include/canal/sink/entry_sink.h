@@ -132,12 +132,26 @@ using canal::proto::kSnapshotPropValue;
 // client's buffers near the stream's sizes.
 inline constexpr size_t kSnapshotEntryRowBytes = size_t{256} << 10;
 
+// Rows of a snapshot chunk rendered into a buffer of their own with room in
+// front (EntryBuilder::SnapshotRowAt): `rows` RowData fields at
+// [rows_begin, rows_end) of *buffer. The sink writes the entry's prefix into
+// the room and moves the buffer into the ring: the rows are never copied.
+// *buffer is left with another buffer (the ring's spare) to render into next.
+struct SnapshotSegment {
+  std::string* buffer = nullptr;
+  size_t rows_begin = 0, rows_end = 0;
+  uint32_t rows = 0;
+};
+
 // A snapshot chunk as the sink puts it (PutSnapshotChunk).
 struct SnapshotChunkOut {
   const binlog::TableMap* table = nullptr;  // names the rows' table and columns
   // RowData fields, each as EntryBuilder::SnapshotRow appended it. Views that
   // follow each other in memory (one buffer) are copied once, into the entry.
   std::span<const std::string_view> rows;
+  // When not empty, the same rows as `rows`, in segments the sink may take
+  // (one entry each): used instead of `rows`, without a copy.
+  std::span<const SnapshotSegment> segments;
   // The stream boundary the chunk goes out at: file, end offset of the last
   // transaction handed to OnTransaction (at or after every one of them),
   // included=false, server id, gtid; its `snapshot` is the progress before
@@ -233,9 +247,13 @@ class EntrySink final : public parser::TransactionSink {
   void NoteSafePut();
   void NoteSkipped(const parser::Transaction& txn);
   Status PutSnapshotEntries(const SnapshotChunkOut& chunk);
-  // Puts next_ as a snapshot entry: a safe resume point at `at` carrying `progress`.
+  // Puts a snapshot entry: a safe resume point at `at` carrying `progress`. The entry is in
+  // *bytes (from `offset`; next_ unless a segment's buffer).
   Status PutSnapshotEntry(const LogPosition& at, store::EntryKind kind, uint32_t rows,
-                          const std::shared_ptr<const std::string>& progress);
+                          const std::shared_ptr<const std::string>& progress, std::string* bytes, size_t offset = 0);
+  // One ROWDATA entry of a segment's rows, made in its buffer when the prefix fits the room.
+  Status PutSnapshotSegment(const SnapshotChunkOut& chunk, const SnapshotSegment& segment, bool last,
+                            std::span<const HeaderProp> marker);
 
   const EntrySinkOptions options_;
   store::RingStore* const store_;

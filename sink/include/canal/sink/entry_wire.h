@@ -78,6 +78,23 @@ class RowsEntryWriter {
   Status AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values, std::string* rows,
                          uint64_t table_version = 0);
 
+  // AppendInsertRow's RowData field written at *at in *buffer, in place: its
+  // bytes past *at may be overwritten, its size grows as the row needs (never
+  // shrinks, so a reused buffer is not zero-filled again), and *at moves past
+  // the row. No copy of the row. On error *at is unchanged (bytes past it
+  // unspecified).
+  Status AppendInsertRowAt(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                           std::string* buffer, size_t* at, uint64_t table_version = 0);
+
+  // WriteRowsEntry's entry made around rows already in *buffer at
+  // [rows_begin, rows_end), without copying them: the prefix is written just
+  // before rows_begin, *entry_begin gets where the entry starts, and *buffer
+  // is cut at rows_end. NotFound (nothing written) when the prefix is longer
+  // than rows_begin; the caller then copies with WriteRowsEntry.
+  Status WriteRowsEntryInPlace(const EntryContext& ctx, const binlog::TableMap& t, std::string* buffer,
+                               size_t rows_begin, size_t rows_end, uint64_t row_count,
+                               std::span<const HeaderProp> extra_props, size_t* entry_begin);
+
   // The ROWDATA INSERT entry around rows AppendInsertRow wrote
   // (EntryBuilder::SnapshotRowsEntry). *out is replaced (its capacity
   // reused); `rows` is copied verbatim after the prefix. Uses no plan: any

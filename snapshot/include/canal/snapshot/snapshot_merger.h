@@ -57,6 +57,7 @@
 #include "canal/parser/binlog/rows_event.h"
 #include "canal/parser/transaction.h"
 #include "canal/snapshot/chunk_key.h"
+#include "canal/snapshot/chunk_rows.h"
 #include "canal/snapshot/chunk_window.h"
 #include "canal/snapshot/snapshot_progress.h"
 
@@ -66,6 +67,10 @@ namespace canal::snapshot {
 struct EmittedChunk {
   const binlog::TableMap* table = nullptr;  // names the table and columns
   std::span<const std::string_view> rows;  // RowData fields (RowWriter's bytes), in key order
+  // When not empty: the same rows, every one of the chunk's, in their segments (rows at
+  // [ChunkRows::kRoom, end) of each), whose buffers the output may take (swap out) instead of
+  // copying the rows; the views above then point into buffers it took.
+  std::span<ChunkSegment> segments;
   LogPosition at;                          // the stream boundary; `snapshot` = progress before
   std::shared_ptr<const std::string> progress_after;  // null once the snapshot is complete
   int64_t execute_time_ms = 0;
@@ -82,24 +87,6 @@ class ChunkOutput {
   virtual void SetProgress(std::shared_ptr<const std::string> progress) = 0;
   // Waits until `bytes` more would be taken at once (the destination's ring has room).
   virtual Status WaitForRoom(uint64_t /*bytes*/) { return Status::OK(); }
-};
-
-// A chunk as a reader read it.
-struct ChunkRows {
-  std::string rows;               // RowData fields, back to back
-  std::vector<size_t> row_ends;   // end of each row in `rows`
-  std::string keys;               // each row's key bytes (KeyEncoder), back to back
-  std::vector<size_t> key_ends;
-  LogPosition snapshot;           // P
-  std::vector<KeyValue> last_key;  // the chunk's last key (where the next chunk starts)
-  bool exhausted = false;          // the table has no row after this chunk
-  int64_t read_ms = 0;             // when it was read (executeTime)
-
-  size_t row_count() const { return row_ends.size(); }
-  // Empties the chunk; `rows` keeps its buffer unless that grew past `keep_bytes` (a row far
-  // over the chunk's byte bound: not held until the next one that size).
-  void Clear(size_t keep_bytes = SIZE_MAX);
-  void AddRow(std::string_view key);  // after the row's bytes were appended to `rows`
 };
 
 struct MergerStats {
@@ -141,8 +128,9 @@ class SnapshotMerger final : public parser::TransactionSink {
   bool OpenWindow(size_t table_index, const ChunkKey& key, WindowId* id, uint64_t* ddl_generation);
   void CloseWindow(WindowId id);
   // The chunk read in window `id` goes out once the stream passed its P (rows changed since
-  // dropped), or must be read again. `table`: the columns naming its rows.
-  OfferResult Offer(WindowId id, const ChunkRows& chunk, const binlog::TableMap& table, Status* error);
+  // dropped), or must be read again. `table`: the columns naming its rows. The output may take
+  // the chunk's segment buffers (EmittedChunk::segments).
+  OfferResult Offer(WindowId id, ChunkRows& chunk, const binlog::TableMap& table, Status* error);
 
   // Keyless tables (see above).
   bool HoldStream();
@@ -150,7 +138,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   bool WaitStreamAt(const LogPosition& p);
   // Rows of the held read: the first call opens the chunk's transaction, `last` closes it and
   // marks the table done.
-  Status EmitHeld(size_t table_index, const ChunkRows& rows, const binlog::TableMap& table, bool first, bool last);
+  Status EmitHeld(size_t table_index, ChunkRows& rows, const binlog::TableMap& table, bool first, bool last);
   void ReleaseHold();
   // Before a reader reads a chunk of about `bytes`: waits until the output has room for it, so
   // a reader of huge rows holds the next one only once the last one was taken (a slow client
@@ -190,7 +178,7 @@ class SnapshotMerger final : public parser::TransactionSink {
   void NoteRows(const parser::TxEvent& e);
   void NoteDdl(const parser::TxEvent& e, const std::string& txn_file);
   Status PutKept(std::unique_lock<std::mutex>& lock, std::unique_lock<std::mutex>& out_lock, size_t table_index,
-                 const ChunkRows& chunk, bool begin, bool end, bool done);
+                 ChunkRows& chunk, bool all_kept, bool begin, bool end, bool done);
   void ApplyProgressLocked();
   void DeliveredTransaction(const parser::Transaction& txn);
   void Track();

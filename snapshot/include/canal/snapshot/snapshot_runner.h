@@ -55,6 +55,11 @@ class RowWriter {
   virtual ~RowWriter() = default;
   virtual Status Append(const binlog::TableMap& table, uint64_t table_version,
                         std::span<const binlog::ColumnValue> values, std::string* rows) = 0;
+  // The same RowData field written at *at in *buffer, in place (no copy): bytes past *at may
+  // be overwritten, the size grows as needed and never shrinks; *at moves past the row and is
+  // unchanged on error.
+  virtual Status AppendAt(const binlog::TableMap& table, uint64_t table_version,
+                          std::span<const binlog::ColumnValue> values, std::string* buffer, size_t* at) = 0;
 };
 
 struct SnapshotRunnerOptions {

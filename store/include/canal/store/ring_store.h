@@ -194,6 +194,14 @@ class RingStore {
   // unchanged.
   Status Put(std::string* bytes, const EntryMeta& meta);
 
+  // Put without the copy of an entry that starts `offset` bytes into
+  // `*bytes`: room its producer kept in front of bytes it wrote first, for a
+  // prefix it could only write last (a snapshot entry's header before rows
+  // rendered into the buffer). The slot keeps the whole buffer; a get hands
+  // out bytes [offset, size) and counts only those. InvalidArgument when
+  // `offset` is past the end.
+  Status Put(std::string* bytes, size_t offset, const EntryMeta& meta);
+
   // The capacity up to which a moving Put keeps any buffer, whatever the
   // size of its entry: max(memunit, 256) bytes. A producer that gives a
   // small entry's buffer headroom keeps it within this, or the buffer is
@@ -319,7 +327,10 @@ class RingStore {
     std::string bytes;
     uint64_t end_bytes = 0;  // put_bytes_ after this entry, so acks are O(1)
     uint64_t end_heap = 0;   // put_heap_ after this entry: acks within budget are O(1) too
+    uint32_t offset = 0;     // where the entry starts in `bytes` (Put with an offset)
     EntryMeta meta;
+
+    std::string_view entry() const { return std::string_view(bytes).substr(offset); }
   };
   static constexpr uint64_t kNotArmed = ~uint64_t{0};
 
