@@ -11,8 +11,6 @@
 #include <future>
 #include <thread>
 
-#include <deque>
-
 #include <gtest/gtest.h>
 
 namespace canal::snapshot {
