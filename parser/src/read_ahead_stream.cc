@@ -68,11 +68,13 @@ bool ReadAheadStream::CrcMatches(std::string_view event) const {
 
 void ReadAheadStream::Run() {
   const auto shut_down = [this] { Finish(Status::Aborted("binlog read-ahead shut down")); };
-  uint64_t head = 0;
   for (;;) {
     std::string_view ev;
     Status s = source_->ReadEvent(&ev);
-    if (!s.ok()) return Finish(std::move(s));
+    if (!s.ok()) {
+      PublishWritten();  // the events before the end go first
+      return Finish(std::move(s));
+    }
     if (shutdown_.load(kAcquire)) return shut_down();
     if (blocked_in_read_) {
       blocked_in_read_ = false;
@@ -87,37 +89,40 @@ void ReadAheadStream::Run() {
     const bool big = ev.size() > inline_limit_;
     h.kind = big ? Kind::kBig : Kind::kEvent;
     const size_t record = kHeaderBytes + (big ? 0 : Align8(ev.size()));
-    const size_t at = head % capacity_;
+    const size_t at = written_ % capacity_;
     // To the ring's start when the rest does not hold the record, or when the consumer has
     // everything (a quiet stream then touches the same first pages over and over).
-    const bool drained = at >= record && tail_.load(kAcquire) == head;
+    const bool drained = at >= record && tail_.load(kAcquire) == written_;
     const size_t wrap = capacity_ - at < record || (drained && at != 0) ? capacity_ - at : 0;
-    if (!WaitUntilFree(head, wrap + record)) return shut_down();
+    if (!WaitUntilFree(written_, wrap + record)) return shut_down();
     if (wrap != 0) {
       Header w{};
       w.kind = Kind::kWrap;
       std::memcpy(ring_.get() + at, &w, kHeaderBytes);
-      head += wrap;
+      written_ += wrap;
     }
-    uint8_t* dst = ring_.get() + head % capacity_;
+    uint8_t* dst = ring_.get() + written_ % capacity_;
     std::memcpy(dst, &h, kHeaderBytes);
     if (big) {
       big_ = ev;
     } else {
       std::memcpy(dst + kHeaderBytes, ev.data(), ev.size());
     }
-    head += record;
+    written_ += record;
     events_read_.store(events_read_.load(kRelaxed) + 1, kRelaxed);
-    Publish(head);
+    if (big || ++unpublished_events_ >= kBatchEvents || written_ - head_.load(kRelaxed) >= kBatchBytes) {
+      PublishWritten();
+    }
     // A big event is the source's own bytes, valid until its next read: wait until the
     // consumer is done with it (the ring empty again).
-    if (big && !WaitUntilFree(head, capacity_)) return shut_down();
+    if (big && !WaitUntilFree(written_, capacity_)) return shut_down();
     if (!MaybeHandToConsumer()) return shut_down();
   }
 }
 
 bool ReadAheadStream::MaybeHandToConsumer() {
   if (options_.direct_after_bursts == 0 || small_bursts_ < options_.direct_after_bursts) return true;
+  PublishWritten();  // every event read goes to the consumer before the source does
   std::unique_lock<std::mutex> lock(mu_);
   // (seq_cst, after the Publish of every event read: a consumer that sees direct_ then sees them.)
   direct_.store(true, kSeqCst);
@@ -131,6 +136,7 @@ bool ReadAheadStream::MaybeHandToConsumer() {
 
 bool ReadAheadStream::WaitUntilFree(uint64_t head, size_t bytes) {
   if (capacity_ - (head - tail_.load(kAcquire)) >= bytes) return !shutdown_.load(kAcquire);
+  PublishWritten();  // the consumer frees room only in what it can see
   // Wait for a quarter of the ring at least: one wake-up per many events, not one per event.
   const size_t want = std::max(bytes, capacity_ / 4);
   reader_waits_.store(reader_waits_.load(kRelaxed) + 1, kRelaxed);
@@ -147,6 +153,11 @@ void ReadAheadStream::Publish(uint64_t head) {
   WakeConsumer();
 }
 
+void ReadAheadStream::PublishWritten() {
+  unpublished_events_ = 0;
+  if (head_.load(kRelaxed) != written_) Publish(written_);
+}
+
 void ReadAheadStream::WakeConsumer() {
   if (!consumer_waiting_.load(kSeqCst)) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -161,7 +172,9 @@ void ReadAheadStream::SourceWillBlock() {
     return;
   }
   blocked_in_read_ = true;
-  idle_at_.store(head_.load(kRelaxed) + 1, kSeqCst);
+  unpublished_events_ = 0;
+  head_.store(written_, kSeqCst);  // once per burst: what was read goes out before the idle mark
+  idle_at_.store(written_ + 1, kSeqCst);
   WakeConsumer();
 }
 
@@ -173,6 +186,11 @@ void ReadAheadStream::Finish(Status s) {
 }
 
 // ---- the consumer ------------------------------------------------------------
+
+void ReadAheadStream::ReleaseConsumed() {
+  unreleased_events_ = 0;
+  if (tail_.load(kRelaxed) != consumed_) Release(consumed_);
+}
 
 void ReadAheadStream::Release(uint64_t tail) {
   tail_.store(tail, kSeqCst);  // (seq_cst: ordered before the look at reader_waiting_)
@@ -206,15 +224,16 @@ Status ReadAheadStream::ReadEvent(std::string_view* event) {
   // A backlog while reading directly: the reader takes the source back (the last event's view,
   // the source's own bytes, is no longer in use: this is the next read).
   if (direct_.load(kRelaxed) && direct_run_bytes_ >= options_.threaded_after_bytes) HandToReader();
-  uint64_t tail = tail_.load(kRelaxed);
   if (pending_release_ != 0) {
-    tail += pending_release_;
+    consumed_ += pending_release_;
     pending_release_ = 0;
-    Release(tail);
+    if (++unreleased_events_ >= kBatchEvents || consumed_ - tail_.load(kRelaxed) >= kBatchBytes) ReleaseConsumed();
   }
+  uint64_t tail = consumed_;
   for (;;) {
     const uint64_t head = head_.load(kAcquire);
     if (tail == head) {
+      ReleaseConsumed();  // before any wait: a reader waiting for room sees it all
       const uint64_t idle = idle_at_.load(kAcquire);
       if (idle == head + 1 && idle != idle_seen_) {
         // Everything the source read before it said it would wait is consumed.
@@ -246,7 +265,8 @@ Status ReadAheadStream::ReadEvent(std::string_view* event) {
     switch (h.kind) {
       case Kind::kWrap:
         tail += capacity_ - tail % capacity_;
-        Release(tail);
+        consumed_ = tail;
+        ReleaseConsumed();
         continue;
       case Kind::kEvent:
         *event = std::string_view(reinterpret_cast<const char*>(at + kHeaderBytes), h.size);

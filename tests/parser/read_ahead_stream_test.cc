@@ -254,7 +254,9 @@ TEST(ReadAheadStream, AStreamTheConsumerHasDrainedStartsAgainAtTheRingsStart) {
 TEST(ReadAheadStream, ShutdownWakesAConsumerWaitingOnASilentSource) {
   FakeSource source({Pattern(0, 10)});
   source.BlockAt(1);  // then silence, until shut down
-  ReadAheadStream ahead(&source, SmallRing());
+  TellingSource telling(&source, 2);  // as the replica connection says before it waits
+  ReadAheadStream ahead(&telling, SmallRing());
+  telling.stream = &ahead;
   ASSERT_TRUE(ahead.Start().ok());
   std::string_view ev;
   ASSERT_TRUE(ahead.ReadEvent(&ev).ok());
