@@ -40,7 +40,8 @@
 # times add up to more than the run); a failed build skips the steps that need it. Exits non-zero
 # when any step failed, after a summary whose last line is "N passed, N failed".
 # Environment: JOBS (default 2), FUZZ_SECONDS, CTEST_TIMEOUT (per test, default
-# 600 s), SKIP_BENCH=1, SKIP_FUZZ=1, SKIP_TSAN=1.
+# 600 s), SKIP_BENCH=1, SKIP_FUZZ=1, SKIP_TSAN=1, CANAL_TEST_MIN_FREE_GIB (default 22: the run
+# stops at once, naming the file system, when less is free where it builds or under TMPDIR; 0: no check).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -335,6 +336,29 @@ run_tsan() {
 }
 
 # ---- the steps --------------------------------------------------------------
+
+# The three builds, the benchmarks' binlogs and the sandboxes' data take ~21 GiB (a fresh clone's
+# run, measured); a disk that fills halfway fails a sandbox's install with a message that does not
+# say why. So a run that cannot fit stops here, saying where the room is short.
+min_free_gib=${CANAL_TEST_MIN_FREE_GIB:-22}
+check_free_space() {
+  local dir free_kib short=0
+  for dir in "$repo" "${TMPDIR:-/tmp}"; do
+    free_kib=$(df -Pk "$dir" 2>/dev/null | awk 'NR == 2 { print $4 }')
+    [ -n "$free_kib" ] || continue
+    if [ "$free_kib" -lt $((min_free_gib * 1024 * 1024)) ]; then
+      echo "test.sh: $((free_kib / 1024 / 1024)) GiB free on the file system of $dir; the whole check needs about" \
+        "$min_free_gib GiB (builds in $repo, benchmark binlogs and sandboxes under ${TMPDIR:-/tmp}). Free some" \
+        "(old build trees, /tmp/canal-* sandboxes), or set CANAL_TEST_MIN_FREE_GIB=0 to skip this check." >&2
+      short=1
+    fi
+  done
+  return "$short"
+}
+if [ "$min_free_gib" -gt 0 ] && ! check_free_space; then
+  echo "1 failed: not enough free disk space (above)"
+  exit 1
+fi
 
 run_step "install deps" bash scripts/install-deps.sh
 
