@@ -34,6 +34,19 @@ bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
   const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  // Short text (a code, a name) is most values: all of it checked with two overlapping words.
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, s.data(), 8);
+    std::memcpy(&b, s.data() + n - 8, 8);
+    if (((a | b) & kHigh) == 0) return true;
+  } else if (n < 8) {
+    if (n == 0) return true;
+    uint64_t a = 0;
+    std::memcpy(&a, s.data(), n);
+    if ((a & kHigh) == 0) return true;
+  }
   while (i < n) {
 #if defined(__SSE2__)
     // Sixteen bytes at a time (SSE2 is part of x86-64): text is mostly ASCII, so skip to the
@@ -46,12 +59,19 @@ bool IsValidUtf8(std::string_view s) {
         continue;
       }
       i += static_cast<size_t>(__builtin_ctz(high));
+    } else if (n >= 16) {
+      // The tail: the last sixteen bytes, overlapping some already checked. All ASCII ends it;
+      // otherwise on to the first byte past i that is not ASCII.
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + n - 16));
+      const auto high = static_cast<unsigned>(_mm_movemask_epi8(v)) >> (i - (n - 16));
+      if (high == 0) return true;
+      i += static_cast<size_t>(__builtin_ctz(high));
     } else
 #endif
     if (i + 8 <= n) {
       uint64_t word;
       std::memcpy(&word, s.data() + i, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
+      if ((word & kHigh) == 0) {
         i += 8;
         continue;
       }
