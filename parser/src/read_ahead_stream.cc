@@ -76,6 +76,9 @@ void ReadAheadStream::Run() {
       return Finish(std::move(s));
     }
     if (shutdown_.load(kAcquire)) return shut_down();
+    // The first event after the source said it would block goes out at once: the consumer must
+    // not take the mark it left for "caught up" while more was read after it.
+    const bool after_block = blocked_in_read_;
     if (blocked_in_read_) {
       blocked_in_read_ = false;
       // The source waited before this event: the burst before it ended there.
@@ -110,7 +113,8 @@ void ReadAheadStream::Run() {
     }
     written_ += record;
     events_read_.store(events_read_.load(kRelaxed) + 1, kRelaxed);
-    if (big || ++unpublished_events_ >= kBatchEvents || written_ - head_.load(kRelaxed) >= kBatchBytes) {
+    if (big || after_block || ++unpublished_events_ >= kBatchEvents ||
+        written_ - head_.load(kRelaxed) >= kBatchBytes) {
       PublishWritten();
     }
     // A big event is the source's own bytes, valid until its next read: wait until the

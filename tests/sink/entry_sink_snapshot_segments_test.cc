@@ -151,7 +151,8 @@ TEST(EntrySinkSnapshotSegments, RowsWrittenInPlaceAreTheAppendedRowsAndTheBuffer
   size_t at = 100;
   for (int i = 0; i < 50; ++i) {
     binlog::ColumnValue v[2];
-    ItemsRow(i, std::string(static_cast<size_t>(i) * 13, 'n'), v);
+    const std::string name(static_cast<size_t>(i) * 13, 'n');  // viewed by the values
+    ItemsRow(i, name, v);
     ASSERT_TRUE(a.SnapshotRow(*table, v, &appended).ok());
     const size_t size_before = buffer.size();
     ASSERT_TRUE(b.SnapshotRowAt(*table, v, &buffer, &at, 7).ok());

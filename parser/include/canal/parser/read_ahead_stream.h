@@ -24,8 +24,8 @@
 // ReadEvent, once it has consumed every event read before that.
 //
 // Batches: the reader publishes what it wrote every kBatchEvents events or
-// kBatchBytes, and at once when the source says it will block, when it waits
-// for room, at a big event and at the end; the consumer releases what it read
+// kBatchBytes, and at once when the source says it will block (and the first
+// event after that), when it waits for room, at a big event and at the end; the consumer releases what it read
 // in the same batches and before it waits. One store per event on each side
 // was ~8% of the server's CPU on single-row transactions (the other core
 // fetching the line each time). So a source must call SourceWillBlock before
