@@ -41,11 +41,6 @@ Status SinkChunkOutput::WaitForRoom(uint64_t bytes) { return sink_->WaitForRoom(
 
 BuilderRowWriter::BuilderRowWriter(const sink::EntrySinkOptions& options) : builder_(BuilderOptions(options)) {}
 
-Status BuilderRowWriter::Append(const binlog::TableMap& table, uint64_t table_version,
-                                std::span<const binlog::ColumnValue> values, std::string* rows) {
-  return builder_.SnapshotRow(table, values, rows, table_version);
-}
-
 Status BuilderRowWriter::AppendAt(const binlog::TableMap& table, uint64_t table_version,
                                   std::span<const binlog::ColumnValue> values, std::string* buffer, size_t* at) {
   return builder_.SnapshotRowAt(table, values, buffer, at, table_version);

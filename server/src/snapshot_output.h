@@ -35,8 +35,6 @@ class SinkChunkOutput final : public snapshot::ChunkOutput {
 class BuilderRowWriter final : public snapshot::RowWriter {
  public:
   explicit BuilderRowWriter(const sink::EntrySinkOptions& options);
-  Status Append(const binlog::TableMap& table, uint64_t table_version, std::span<const binlog::ColumnValue> values,
-                std::string* rows) override;
   Status AppendAt(const binlog::TableMap& table, uint64_t table_version, std::span<const binlog::ColumnValue> values,
                   std::string* buffer, size_t* at) override;
 

@@ -430,15 +430,12 @@ Status RowsEntryWriter::Write(const EntryContext& ctx, const binlog::RowsEvent& 
   return Status::OK();
 }
 
-// Written at the start of building_, which is warm (Room zero-fills only what
-// it grows), then appended: one copy of the row's bytes. Writing in *rows
-// itself would zero-fill its growth row by row.
-Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
-                                        std::string* rows, uint64_t table_version) {
-  if (values.size() != t.columns.size()) {
+Status RowsEntryWriter::InsertPlan(const binlog::TableMap& t, size_t value_count, uint64_t table_version,
+                                   const TablePlan** plan) {
+  if (value_count != t.columns.size()) {
     return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "`: " +
-                                   std::to_string(values.size()) + " values for " +
-                                   std::to_string(t.columns.size()) + " columns");
+                                   std::to_string(value_count) + " values for " + std::to_string(t.columns.size()) +
+                                   " columns");
   }
   // Comparing the table with its plan's copy, column by column, was ~4% of a snapshot's CPU
   // when done for every row.
@@ -447,50 +444,13 @@ Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<con
     insert_version_ = table_version;
     insert_plan_ = static_cast<size_t>(&found - tables_.data());
   }
-  const TablePlan& plan = tables_[insert_plan_];
-  size_t value_bytes = 0;
-  for (const binlog::ColumnValue& v : values) value_bytes += v.raw.size();
-  if (value_bytes >= kInPlaceRowBytes) [[unlikely]] {
-    // A huge row is written straight after *rows' bytes: through building_ it would be held
-    // twice (built there, appended there), beside the fetched value it is made from. Not for
-    // smaller rows: growing *rows zero-fills an eighth of it past the row each time.
-    const size_t start = rows->size();
-    building_.swap(*rows);
-    size_t at = start;
-    Status s = WriteRowData(plan, t, RowImages{{}, values, false, true, false}, &at);
-    building_.resize(s.ok() ? at : start);  // the zero-filled room past the row, or the partial row
-    building_.swap(*rows);
-    if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
-    return s.ok() ? s : s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
-  }
-  size_t at = 0;
-  if (Status s = WriteRowData(plan, t, RowImages{{}, values, false, true, false}, &at); !s.ok()) {
-    return s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
-  }
-  rows->append(building_.data(), at);
-  if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
-  ReleaseIfHuge(&building_);  // a huge row's buffer is not kept beside the rows
+  *plan = &tables_[insert_plan_];
   return Status::OK();
 }
 
-Status RowsEntryWriter::AppendInsertRowAt(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
-                                          std::string* buffer, size_t* at, uint64_t table_version) {
-  if (values.size() != t.columns.size()) {
-    return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "`: " +
-                                   std::to_string(values.size()) + " values for " +
-                                   std::to_string(t.columns.size()) + " columns");
-  }
-  if (*at > buffer->size()) {
-    return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "` written at " +
-                                   std::to_string(*at) + ", past its buffer's " + std::to_string(buffer->size()) +
-                                   " bytes");
-  }
-  if (table_version == 0 || table_version != insert_version_) {
-    const TablePlan& found = PlanFor(t);
-    insert_version_ = table_version;
-    insert_plan_ = static_cast<size_t>(&found - tables_.data());
-  }
-  const TablePlan& plan = tables_[insert_plan_];
+Status RowsEntryWriter::WriteInsertRowIn(const TablePlan& plan, const binlog::TableMap& t,
+                                         std::span<const binlog::ColumnValue> values, std::string* buffer,
+                                         size_t* at) {
   // The image writer writes into building_: lent the caller's buffer for the row, it writes
   // there directly (Room grows it, zero-filling only what it adds). Neither side of the swap
   // may be a short string held inline, or each swap copies it (~2% of a snapshot's CPU).
@@ -504,6 +464,47 @@ Status RowsEntryWriter::AppendInsertRowAt(const binlog::TableMap& t, std::span<c
   if (!s.ok()) return s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
   *at = end;
   return Status::OK();
+}
+
+// Written at the start of building_, which is warm (Room zero-fills only what
+// it grows), then appended: one copy of the row's bytes. Writing in *rows
+// itself would zero-fill its growth row by row.
+Status RowsEntryWriter::AppendInsertRow(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                                        std::string* rows, uint64_t table_version) {
+  const TablePlan* plan = nullptr;
+  CANAL_RETURN_IF_ERROR(InsertPlan(t, values.size(), table_version, &plan));
+  size_t value_bytes = 0;
+  for (const binlog::ColumnValue& v : values) value_bytes += v.raw.size();
+  if (value_bytes >= kInPlaceRowBytes) [[unlikely]] {
+    // A huge row is written straight after *rows' bytes: through building_ it would be held
+    // twice (built there, appended there), beside the fetched value it is made from. Not for
+    // smaller rows: growing *rows zero-fills an eighth of it past the row each time.
+    const size_t start = rows->size();
+    size_t at = start;
+    Status s = WriteInsertRowIn(*plan, t, values, rows, &at);
+    rows->resize(s.ok() ? at : start);  // the zero-filled room past the row, or the partial row
+    return s;
+  }
+  size_t at = 0;
+  if (Status s = WriteRowData(*plan, t, RowImages{{}, values, false, true, false}, &at); !s.ok()) {
+    return s.WithContext("snapshot row of `" + t.db + "`.`" + t.table + "`");
+  }
+  rows->append(building_.data(), at);
+  if (scratch_.capacity() > kRetainedBufferBytes) std::string().swap(scratch_);
+  ReleaseIfHuge(&building_);  // a huge row's buffer is not kept beside the rows
+  return Status::OK();
+}
+
+Status RowsEntryWriter::AppendInsertRowAt(const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                                          std::string* buffer, size_t* at, uint64_t table_version) {
+  const TablePlan* plan = nullptr;
+  CANAL_RETURN_IF_ERROR(InsertPlan(t, values.size(), table_version, &plan));
+  if (*at > buffer->size()) {
+    return Status::InvalidArgument("snapshot row of `" + t.db + "`.`" + t.table + "` written at " +
+                                   std::to_string(*at) + ", past its buffer's " + std::to_string(buffer->size()) +
+                                   " bytes");
+  }
+  return WriteInsertRowIn(*plan, t, values, buffer, at);
 }
 
 }  // namespace canal::sink::wire

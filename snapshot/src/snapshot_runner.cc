@@ -231,7 +231,7 @@ struct SnapshotRunner::TableRead {
   TableShape shape;
   SnapshotRowConverter converter;
   binlog::TableMap table;
-  uint64_t table_version = 0;  // a new one each time `table` is set (RowWriter::Append)
+  uint64_t table_version = 0;  // a new one each time `table` is set (RowWriter::AppendAt)
   ChunkReader reader;
   uint64_t generation = UINT64_MAX;  // the merger's DDL count for the table when loaded
   std::string name;

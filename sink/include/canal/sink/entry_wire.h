@@ -162,6 +162,13 @@ class RowsEntryWriter {
   };
 
   const TablePlan& PlanFor(const binlog::TableMap& t);
+  // A snapshot row's plan, kept while `table_version` holds; InvalidArgument when `value_count`
+  // is not the table's column count.
+  Status InsertPlan(const binlog::TableMap& t, size_t value_count, uint64_t table_version, const TablePlan** plan);
+  // A snapshot row's RowData written at *at in *buffer (lent to the image writer as building_);
+  // *at moves past it, and is unchanged on error.
+  Status WriteInsertRowIn(const TablePlan& plan, const binlog::TableMap& t, std::span<const binlog::ColumnValue> values,
+                          std::string* buffer, size_t* at);
   void BuildPlan(const binlog::TableMap& t, TablePlan* plan) const;
   void BuildColumnPlan(const binlog::TableMap& t, size_t i, int sql_type, ColumnPlan* c) const;
   // building_ holds at least `end` bytes (never shrinks while an entry is written).

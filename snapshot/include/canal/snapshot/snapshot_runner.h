@@ -53,9 +53,7 @@ namespace canal::snapshot {
 class RowWriter {
  public:
   virtual ~RowWriter() = default;
-  virtual Status Append(const binlog::TableMap& table, uint64_t table_version,
-                        std::span<const binlog::ColumnValue> values, std::string* rows) = 0;
-  // The same RowData field written at *at in *buffer, in place (no copy): bytes past *at may
+  // The row's RowData field written at *at in *buffer, in place (no copy): bytes past *at may
   // be overwritten, the size grows as needed and never shrinks; *at moves past the row and is
   // unchanged on error.
   virtual Status AppendAt(const binlog::TableMap& table, uint64_t table_version,
