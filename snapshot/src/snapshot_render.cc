@@ -295,6 +295,14 @@ Status SnapshotRowConverter::Init(const TableShape& shape, std::vector<binlog::C
     text_forms_[i] = d == "inet4" ? TextForm::kInet4 : d == "inet6" ? TextForm::kInet6 : d == "uuid" ? TextForm::kUuid
                                                                                                     : TextForm::kAsIs;
   }
+  routes_.assign(columns_.size(), Route::kGeneral);
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    routes_[i] = RouteOf(i);
+    // The type ConvertOne sets first, whatever the value: the fast path leaves it.
+    ColumnValue& v = values_[i];
+    v.type = binlog::EffectiveType(columns_[i]);
+    v.kind = ColumnValue::Kind::kNull;
+  }
   return Status::OK();
 }
 
@@ -308,8 +316,106 @@ Status SnapshotRowConverter::Convert(std::span<const FieldValue> fields) {
     return Status::InvalidArgument(table_ + ": a row of " + std::to_string(fields.size()) + " values for " +
                                    std::to_string(columns_.size()) + " columns");
   }
-  for (size_t i = 0; i < fields.size(); ++i) CANAL_RETURN_IF_ERROR(ConvertOne(i, fields[i], &values_[i]));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!ConvertFast(i, fields[i], &values_[i])) CANAL_RETURN_IF_ERROR(ConvertOne(i, fields[i], &values_[i]));
+  }
   return Status::OK();
+}
+
+SnapshotRowConverter::Route SnapshotRowConverter::RouteOf(size_t i) const {
+  const ColumnInfo& c = columns_[i];
+  switch (binlog::EffectiveType(c)) {
+    case ColumnType::kTiny:
+    case ColumnType::kShort:
+    case ColumnType::kInt24:
+    case ColumnType::kLong:
+    case ColumnType::kLongLong:
+      return c.is_unsigned ? Route::kUnsigned : Route::kSigned;
+    case ColumnType::kDouble:
+      return Route::kDouble;
+    case ColumnType::kNewDecimal:
+      return Route::kDecimal;
+    case ColumnType::kDateTime2:
+      return Route::kDateTime;
+    case ColumnType::kDate:
+    case ColumnType::kNewDate:
+      return Route::kDate;
+    case ColumnType::kVarchar:
+    case ColumnType::kVarString:
+    case ColumnType::kString:
+    case ColumnType::kTinyBlob:
+    case ColumnType::kMediumBlob:
+    case ColumnType::kLongBlob:
+    case ColumnType::kBlob:
+      if (text_forms_[i] != TextForm::kAsIs) return Route::kGeneral;
+      return binlog::IsBinaryCharset(c.charset) ? Route::kBytes : Route::kText;
+    default:  // YEAR, FLOAT, TIME, TIMESTAMP, BIT, ENUM, SET, JSON, GEOMETRY, old temporal types
+      return Route::kGeneral;
+  }
+}
+
+// The common values without ConvertOne's reset and dispatch: what each kind sets there, set here
+// on a value whose constant parts Init filled. False (nothing decided) for anything else, which
+// ConvertOne then converts or refuses with its message.
+bool SnapshotRowConverter::ConvertFast(size_t i, const FieldValue& f, binlog::ColumnValue* v) const {
+  using Kind = ColumnValue::Kind;
+  const Route route = routes_[i];
+  if (route == Route::kGeneral) return false;
+  if (f.kind == FieldKind::kNull) {
+    v->kind = Kind::kNull;
+    return true;
+  }
+  switch (route) {
+    case Route::kSigned:
+    case Route::kUnsigned:
+      if (f.kind != FieldKind::kSigned && f.kind != FieldKind::kUnsigned) return false;
+      // i64 and u64 share their bits: the value either way, as ConvertOne casts it.
+      v->u64 = f.kind == FieldKind::kUnsigned ? f.u64 : static_cast<uint64_t>(f.i64);
+      v->kind = route == Route::kSigned ? Kind::kSigned : Kind::kUnsigned;
+      return true;
+    case Route::kDouble:
+      if (f.kind != FieldKind::kDouble) return false;
+      v->kind = Kind::kDouble;
+      v->f64 = f.f64;
+      return true;
+    case Route::kDecimal:
+      if (f.kind != FieldKind::kBytes || !CanonicalDecimalText(f.bytes, columns_[i].precision, columns_[i].decimals)) {
+        return false;
+      }
+      v->kind = Kind::kDecimalText;
+      v->raw = f.bytes;
+      return true;
+    case Route::kText:
+    case Route::kBytes:
+      if (f.kind != FieldKind::kBytes) return false;
+      v->kind = route == Route::kText ? Kind::kString : Kind::kBytes;
+      v->raw = f.bytes;
+      return true;
+    case Route::kDateTime:
+    case Route::kDate: {
+      if (f.kind != FieldKind::kTime) return false;
+      const TimeValue& t = f.time;
+      if (t.month > 12 || t.day > 31 || t.hour > 23 || t.minute > 59 || t.second > 59 || t.microsecond > 999999 ||
+          t.year > 9999) {
+        return false;
+      }
+      binlog::TemporalValue& out = v->temporal;
+      out.year = static_cast<uint16_t>(t.year);
+      out.month = static_cast<uint8_t>(t.month);
+      out.day = static_cast<uint8_t>(t.day);
+      out.hour = t.hour;
+      out.minute = static_cast<uint8_t>(t.minute);
+      out.second = static_cast<uint8_t>(t.second);
+      out.micros = route == Route::kDate ? 0 : t.microsecond;
+      // (Set every time: a value ConvertOne refused reset it, and the column may be read again.)
+      v->fsp = route == Route::kDate || columns_[i].meta > 6 ? 0 : static_cast<uint8_t>(columns_[i].meta);
+      v->kind = route == Route::kDate ? Kind::kDate : Kind::kDateTime;
+      return true;
+    }
+    case Route::kGeneral:
+      break;
+  }
+  return false;
 }
 
 Status SnapshotRowConverter::ConvertOne(size_t i, const FieldValue& f, ColumnValue* v) {

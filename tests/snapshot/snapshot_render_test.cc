@@ -209,6 +209,55 @@ TEST_F(SnapshotRender, NullsAndZeroValues) {
   EXPECT_EQ(Text(6), "0");
 }
 
+// One converter reads a whole chunk: each row's values render as that row's, whatever the rows
+// before it held (a NULL, a value refused with an error, a DECIMAL that took the binary form).
+TEST_F(SnapshotRender, EachRowRendersAsItsOwnWhateverCameBefore) {
+  std::vector<FieldValue> row = Row();
+  ASSERT_TRUE(converter_.Convert(row).ok());
+  EXPECT_EQ(Text(3), "2024-02-29 23:59:58.123");
+
+  row[0] = FieldValue{};
+  row[2] = Bytes("12.5");  // not the binlog's spelling: the binary form
+  row[3] = FieldValue{};
+  row[4] = FieldValue{};
+  ASSERT_TRUE(converter_.Convert(row).ok());
+  EXPECT_TRUE(converter_.values()[0].is_null());
+  EXPECT_EQ(converter_.values()[2].kind, ColumnValue::Kind::kDecimal);
+  EXPECT_EQ(Text(2), "12.5000");
+  EXPECT_TRUE(converter_.values()[3].is_null());
+  EXPECT_TRUE(converter_.values()[4].is_null());
+
+  row = Row();
+  row[3] = Time({2024, 13, 1, 0, 0, 0, 0, false});  // refused
+  EXPECT_EQ(converter_.Convert(row).code(), Status::Code::kInvalidArgument);
+  row = Row();
+  row[0] = Bytes("7");  // refused
+  EXPECT_EQ(converter_.Convert(row).code(), Status::Code::kInvalidArgument);
+
+  row = Row();
+  row[0] = Unsigned(5);  // an INT the client handed out unsigned
+  row[1] = Signed(-1);   // a BIGINT UNSIGNED handed out signed
+  row[3] = Time({2001, 1, 1, 1, 2, 3, 500000, false});
+  row[4] = Bytes("");
+  ASSERT_TRUE(converter_.Convert(row).ok());
+  EXPECT_EQ(Text(0), "5");
+  EXPECT_EQ(Text(1), "18446744073709551615");
+  EXPECT_EQ(converter_.values()[2].kind, ColumnValue::Kind::kDecimalText);
+  EXPECT_EQ(Text(2), "-1234567890.1234");
+  EXPECT_EQ(Text(3), "2001-01-01 01:02:03.500");
+  EXPECT_EQ(converter_.values()[3].fsp, 3);
+  EXPECT_EQ(converter_.values()[4].kind, ColumnValue::Kind::kString);
+  EXPECT_EQ(Text(4), "");
+
+  // An hour past 23 in a DATETIME is left to the general conversion, which takes it as before.
+  row = Row();
+  row[3] = Time({2001, 1, 1, 24, 0, 0, 0, false});
+  const Status s = converter_.Convert(row);
+  SnapshotRowConverter fresh;
+  ASSERT_TRUE(fresh.Init(shape_, SnapshotColumnOptions{}).ok());
+  EXPECT_EQ(fresh.Convert(row).code(), s.code());
+}
+
 TEST_F(SnapshotRender, AValueItCannotMapIsAnErrorNamingTableColumnAndValue) {
   std::vector<FieldValue> row = Row();
   row[5] = Bytes("nope");

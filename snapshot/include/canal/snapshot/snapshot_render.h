@@ -98,8 +98,15 @@ class SnapshotRowConverter {
   Status AppendKey(const ChunkKey& key, KeyEncoder* encoder);
 
  private:
+  // How a column's non-NULL values are converted on the fast path, fixed by its type at Init:
+  // the value's constant parts (type, fraction digits) are set once, a row sets only its kind
+  // and value. kGeneral (and any value the fast path cannot take) goes through ConvertOne.
+  enum class Route : uint8_t { kGeneral, kSigned, kUnsigned, kDouble, kDecimal, kText, kBytes, kDateTime, kDate };
+
   Status Fail(size_t i, std::string_view why, std::string_view value) const;
   Status ConvertOne(size_t i, const FieldValue& f, binlog::ColumnValue* v);
+  Route RouteOf(size_t i) const;
+  bool ConvertFast(size_t i, const FieldValue& f, binlog::ColumnValue* v) const;
 
   std::string table_;  // `db`.`table`, for errors
   std::vector<binlog::ColumnInfo> columns_;
@@ -114,6 +121,7 @@ class SnapshotRowConverter {
   std::vector<binlog::ColumnValue> values_;
   std::vector<std::string> scratch_;  // per column: DECIMAL's binary bytes, INET/UUID's stored bytes; reused
   std::vector<TextForm> text_forms_;
+  std::vector<Route> routes_;
 };
 
 // The chunk window's key of a stream row: `values` (a row image of the table, every key column
