@@ -33,6 +33,7 @@ Status ResultBinding::Setup(MYSQL_RES* meta, size_t columns) {
     c.type = f[i].type;
     c.kind = BinaryFieldKind(static_cast<uint8_t>(f[i].type), (f[i].flags & UNSIGNED_FLAG) != 0);
     c.binary = c.kind == FieldKind::kBytes && f[i].charsetnr == 63;
+    c.fixed_bytes = BinaryFixedBytes(c.kind, static_cast<uint8_t>(c.type));
     fields_[i].field_type = static_cast<uint8_t>(c.type);
     fields_[i].binary = c.binary;
   }
@@ -82,6 +83,7 @@ void ResultBinding::Decode(unsigned int column, const unsigned char** at, const 
     return;
   }
   const Column& c = columns_[column];
+  if (ReadCommonBinaryValue(c.kind, c.fixed_bytes, at, end, &f, &row_bytes_)) return;
   if (const char* why = ReadBinaryValue(c.kind, static_cast<uint8_t>(c.type), at, end, &f, &row_bytes_)) {
     Fail(column, why);
   }

@@ -46,6 +46,7 @@ class ResultBinding {
     enum_field_types type = MYSQL_TYPE_NULL;  // the server's
     FieldKind kind = FieldKind::kBytes;
     bool binary = false;
+    uint8_t fixed_bytes = 0;  // BinaryFixedBytes
   };
   static void OnColumn(void* self, unsigned int column, unsigned char** row);
   void Fail(unsigned int column, const char* why);

@@ -38,6 +38,10 @@ struct FieldValue : TypedValue {
 // (MYSQL_TYPE_*) and its UNSIGNED flag: integers as signed or unsigned, FLOAT/DOUBLE as double,
 // DATE/DATETIME/TIMESTAMP/TIME as their fields, everything else as bytes.
 FieldKind BinaryFieldKind(uint8_t field_type, bool is_unsigned);
+// The bytes an integer value of `field_type` takes in a binary-protocol row (1, 2, 4 or 8; YEAR 2).
+size_t BinaryIntegerBytes(uint8_t field_type);
+// What ReadCommonBinaryValue reads of a column inline: an integer's bytes, 8 for DOUBLE, else 0.
+uint8_t BinaryFixedBytes(FieldKind kind, uint8_t field_type);
 
 // Reads one non-NULL value of a binary-protocol result row (kind by BinaryFieldKind, never
 // kNull) from *at, where the readable bytes end at `end`: fills *out's kind and value (bytes as a
@@ -47,6 +51,13 @@ FieldKind BinaryFieldKind(uint8_t field_type, bool is_unsigned);
 // wrong (static text) and moves *at to `end`; nullptr otherwise.
 const char* ReadBinaryValue(FieldKind kind, uint8_t field_type, const unsigned char** at, const unsigned char* end,
                             FieldValue* out, uint64_t* counted);
+
+// ReadBinaryValue's result for the common values, without its dispatch: integers and DOUBLE
+// (`fixed_bytes` from BinaryFixedBytes) and bytes shorter than 251 (a one-byte length). False,
+// nothing read, for anything else, including a value that runs past `end`: ReadBinaryValue then
+// reads it or names the problem.
+bool ReadCommonBinaryValue(FieldKind kind, uint8_t fixed_bytes, const unsigned char** at, const unsigned char* end,
+                           FieldValue* out, uint64_t* counted);
 
 // A key column's value kept past its row: what the next chunk's statement is bound with, and
 // what a snapshot's progress stores (snapshot_progress.h).
