@@ -147,6 +147,11 @@ snap_run() {
     [ -z "$chunk_rows" ] || echo "canal.instance.snapshot.chunk.rows = $chunk_rows"
     [ -z "$chunk_bytes" ] || echo "canal.instance.snapshot.chunk.bytes = $chunk_bytes"
   } >> "$root/conf/bench/instance.properties"
+  # A server left by an interrupted run would answer canal-cli instead of this run's, which
+  # cannot bind the port: canal-cli would then wait out its timeout on a stream that never comes.
+  if (: < "/dev/tcp/127.0.0.1/$cport") 2>/dev/null; then
+    fail "$name: port $cport already accepts connections (a canal-server of an interrupted run? find it with: ss -ltnp 'sport = :$cport')"
+  fi
   warm_free_memory
   m0=$(cpu_s "$mysqld_pid")
   b0=$(bytes_sent)
@@ -156,6 +161,7 @@ snap_run() {
   # canal-cli does not retry its first connect: wait for the port (counted in the time).
   for ((i = 0; i < 3000; i++)); do
     (: < "/dev/tcp/127.0.0.1/$cport") 2>/dev/null && break
+    kill -0 "$server_pid" 2>/dev/null || fail "$name: canal-server exited at start: $(tail -c 400 "$root/stdout.log")"
     sleep 0.02
   done
   { time timeout 600 "$cli_bin" --address "127.0.0.1:$cport" --destination bench --count "$n" \
