@@ -3,7 +3,6 @@
 // else as a length-encoded string. The protocol's type codes are the binlog's (column_type.h).
 #include "canal/snapshot/field_value.h"
 
-#include <bit>
 #include <cstring>
 
 #include "canal/parser/binlog/byte_reader.h"
@@ -168,57 +167,6 @@ const char* ReadBinaryValue(FieldKind kind, uint8_t field_type, const unsigned c
   }
   *at = r.current();
   return nullptr;
-}
-
-static_assert(std::endian::native == std::endian::little, "ReadCommonBinaryValue loads the protocol's little-endian integers as they are");
-
-bool ReadCommonBinaryValue(FieldKind kind, uint8_t fixed_bytes, const unsigned char** at, const unsigned char* end,
-                           FieldValue* f, uint64_t* counted) {
-  const unsigned char* p = *at;
-  const auto left = static_cast<size_t>(end - p);
-  if (fixed_bytes != 0) {
-    const size_t n = fixed_bytes;
-    if (left < n || (n != 1 && n != 2 && n != 4 && n != 8)) return false;  // ReadBinaryValue says how it ran short
-    // Little-endian, as the protocol and this host; sizes fixed per case, so no memcpy call.
-    uint64_t bits;
-    switch (n) {
-      case 1: bits = p[0]; break;
-      case 2: {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        bits = v;
-        break;
-      }
-      case 4: {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        bits = v;
-        break;
-      }
-      default: std::memcpy(&bits, p, 8); break;  // 8, checked above
-    }
-    f->kind = kind;
-    if (kind == FieldKind::kDouble) {
-      std::memcpy(&f->f64, &bits, 8);
-    } else if (kind == FieldKind::kUnsigned) {
-      f->u64 = bits;
-    } else {
-      const unsigned shift = static_cast<unsigned>(64 - 8 * n);
-      f->i64 = static_cast<int64_t>(bits << shift) >> shift;
-    }
-    *at = p + n;
-    *counted += 8;
-    return true;
-  }
-  if (kind != FieldKind::kBytes || left == 0 || p[0] >= 251) return false;
-  // A length below 251 is its own one-byte prefix (251 is NULL's mark, 252-254 longer prefixes).
-  const size_t length = p[0];
-  if (left - 1 < length) return false;
-  f->kind = FieldKind::kBytes;
-  f->bytes = std::string_view(reinterpret_cast<const char*>(p + 1), length);
-  *at = p + 1 + length;
-  *counted += length;
-  return true;
 }
 
 }  // namespace canal::snapshot
