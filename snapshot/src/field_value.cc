@@ -20,11 +20,6 @@ constexpr uint8_t kTiny = Code(ColumnType::kTiny), kShort = Code(ColumnType::kSh
                   kDateTime = Code(ColumnType::kDateTime), kYear = Code(ColumnType::kYear),
                   kNewDate = Code(ColumnType::kNewDate);
 
-int64_t SignExtend(uint64_t v, size_t bytes) {
-  const unsigned shift = static_cast<unsigned>(64 - 8 * bytes);
-  return static_cast<int64_t>(v << shift) >> shift;
-}
-
 }  // namespace
 
 size_t BinaryIntegerBytes(uint8_t type) {
@@ -84,7 +79,7 @@ const char* ReadBinaryValue(FieldKind kind, uint8_t field_type, const unsigned c
       if (kind == FieldKind::kUnsigned) {
         out->u64 = v;
       } else {
-        out->i64 = SignExtend(v, n);
+        out->i64 = SignExtendBinaryInteger(v, n);
       }
       *counted += 8;
       break;

@@ -207,6 +207,22 @@ bool ParseFixedBinary(SnapshotRowConverter::TextForm form, std::string_view text
   return high < 0 && out->size() == 16;
 }
 
+// A DATE, TIME or DATETIME value's fields (`kind` says which) from the client's.
+void FillTemporal(const TimeValue& t, ColumnValue::Kind kind, binlog::TemporalValue* out) {
+  if (kind == ColumnValue::Kind::kTime) {
+    out->negative = t.negative;
+    out->hour = t.day * 24 + t.hour;  // the client may split days off the hours
+  } else {
+    out->year = static_cast<uint16_t>(t.year);
+    out->month = static_cast<uint8_t>(t.month);
+    out->day = static_cast<uint8_t>(t.day);
+    out->hour = t.hour;
+  }
+  out->minute = static_cast<uint8_t>(t.minute);
+  out->second = static_cast<uint8_t>(t.second);
+  out->micros = kind == ColumnValue::Kind::kDate ? 0 : t.microsecond;
+}
+
 std::string Printable(const FieldValue& f) {
   switch (f.kind) {
     case FieldKind::kNull: return "NULL";
@@ -399,17 +415,10 @@ bool SnapshotRowConverter::ConvertFast(size_t i, const FieldValue& f, binlog::Co
           t.year > 9999) {
         return false;
       }
-      binlog::TemporalValue& out = v->temporal;
-      out.year = static_cast<uint16_t>(t.year);
-      out.month = static_cast<uint8_t>(t.month);
-      out.day = static_cast<uint8_t>(t.day);
-      out.hour = t.hour;
-      out.minute = static_cast<uint8_t>(t.minute);
-      out.second = static_cast<uint8_t>(t.second);
-      out.micros = route == Route::kDate ? 0 : t.microsecond;
+      v->kind = route == Route::kDate ? Kind::kDate : Kind::kDateTime;
+      FillTemporal(t, v->kind, &v->temporal);
       // (Set every time: a value ConvertOne refused reset it, and the column may be read again.)
       v->fsp = route == Route::kDate || columns_[i].meta > 6 ? 0 : static_cast<uint8_t>(columns_[i].meta);
-      v->kind = route == Route::kDate ? Kind::kDate : Kind::kDateTime;
       return true;
     }
     case Route::kGeneral:
@@ -540,19 +549,7 @@ Status SnapshotRowConverter::ConvertOne(size_t i, const FieldValue& f, ColumnVal
       v->kind = type == ColumnType::kDate || type == ColumnType::kNewDate ? ColumnValue::Kind::kDate
                 : type == ColumnType::kTime || type == ColumnType::kTime2 ? ColumnValue::Kind::kTime
                                                                           : ColumnValue::Kind::kDateTime;
-      binlog::TemporalValue& out = v->temporal;
-      if (v->kind == ColumnValue::Kind::kTime) {
-        out.negative = t.negative;
-        out.hour = t.day * 24 + t.hour;  // the client may split days off the hours
-      } else {
-        out.year = static_cast<uint16_t>(t.year);
-        out.month = static_cast<uint8_t>(t.month);
-        out.day = static_cast<uint8_t>(t.day);
-        out.hour = t.hour;
-      }
-      out.minute = static_cast<uint8_t>(t.minute);
-      out.second = static_cast<uint8_t>(t.second);
-      out.micros = v->kind == ColumnValue::Kind::kDate ? 0 : t.microsecond;
+      FillTemporal(t, v->kind, &v->temporal);
       return Status::OK();
     }
     case ColumnType::kJson:

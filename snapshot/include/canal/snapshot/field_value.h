@@ -42,6 +42,11 @@ struct FieldValue : TypedValue {
 FieldKind BinaryFieldKind(uint8_t field_type, bool is_unsigned);
 // The bytes an integer value of `field_type` takes in a binary-protocol row (1, 2, 4 or 8; YEAR 2).
 size_t BinaryIntegerBytes(uint8_t field_type);
+// A signed integer of `bytes` (1-8) little-endian bytes, read as unsigned, with its sign.
+inline int64_t SignExtendBinaryInteger(uint64_t v, size_t bytes) {
+  const unsigned shift = static_cast<unsigned>(64 - 8 * bytes);
+  return static_cast<int64_t>(v << shift) >> shift;
+}
 // What ReadCommonBinaryValue reads of a column inline: an integer's bytes, 8 for DOUBLE, else 0.
 uint8_t BinaryFixedBytes(FieldKind kind, uint8_t field_type);
 
@@ -92,8 +97,7 @@ inline bool ReadCommonBinaryValue(FieldKind kind, uint8_t fixed_bytes, const uns
     } else if (kind == FieldKind::kUnsigned) {
       f->u64 = bits;
     } else {
-      const unsigned shift = static_cast<unsigned>(64 - 8 * n);
-      f->i64 = static_cast<int64_t>(bits << shift) >> shift;
+      f->i64 = SignExtendBinaryInteger(bits, n);
     }
     *at = p + n;
     *counted += 8;
