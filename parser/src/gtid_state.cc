@@ -39,7 +39,11 @@ void GtidStateTracker::OnGtidList(const binlog::GtidSet& state) {
 }
 
 void GtidStateTracker::Rebase() {
-  base_ = std::make_shared<const std::string>(state_.ToString());
+  // The text is made in a kept buffer and copied into the shared one: a single allocation
+  // for a short state (one domain), where making it apart took two.
+  text_.clear();
+  state_.AppendTo(&text_);
+  base_ = std::make_shared<const std::string>(text_);
   base_behind_ = false;
 }
 

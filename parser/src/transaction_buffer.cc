@@ -121,7 +121,7 @@ TxEvent* TransactionBuffer::Append(TxEventKind kind, const binlog::Event& event,
 }
 
 Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset,
-                                    std::string gtid, const binlog::MariaGtidEvent* maria,
+                                    std::string_view gtid, const binlog::MariaGtidEvent* maria,
                                     const binlog::GtidEvent* mysql) {
   if (skipping_ && offset != resume_.position) {
     return Status::Corruption("binlog " + std::string(file) + ": resuming inside the transaction at " +
@@ -131,7 +131,7 @@ Status TransactionBuffer::OpenGroup(const binlog::Event& event, std::string_view
   txn_.file.assign(file);
   txn_.begin_offset = offset;
   txn_.end_offset = offset;
-  txn_.gtid = std::move(gtid);
+  txn_.gtid.assign(gtid);  // (its buffer kept from one transaction to the next)
   txn_.server_id = event.header.server_id;
   txn_.timestamp = event.header.timestamp;
   txn_.piece_index = skipping_ ? 1 : 0;
@@ -274,7 +274,8 @@ Status TransactionBuffer::Add(const binlog::Event& event, const binlog::EventDec
   }
   if (const auto* g = event.As<binlog::MariaGtidEvent>()) {
     CANAL_RETURN_IF_ERROR(close_open_group());
-    CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, g->ToString(), g));
+    char gtid[binlog::MariaGtidEvent::kTextMax];
+    CANAL_RETURN_IF_ERROR(OpenGroup(event, file, offset, std::string_view(gtid, g->WriteText(gtid) - gtid), g));
     if (!g->standalone()) {
       state_ = State::kInTransaction;
       if (TxEvent* e = Append(TxEventKind::kBegin, event, offset, end_offset)) e->sql = "BEGIN";

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -643,6 +644,24 @@ TEST(DecodeMariaGtidEvent, StandaloneWithPostHeaderPadding) {
   EXPECT_TRUE(g.standalone());
   EXPECT_TRUE(g.xa_xid.empty());
   EXPECT_EQ(g.ToString(), "0-1-1");
+}
+
+// The text is written in place; the largest numbers of each field take all of kTextMax.
+TEST(MariaGtidEventText, FillsExactlyItsRoomAtTheLargestNumbers) {
+  MariaGtidEvent g;
+  g.domain_id = std::numeric_limits<uint32_t>::max();
+  g.server_id = std::numeric_limits<uint32_t>::max();
+  g.seq_no = std::numeric_limits<uint64_t>::max();
+  char text[MariaGtidEvent::kTextMax + 1];
+  text[MariaGtidEvent::kTextMax] = '#';  // must stay: nothing is written past the room
+  const char* end = g.WriteText(text);
+  EXPECT_EQ(std::string(static_cast<const char*>(text), end), "4294967295-4294967295-18446744073709551615");
+  EXPECT_EQ(end - text, static_cast<std::ptrdiff_t>(MariaGtidEvent::kTextMax));
+  EXPECT_EQ(text[MariaGtidEvent::kTextMax], '#');
+  EXPECT_EQ(g.ToString(), "4294967295-4294967295-18446744073709551615");
+  g = MariaGtidEvent{};
+  EXPECT_EQ(std::string(text, g.WriteText(text)), "0-0-0");
+  EXPECT_EQ(g.ToString(), "0-0-0");
 }
 
 TEST(DecodeMariaGtidEvent, GroupCommitId) {

@@ -41,6 +41,23 @@ TEST(GtidSet, MariadbPositionsPrintSortedByDomain) {
   EXPECT_EQ(p.ToString(), "0-1-100,2-7-30");
 }
 
+// AppendTo adds the text after what the buffer holds (its first domain without a comma), and
+// a cleared buffer reused for another set holds that set's text alone.
+TEST(GtidSet, AppendToAddsTheTextAfterWhatIsThere) {
+  std::string text = "state ";
+  Set("2-7-30, 0-1-100").AppendTo(&text);
+  EXPECT_EQ(text, "state 0-1-100,2-7-30");
+  text.clear();
+  Set(std::string(kA) + ":1-5:7," + kB + ":3").AppendTo(&text);
+  EXPECT_EQ(text, Set(std::string(kA) + ":1-5:7," + kB + ":3").ToString());
+  text.clear();
+  Set("0-1-5").AppendTo(&text);
+  EXPECT_EQ(text, "0-1-5");
+  text.clear();
+  Set("").AppendTo(&text);
+  EXPECT_EQ(text, "");
+}
+
 TEST(GtidSet, TheDumpsBinaryFormRoundTrips) {
   const GtidSet s = Set(std::string(kA) + ":1-5:7," + kB + ":3");
   std::string bytes;

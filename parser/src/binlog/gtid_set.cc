@@ -294,17 +294,24 @@ void AppendNumber(std::string* s, uint64_t v) {
 
 std::string GtidSet::ToString() const {
   std::string s;
+  AppendTo(&s);
+  return s;
+}
+
+void GtidSet::AppendTo(std::string* out) const {
+  std::string& s = *out;
+  const size_t start = s.size();
   if (flavor_ == Flavor::kMariadb) {
-    s.reserve(domains_.size() * 24);
+    s.reserve(start + domains_.size() * 24);
     for (const DomainGtid& d : domains_) {
-      if (!s.empty()) s += ',';
+      if (s.size() != start) s += ',';
       AppendNumber(&s, d.domain_id);
       s += '-';
       AppendNumber(&s, d.server_id);
       s += '-';
       AppendNumber(&s, d.seq_no);
     }
-    return s;
+    return;
   }
   // MySQL's form: one uuid once, its untagged intervals first, each tag after.
   for (size_t i = 0; i < sources_.size(); ++i) {
@@ -326,7 +333,6 @@ std::string GtidSet::ToString() const {
       }
     }
   }
-  return s;
 }
 
 Status GtidSet::EncodeForDump(std::string* out) const {

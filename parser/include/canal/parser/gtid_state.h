@@ -62,6 +62,7 @@ class GtidStateTracker {
   bool known_ = false;
   binlog::GtidSet state_;
   std::shared_ptr<const std::string> base_;
+  std::string text_;  // Rebase's buffer
   bool base_behind_ = false;  // state_ moved on since base_ was made
 };
 

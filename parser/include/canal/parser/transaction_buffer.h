@@ -87,7 +87,7 @@ class TransactionBuffer {
 
  private:
   enum class State : uint8_t { kIdle, kGroupOpened, kInTransaction };
-  Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string gtid,
+  Status OpenGroup(const binlog::Event& event, std::string_view file, uint64_t offset, std::string_view gtid,
                    const binlog::MariaGtidEvent* maria = nullptr, const binlog::GtidEvent* mysql = nullptr);
   Status Deliver(bool last_piece, uint64_t end_offset);
   void SetGtidBase(const std::shared_ptr<const std::string>& base);

@@ -144,6 +144,10 @@ struct MariaGtidEvent {
   uint64_t commit_id = 0;
   std::string_view xa_xid;  // gtrid+bqual bytes for XA event groups
   bool standalone() const { return flags & 1; }
+  // "domain-server-seq" written at `out`, which has room for kTextMax bytes; returns its end.
+  // Once per transaction read (the transaction's GTID), so no temporary strings.
+  static constexpr size_t kTextMax = 10 + 1 + 10 + 1 + 20;
+  char* WriteText(char* out) const;
   std::string ToString() const;  // "domain-server-seq"
 };
 

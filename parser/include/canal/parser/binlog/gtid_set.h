@@ -58,6 +58,8 @@ class GtidSet {
   static GtidSet FromPreviousGtids(const PreviousGtidsEvent& event);
 
   std::string ToString() const;
+  // ToString's text appended to *out (a caller's reused buffer: no allocation once it is big enough).
+  void AppendTo(std::string* out) const;
   // MySQL only: the untagged form, or MySQL 8.4's tagged form when a source has a tag
   // (servers before 8.3 cannot read that one).
   Status EncodeForDump(std::string* out) const;
