@@ -76,8 +76,9 @@ Status MemoryMetaManager::GetCursor(const ClientIdentity& client, std::optional<
 
 Status MemoryMetaManager::UpdateCursor(const ClientIdentity& client, const LogPosition& cursor) {
   return WithClient(client, "UpdateCursor", [&](MetaState& s) {
-    CANAL_RETURN_IF_ERROR(s.UpdateCursor(client, cursor));
-    MarkDirtyLocked(client.destination);
+    bool changed = false;
+    CANAL_RETURN_IF_ERROR(s.UpdateCursor(client, cursor, &changed));
+    if (changed) MarkDirtyLocked(client.destination);
     return Status::OK();
   });
 }

@@ -97,17 +97,25 @@ Status MetaState::GetCursor(const ClientIdentity& client, std::optional<LogPosit
   return Status::OK();
 }
 
-Status MetaState::UpdateCursor(const ClientIdentity& client, const LogPosition& cursor) {
+Status MetaState::UpdateCursor(const ClientIdentity& client, const LogPosition& cursor, bool* changed) {
+  if (changed != nullptr) *changed = false;
   ClientState* state;
   CANAL_RETURN_IF_ERROR(Require(client, "UpdateCursor", &state));
   if (cursor.empty()) {
     return Status::InvalidArgument(Describe(client, "UpdateCursor") + ": cursor has no journal name");
   }
-  state->meta.cursor = cursor;
   // A cursor loaded from disk keeps its upstream until the instance says which
   // upstream it now reads from.
   const auto& source = destinations_[client.destination].source;
+  // The cursor held already (every field, the snapshot progress and GTID state by their text),
+  // from the same upstream: nothing to write. A snapshot chunk goes out as several entries that
+  // all resume at the chunk's start, so most acks during a snapshot are such.
+  if (state->meta.cursor && *state->meta.cursor == cursor && (!source || state->meta.cursor_identity == *source)) {
+    return Status::OK();
+  }
+  state->meta.cursor = cursor;
   if (source) state->meta.cursor_identity = *source;
+  if (changed != nullptr) *changed = true;
   return Status::OK();
 }
 

@@ -29,7 +29,8 @@ class MetaState {
   std::vector<ClientIdentity> ListClients(const std::string& destination) const;
 
   Status GetCursor(const ClientIdentity& client, std::optional<LogPosition>* cursor, LogIdentity* identity) const;
-  Status UpdateCursor(const ClientIdentity& client, const LogPosition& cursor);
+  // *changed (when non-null): whether the cursor or its upstream differ from what was held.
+  Status UpdateCursor(const ClientIdentity& client, const LogPosition& cursor, bool* changed = nullptr);
   void SetSourceIdentity(const std::string& destination, const LogIdentity& identity);
 
   Status AddBatch(const ClientIdentity& client, const PositionRange& range, int64_t* batch_id);

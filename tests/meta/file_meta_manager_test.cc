@@ -100,6 +100,77 @@ TEST_F(FileMetaManagerTest, FlushCoalescesEveryAckSinceTheLastWrite) {
   EXPECT_EQ(meta.clients[1].cursor->position, 1100u);
 }
 
+// An ack that leaves the cursor where it stands (the entries of one snapshot chunk all resume at
+// its start) has nothing to make durable: no fsync for it. Equal is by value: the progress and
+// GTID texts in other objects with the same text are the same cursor.
+TEST_F(FileMetaManagerTest, TheSameCursorAgainWritesNothing) {
+  auto m = Started();
+  ASSERT_TRUE(m->Subscribe(Client()).ok());
+  ASSERT_TRUE(m->SetSourceIdentity("example", LogIdentity{-1, "127.0.0.1", 3306}).ok());
+  const auto at = [](const std::string& progress, const std::string& gtid_set) {
+    LogPosition p = Pos("mysql-bin.000004", 13885);
+    p.gtid = "0-1-7";
+    p.included = true;
+    p.snapshot = std::make_shared<const std::string>(progress);
+    p.gtid_set = std::make_shared<const std::string>(gtid_set);
+    return p;
+  };
+  ASSERT_TRUE(m->UpdateCursor(Client(), at(R"({"chunk":1})", "0-1-6")).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  const uint64_t written = m->file_writes();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(m->UpdateCursor(Client(), at(R"({"chunk":1})", "0-1-6")).ok());
+    ASSERT_TRUE(m->Flush("example").ok());
+  }
+  EXPECT_EQ(m->file_writes(), written);
+
+  // Any difference is written: the progress, the GTID state, a field, the upstream.
+  ASSERT_TRUE(m->UpdateCursor(Client(), at(R"({"chunk":2})", "0-1-6")).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 1);
+  ASSERT_TRUE(m->UpdateCursor(Client(), at(R"({"chunk":2})", "0-1-7")).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 2);
+  LogPosition later = at(R"({"chunk":2})", "0-1-7");
+  later.timestamp_ms += 1;
+  ASSERT_TRUE(m->UpdateCursor(Client(), later).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 3);
+  ASSERT_TRUE(m->SetSourceIdentity("example", LogIdentity{-1, "10.0.0.2", 3306}).ok());
+  ASSERT_TRUE(m->UpdateCursor(Client(), later).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 4);
+  std::optional<LogPosition> cursor;
+  LogIdentity identity;
+  ASSERT_TRUE(m->GetCursor(Client(), &cursor, &identity).ok());
+  EXPECT_EQ(identity.address, "10.0.0.2");
+
+  // Back to an earlier cursor is a change too, and a restart reads the last one.
+  ASSERT_TRUE(m->UpdateCursor(Client(), at(R"({"chunk":1})", "0-1-6")).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 5);
+  ASSERT_TRUE(m->Stop().ok());
+  m = Started();
+  ASSERT_TRUE(m->GetCursor(Client(), &cursor).ok());
+  ASSERT_TRUE(cursor.has_value());
+  EXPECT_EQ(*cursor, at(R"({"chunk":1})", "0-1-6"));
+}
+
+// A pending change stays pending when the same cursor comes again before the flush.
+TEST_F(FileMetaManagerTest, TheSameCursorAgainKeepsAPendingWrite) {
+  auto m = Started();
+  ASSERT_TRUE(m->Subscribe(Client()).ok());
+  const uint64_t written = m->file_writes();
+  ASSERT_TRUE(m->UpdateCursor(Client(), Pos("mysql-bin.000004", 100)).ok());
+  ASSERT_TRUE(m->UpdateCursor(Client(), Pos("mysql-bin.000004", 100)).ok());
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_EQ(m->file_writes(), written + 1);
+  DestinationMeta meta;
+  ASSERT_TRUE(DecodeMetaFile(ReadMetaJson(MetaDat()), &meta).ok());
+  ASSERT_EQ(meta.clients.size(), 1u);
+  EXPECT_EQ(meta.clients[0].cursor->position, 100u);
+}
+
 TEST_F(FileMetaManagerTest, FlushOfAnUntouchedDestinationWritesNothing) {
   auto m = Started();
   ASSERT_TRUE(m->Flush("example").ok());

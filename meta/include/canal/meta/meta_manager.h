@@ -14,7 +14,9 @@
 //   ClearAllBatches or unsubscribe, so a stale ack cannot match a new batch.
 //   Only the oldest outstanding batch may be removed (acked or rolled back).
 //
-// Durability rule (persistent back ends): UpdateCursor only changes memory.
+// Durability rule (persistent back ends): UpdateCursor only changes memory, and
+// moving a cursor to where it stands already (same fields, progress and upstream)
+// changes nothing, so the Flush after it writes nothing.
 // The protocol gives an ack no reply, so the session must call
 // Flush(destination) before it answers that client's next request; Flush
 // writes every change since the last write in one go (one fsync per request
