@@ -69,6 +69,13 @@ Status PersistentMetaManager::Flush(const std::string& destination) {
   return FlushDestination(destination);
 }
 
+bool PersistentMetaManager::MayNeedFlush(const std::string& destination) {
+  std::lock_guard lock(mu_);
+  const auto it = tracked_.find(destination);
+  // (Not loaded yet: Flush would load it, which is its business.)
+  return it == tracked_.end() || !it->second->loaded || it->second->durable_version < it->second->version;
+}
+
 Status PersistentMetaManager::background_status() const {
   std::lock_guard lock(mu_);
   return background_status_;

@@ -83,6 +83,12 @@ Status AckFlusher::FlushNow() {
 
 void AckFlusher::Start(const std::shared_ptr<void>& keep_alive) {
   if (running_ || !pending_ || !destination_ || !context_->blocking) return;
+  if (!destination_->meta()->MayNeedFlush(destination_name_)) {
+    // The acks left the cursor where it was (the entries of one snapshot chunk): nothing to
+    // write, so no trip to the blocking pool for the reply to wait on.
+    pending_ = false;
+    return;
+  }
   running_ = true;
   pending_ = false;  // the write covers every ack so far
   // (What to write is taken now: the coroutine starts after this request.)

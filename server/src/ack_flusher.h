@@ -3,7 +3,8 @@
 // before a reply are durable before the client can see that reply.
 //
 // An ack marks the acks pending (Acked). Start() begins writing them on the
-// blocking pool at once, so that the disk overlaps the client's next GET;
+// blocking pool at once, so that the disk overlaps the client's next GET
+// (or, when the meta says nothing is unwritten, clears them at once);
 // BeforeReply() waits for a write in flight and writes what is still pending;
 // FlushNow() writes on the calling thread (the end of a subscription). A
 // failed background write is kept and returned by the next BeforeReply(),

@@ -156,6 +156,23 @@ TEST_F(FileMetaManagerTest, TheSameCursorAgainWritesNothing) {
   EXPECT_EQ(*cursor, at(R"({"chunk":1})", "0-1-6"));
 }
 
+// MayNeedFlush: false only while everything is written, so a session may skip the flush.
+TEST_F(FileMetaManagerTest, MayNeedFlushIsFalseOnlyWhileEverythingIsWritten) {
+  auto m = Started();
+  EXPECT_TRUE(m->MayNeedFlush("example"));  // not loaded yet: Flush's business
+  ASSERT_TRUE(m->Subscribe(Client()).ok());
+  EXPECT_FALSE(m->MayNeedFlush("example"));  // Subscribe wrote it
+  ASSERT_TRUE(m->UpdateCursor(Client(), Pos("mysql-bin.000004", 100)).ok());
+  EXPECT_TRUE(m->MayNeedFlush("example"));
+  ASSERT_TRUE(m->Flush("example").ok());
+  EXPECT_FALSE(m->MayNeedFlush("example"));
+  ASSERT_TRUE(m->UpdateCursor(Client(), Pos("mysql-bin.000004", 100)).ok());
+  EXPECT_FALSE(m->MayNeedFlush("example"));  // the same cursor: nothing to write
+  ASSERT_TRUE(m->UpdateCursor(Client(), Pos("mysql-bin.000004", 101)).ok());
+  EXPECT_TRUE(m->MayNeedFlush("example"));
+  EXPECT_TRUE(m->MayNeedFlush("other"));
+}
+
 // A pending change stays pending when the same cursor comes again before the flush.
 TEST_F(FileMetaManagerTest, TheSameCursorAgainKeepsAPendingWrite) {
   auto m = Started();

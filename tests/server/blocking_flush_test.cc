@@ -104,6 +104,34 @@ TEST_F(BlockingFlushTest, TheFlushBeginsAtTheAckNotAtTheNextReply) {
       [&] { return slow_->counting_meta()->flushed_cursor(1001) == MemoryDestination::Position(102); }, 10s));
 }
 
+// An ack that left nothing unwritten (the cursor where it stood: the entries of one snapshot
+// chunk) starts no write, and the next reply does not wait for one; once the meta has
+// something to write again, the next ack's write comes before the reply as ever.
+TEST_F(BlockingFlushTest, AnAckThatLeftNothingUnwrittenStartsNoWrite) {
+  ASSERT_TRUE(slow_->PutRange(100, 6).ok());
+  auto c = Subscribed("slow");
+  TestClient::GetReply first = c->Get("slow", "1001", 3);
+  ASSERT_TRUE(first.is_messages);
+  slow_->counting_meta()->set_all_written(true);
+  slow_->counting_meta()->set_flush_delay(10s);  // a write now would hold the reply for 10 s
+  const int before = slow_->counting_meta()->flushes();
+  c->Ack("slow", "1001", first.messages.batch_id());
+  const auto asked = std::chrono::steady_clock::now();
+  TestClient::GetReply second = c->Get("slow", "1001", 3);
+  ASSERT_TRUE(second.is_messages);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s) << "the reply waited for a write";
+  EXPECT_EQ(slow_->counting_meta()->flushes(), before);
+
+  slow_->counting_meta()->set_all_written(false);
+  slow_->counting_meta()->set_flush_delay(0ms);
+  c->Ack("slow", "1001", second.messages.batch_id());
+  c->SendGet("slow", "1001", 3);
+  TestClient::GetReply after = c->ReadGetReply();
+  ASSERT_TRUE(after.received);
+  EXPECT_GT(slow_->counting_meta()->flushes(), before);
+  EXPECT_EQ(slow_->counting_meta()->flushed_cursor(1001), MemoryDestination::Position(105));
+}
+
 TEST_F(BlockingFlushTest, AnAckDuringARunningFlushIsDurableBeforeTheNextReply) {
   ASSERT_TRUE(slow_->PutRange(100, 6).ok());
   auto c = Subscribed("slow");

@@ -53,6 +53,13 @@ class CountingMetaManager : public meta::MemoryMetaManager {
     return MemoryMetaManager::Flush(destination);
   }
 
+  // As a persistent back end that has written everything (set_all_written) or not.
+  bool MayNeedFlush(const std::string& destination) override {
+    (void)destination;
+    return !all_written_.load();
+  }
+  void set_all_written(bool all_written) { all_written_.store(all_written); }
+
   int flushes() const { return flushes_.load(); }
   void set_fail_flush(bool fail) { fail_flush_.store(fail); }
   // Every Flush takes this long (a slow disk); in_flush() while it does.
@@ -71,6 +78,7 @@ class CountingMetaManager : public meta::MemoryMetaManager {
   std::atomic<bool> fail_flush_{false};
   std::atomic<int64_t> flush_delay_ms_{0};
   std::atomic<bool> in_flush_{false};
+  std::atomic<bool> all_written_{false};
   mutable std::mutex flush_mu_;
   std::map<int16_t, std::optional<LogPosition>> flushed_cursors_;  // guarded by flush_mu_
 };

@@ -72,6 +72,12 @@ class MetaManager {
   virtual Status SetSourceIdentity(const std::string& destination, const LogIdentity& identity) = 0;
   // Makes every change of the destination durable; a no-op when nothing changed.
   virtual Status Flush(const std::string& destination) = 0;
+  // False only when the destination is known to hold nothing unwritten, so that Flush would
+  // write nothing: a caller may then skip handing Flush to another thread. True by default.
+  virtual bool MayNeedFlush(const std::string& destination) {
+    (void)destination;
+    return true;
+  }
 
   // Records a batch under the client's next id (1, 2, ...).
   virtual Status AddBatch(const ClientIdentity& client, const PositionRange& range, int64_t* batch_id) = 0;

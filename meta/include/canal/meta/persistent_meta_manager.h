@@ -38,6 +38,8 @@ class PersistentMetaManager : public MemoryMetaManager {
   Status Subscribe(const ClientIdentity& client) override;
   Status Unsubscribe(const ClientIdentity& client) override;
   Status Flush(const std::string& destination) override;
+  // False when the destination is loaded and every change of it is written.
+  bool MayNeedFlush(const std::string& destination) override;
 
   // The last background write's outcome (it retries at the next period).
   Status background_status() const;
