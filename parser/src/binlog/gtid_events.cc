@@ -244,7 +244,7 @@ std::string GtidEvent::ToString() const {
 
 std::string PreviousGtidsEvent::ToString() const { return GtidSet::FromPreviousGtids(*this).ToString(); }
 
-char* MariaGtidEvent::WriteText(char* out) const {
+char* MariaGtidEvent::WriteText(uint32_t domain_id, uint32_t server_id, uint64_t seq_no, char* out) {
   // Each number within its own most digits (10, 10, 20), so every write stays inside.
   out = std::to_chars(out, out + 10, domain_id).ptr;
   *out++ = '-';
@@ -262,11 +262,8 @@ std::string MariaGtidListEvent::ToString() const {
   std::string s;
   for (size_t i = 0; i < gtids.size(); ++i) {
     if (i > 0) s += ',';
-    s += std::to_string(gtids[i].domain_id);
-    s += '-';
-    s += std::to_string(gtids[i].server_id);
-    s += '-';
-    s += std::to_string(gtids[i].seq_no);
+    char text[MariaGtidEvent::kTextMax];
+    s.append(text, MariaGtidEvent::WriteText(gtids[i].domain_id, gtids[i].server_id, gtids[i].seq_no, text));
   }
   return s;
 }

@@ -282,8 +282,8 @@ void GtidSet::Normalize() {
 
 namespace {
 
-// Decimal digits appended in place: ToString runs once per transaction delivered (the GTID
-// state a cursor carries), so no temporary strings.
+// Decimal digits appended in place (the MySQL form's intervals; MariaDB's domains go through
+// MariaGtidEvent::WriteText): AppendTo runs once per transaction delivered, so no temporaries.
 void AppendNumber(std::string* s, uint64_t v) {
   char buf[20];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -305,11 +305,8 @@ void GtidSet::AppendTo(std::string* out) const {
     s.reserve(start + domains_.size() * 24);
     for (const DomainGtid& d : domains_) {
       if (s.size() != start) s += ',';
-      AppendNumber(&s, d.domain_id);
-      s += '-';
-      AppendNumber(&s, d.server_id);
-      s += '-';
-      AppendNumber(&s, d.seq_no);
+      char text[MariaGtidEvent::kTextMax];
+      s.append(text, MariaGtidEvent::WriteText(d.domain_id, d.server_id, d.seq_no, text));
     }
     return;
   }

@@ -147,7 +147,9 @@ struct MariaGtidEvent {
   // "domain-server-seq" written at `out`, which has room for kTextMax bytes; returns its end.
   // Once per transaction read (the transaction's GTID), so no temporary strings.
   static constexpr size_t kTextMax = 10 + 1 + 10 + 1 + 20;
-  char* WriteText(char* out) const;
+  char* WriteText(char* out) const { return WriteText(domain_id, server_id, seq_no, out); }
+  // The same text for any MariaDB GTID (a GTID list's, a GTID state's domains).
+  static char* WriteText(uint32_t domain_id, uint32_t server_id, uint64_t seq_no, char* out);
   std::string ToString() const;  // "domain-server-seq"
 };
 
